@@ -1,0 +1,131 @@
+"""The :class:`Routing` object: linear forwarding tables and the paths they give."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import RoutingError
+from ..topology import Fabric
+
+__all__ = ["Routing", "NO_PATH", "MAX_HOPS"]
+
+#: LFT entry for "no route" (OpenSM's OSM_NO_PATH); 0 means "deliver to this switch".
+NO_PATH = 255
+#: Longest path followed before a loop is declared.
+MAX_HOPS = 64
+
+
+@dataclass(frozen=True, eq=False)
+class Routing:
+    """Forwarding state of every switch of a fabric (LMC 0).
+
+    Attributes
+    ----------
+    fabric : Fabric
+    lft : ndarray, uint8, shape ``(num_switches, max_lid + 1)``
+        ``lft[switch_index, lid]`` is the out port; 0 is the switch itself,
+        ``NO_PATH`` (255) an unreachable LID.
+    engine : str
+        Name of the engine that built it (``"minhop"``, ``"opensm-dump"``, ...).
+    """
+
+    fabric: Fabric
+    lft: np.ndarray
+    engine: str
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        want = (self.fabric.num_switches, self.fabric.max_lid + 1)
+        if self.lft.shape[0] != want[0] or self.lft.shape[1] < want[1] or self.lft.dtype != np.uint8:
+            raise RoutingError(f"LFT of shape {self.lft.shape} {self.lft.dtype} does not fit {want} uint8")
+
+    # ------------------------------------------------------------------ walking
+    def _walk(self, src_nodes: np.ndarray, dst_lids: np.ndarray):
+        """Follow the LFTs from the first port of every source to its destination LID.
+
+        Yields ``(flow_indices, directed_links)`` per hop and returns the mask of flows
+        whose path broke (no route, unconnected port or loop) via ``self._broken``.
+        """
+        f = self.fabric
+        n = len(src_nodes)
+        dst_nodes = f.lid_to_node[np.minimum(dst_lids, len(f.lid_to_node) - 1)]
+        first = f.port_out_link[f.port_offset[src_nodes]]
+        broken = (first < 0) | (dst_nodes < 0)
+        flow = np.flatnonzero(~broken)
+        link = first[flow]
+        hops_f, hops_l = [], []
+        for _ in range(MAX_HOPS):
+            if flow.size == 0:
+                break
+            hops_f.append(flow)
+            hops_l.append(link)
+            cur = f.dl_dst[link]
+            arrived = cur == dst_nodes[flow]
+            flow, cur = flow[~arrived], cur[~arrived]
+            sw = f.switch_index[cur]
+            port = np.where(sw >= 0, self.lft[np.maximum(sw, 0), dst_lids[flow]], NO_PATH).astype(np.int64)
+            ok = (port != 0) & (port != NO_PATH) & (port <= f.nports[cur])
+            broken[flow[~ok]] = True
+            flow, cur, port = flow[ok], cur[ok], port[ok]
+            link = f.port_out_link[f.port_offset[cur] + port - 1]
+            dead = link < 0
+            broken[flow[dead]] = True
+            flow, link = flow[~dead], link[~dead]
+        broken[flow] = True  # still travelling after MAX_HOPS: a loop
+        if hops_f:
+            fl, li = np.concatenate(hops_f), np.concatenate(hops_l)
+        else:
+            fl = li = np.zeros(0, dtype=np.int64)
+        keep = ~broken[fl]
+        return fl[keep], li[keep], broken, n
+
+    def paths(self, src_hosts: np.ndarray, dst_hosts: np.ndarray, *, return_broken: bool = False):
+        """Incidence of the routed paths of host pairs.
+
+        Parameters
+        ----------
+        src_hosts, dst_hosts : array of int, shape ``(F,)``
+            Node indices of the hosts; the destination is the LID of the host's first port.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix, float64, shape ``(F, 2L)``
+            ``M[i, d] = 1`` where flow ``i`` crosses directed link ``d``. Rows of broken
+            paths are empty. With ``return_broken``, also the boolean mask of those rows.
+        """
+        src = np.asarray(src_hosts, dtype=np.int64)
+        dst = np.asarray(dst_hosts, dtype=np.int64)
+        if src.shape != dst.shape:
+            raise RoutingError("src_hosts and dst_hosts differ in length")
+        dst_lids = self.fabric.port_lid[self.fabric.port_offset[dst]].astype(np.int64)
+        fl, li, broken, n = self._walk(src, dst_lids)
+        m = sp.csr_matrix((np.ones(len(fl)), (fl, li)), shape=(n, 2 * self.fabric.num_links))
+        m.sum_duplicates()
+        return (m, broken) if return_broken else m
+
+    def trace(self, src: int | str, dst: int | str) -> list[dict]:
+        """The hops from host ``src`` to host ``dst``, like ``ibtracert``.
+
+        Each hop: ``{"node", "name", "lid", "in_port", "out_port", "link"}``.
+        Raises :class:`RoutingError` when the path breaks.
+        """
+        f = self.fabric
+        s = f.node(src) if isinstance(src, str) else int(src)
+        t = f.node(dst) if isinstance(dst, str) else int(dst)
+        m, broken = self.paths(np.array([s]), np.array([t]), return_broken=True)
+        if broken[0]:
+            raise RoutingError(f"no route from {f.node_name[s]} to {f.node_name[t]}")
+        links = m.indices  # unordered; order them by following the chain from s
+        nxt = {int(f.dl_src[d]): int(d) for d in links}
+        hops, node, in_port = [], s, None
+        while True:
+            d = nxt.get(node)
+            hops.append({"node": node, "name": str(f.node_name[node]), "lid": int(f.lid[node]),
+                         "in_port": in_port, "out_port": int(f.dl_src_port[d]) if d is not None else None,
+                         "link": d})
+            if d is None:
+                return hops
+            node, in_port = int(f.dl_dst[d]), int(f.dl_dst_port[d])

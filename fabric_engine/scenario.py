@@ -1,0 +1,97 @@
+"""Scenarios: a fabric, its routing and a workload described as plain data (a spec).
+
+A spec is JSON-ready, so the web app stores it as is and builds the emulator from it::
+
+    {"topology": {"generator": "fat_tree", "hosts": 512, "radix": 64, "speed": "NDR"},
+     "routing": "minhop",
+     "jobs": [{"name": "llm", "tenant": "acme", "hosts": 128, "placement": "packed",
+               "pattern": "ring_allreduce", "buffer_gb": 16, "compute_s": 1.5, "sl": 0}],
+     "background": {"fraction": 0.25, "gbps": 20},
+     "tick_s": 1.0, "seed": 1}
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from .emulator import Background, Emulator
+from .errors import FabricEngineError
+from .routing import route
+from .topology import Fabric
+from .topology import generate
+from .workload import Job, place_packed, place_scattered
+
+__all__ = ["DEMO_SPEC", "build_fabric", "build_emulator"]
+
+GENERATORS = {"fat_tree": generate.fat_tree}
+PLACEMENTS = {"packed": place_packed, "scattered": place_scattered}
+
+#: The demo: a non-blocking 2-level NDR fat tree of 512 hosts (16 leaves x 32 hosts,
+#: one cable from every leaf to each of 32 spines) running 8 jobs of 3 tenants.
+DEMO_SPEC: dict = {
+    "topology": {"generator": "fat_tree", "hosts": 512, "radix": 64, "levels": 2, "speed": "NDR", "name": "demo"},
+    "routing": "minhop",
+    "jobs": [
+        {"name": "llama-70b", "tenant": "acme", "hosts": 128, "placement": "packed", "buffer_gb": 16, "compute_s": 1.6},
+        {"name": "moe-8x22b", "tenant": "acme", "hosts": 64, "placement": "packed", "buffer_gb": 8, "compute_s": 0.8},
+        {"name": "vit-huge", "tenant": "globex", "hosts": 64, "placement": "scattered", "buffer_gb": 4,
+         "compute_s": 0.6},
+        {"name": "bert-ft", "tenant": "globex", "hosts": 32, "placement": "packed", "buffer_gb": 2, "compute_s": 0.5},
+        {"name": "gpt-13b", "tenant": "initech", "hosts": 64, "placement": "scattered", "buffer_gb": 6,
+         "compute_s": 1.2, "start_s": 3},
+        {"name": "diffusion-xl", "tenant": "initech", "hosts": 64, "placement": "packed", "buffer_gb": 5,
+         "compute_s": 0.9},
+        {"name": "rlhf-7b", "tenant": "acme", "hosts": 32, "placement": "scattered", "buffer_gb": 3, "compute_s": 0.7},
+        {"name": "eval-sweep", "tenant": "globex", "hosts": 32, "placement": "packed", "buffer_gb": 1,
+         "compute_s": 0.4, "start_s": 5},
+    ],
+    "background": {"fraction": 0.25, "gbps": 20},
+    "tick_s": 1.0,
+    "seed": 1,
+}
+
+
+def build_fabric(topology: dict) -> Fabric:
+    """The fabric a topology spec describes (``{"generator": name, **params}``)."""
+    params = dict(topology)
+    name = params.pop("generator", None)
+    try:
+        gen = GENERATORS[name]
+    except KeyError:
+        raise FabricEngineError(f"topology.generator: unknown generator {name!r}; known: {', '.join(GENERATORS)}")
+    try:
+        return gen(**params)
+    except TypeError as exc:
+        raise FabricEngineError(f"topology: {exc}") from None
+
+
+def _jobs(fabric: Fabric, specs: list[dict]) -> list[Job]:
+    taken = np.zeros(0, dtype=np.int64)
+    jobs = []
+    for i, spec in enumerate(specs):
+        spec = dict(spec)
+        where = f"jobs[{i}]"
+        try:
+            place = PLACEMENTS[spec.pop("placement", "packed")]
+            hosts = place(fabric, int(spec.pop("hosts")), taken)
+            taken = np.concatenate([taken, hosts])
+            buffer_bytes = float(spec.pop("buffer_gb", 8)) * 1e9
+            jobs.append(Job(hosts=hosts, buffer_bytes=buffer_bytes, **spec))
+        except KeyError as exc:
+            raise FabricEngineError(f"{where}: missing or unknown {exc}") from None
+        except (TypeError, FabricEngineError) as exc:
+            raise FabricEngineError(f"{where}: {exc}") from None
+    return jobs
+
+
+def build_emulator(spec: dict) -> Emulator:
+    """An :class:`Emulator` ready to ``step()`` for the scenario ``spec``."""
+    spec = copy.deepcopy(spec)
+    fabric = build_fabric(spec.get("topology", {}))
+    routing = route(fabric, spec.get("routing", "minhop"))
+    jobs = _jobs(fabric, spec.get("jobs", []))
+    bg = spec.get("background")
+    background = Background(**bg) if bg else None
+    return Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0))

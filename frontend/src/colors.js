@@ -1,0 +1,53 @@
+// Utilization colours: one fixed, perceptual, colourblind-safe sequential scale (Cividis).
+import {interpolateCividis, rgb, scaleSequential} from "d3";
+
+/** Number of colour buckets; buckets 0..CONGESTED-1 cover utilization 0..1. */
+export const BUCKETS = 256;
+
+/** Bucket of congested links (utilization > 1: offered load above capacity); drawn with the top colour, marked. */
+export const CONGESTED = BUCKETS - 1;
+
+const TOP = CONGESTED - 1;
+
+/** The scale behind every colour: utilization 0..1 (clamped) to a CSS colour string. */
+export const utilScale = scaleSequential(interpolateCividis).domain([0, 1]).clamp(true);
+
+/**
+ * Colour bucket of one utilization value.
+ * @param {number} u utilization, rate / capacity; NaN and negatives count as 0
+ * @returns {number} integer 0..CONGESTED-1 for u in [0, 1], CONGESTED for u > 1
+ */
+export function bucketOf(u) {
+  if (u > 1) return CONGESTED;
+  return u > 0 ? Math.round(u * TOP) : 0;
+}
+
+/**
+ * CSS colour of one utilization value; clamped to the scale, so 1.3 gives the colour of 1.
+ * @param {number} u utilization
+ * @returns {string} "rgb(r, g, b)"
+ */
+export function utilColor(u) {
+  return BUCKET_COLORS[bucketOf(u)];
+}
+
+/** CSS colour string per bucket, for canvas strokeStyle. */
+export const BUCKET_COLORS = Array.from({length: BUCKETS}, (_, b) => rgb(utilScale(Math.min(b, TOP) / TOP)).toString());
+
+/** RGB lookup table: bytes [r, g, b] of bucket b at 3b..3b+2. */
+export const LUT = new Uint8Array(BUCKETS * 3);
+BUCKET_COLORS.forEach((c, b) => {
+  const {r, g, b: blue} = rgb(c);
+  LUT.set([r, g, blue], b * 3);
+});
+
+/**
+ * Fill a Uint8Array of buckets from a Float32Array of utilizations.
+ * @param {Float32Array} util utilization per item
+ * @param {Uint8Array} out bucket per item, same length as util
+ * @returns {Uint8Array} out
+ */
+export function bucketize(util, out) {
+  for (let i = 0; i < util.length; ++i) out[i] = bucketOf(util[i]);
+  return out;
+}

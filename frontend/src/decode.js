@@ -1,0 +1,137 @@
+// Feed messages (docs/feed-protocol.md, version 1) to typed arrays. Pure: no DOM, no I/O.
+
+/** Protocol version this client understands. */
+export const VERSION = 1;
+
+/** A feed message that does not follow the protocol. */
+export class FeedFormatError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "FeedFormatError";
+  }
+}
+
+function fail(message) {
+  throw new FeedFormatError(message);
+}
+
+function header(msg, type) {
+  if (msg === null || typeof msg !== "object") fail(`${type}: expected an object, got ${msg === null ? "null" : typeof msg}`);
+  if (msg.v !== VERSION) fail(`${type}: unsupported protocol version ${JSON.stringify(msg.v)}, expected ${VERSION}`);
+  if (msg.type !== type) fail(`${type}: wrong message type ${JSON.stringify(msg.type)}`);
+  if (!Number.isInteger(msg.seq)) fail(`${type}: seq must be an integer, got ${JSON.stringify(msg.seq)}`);
+}
+
+function column(table, key, n, what, check) {
+  const values = table[key];
+  if (!Array.isArray(values)) fail(`${what}.${key}: expected an array`);
+  if (values.length !== n) fail(`${what}.${key}: expected ${n} values, got ${values.length}`);
+  for (let i = 0; i < n; ++i) {
+    if (!check(values[i])) fail(`${what}.${key}[${i}]: invalid value ${JSON.stringify(values[i])}`);
+  }
+  return values;
+}
+
+const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
+const isString = (x) => typeof x === "string";
+
+/**
+ * Decode a `snapshot` message's fabric and topology (its `frame`, if any, goes to decodeFrame).
+ * @param {object} msg parsed snapshot message
+ * @returns {object} fabric: {slug, name, mode, tickS, seq, n, L, nodes: {kind, name, guid, role: string[],
+ *   isHost: Uint8Array(n), lid, nports, group: Int32Array(n), tier: Int8Array(n)}, links: {a, b, aPort, bPort:
+ *   Int32Array(L), width: Uint8Array(L), speed: string[], capacity, length: Float32Array(L)}}
+ * @throws {FeedFormatError} when the message does not follow the protocol
+ */
+export function decodeSnapshot(msg) {
+  header(msg, "snapshot");
+  const {fabric = {}, topology} = msg;
+  if (topology === null || typeof topology !== "object") fail("snapshot.topology: expected an object");
+  const {nodes, links} = topology;
+  if (!nodes || !Array.isArray(nodes.kind)) fail("snapshot.topology.nodes.kind: expected an array");
+  if (!links || !Array.isArray(links.a_node)) fail("snapshot.topology.links.a_node: expected an array");
+  const n = nodes.kind.length;
+  const L = links.a_node.length;
+  const node = (key, check) => column(nodes, key, n, "snapshot.topology.nodes", check);
+  const link = (key, check) => column(links, key, L, "snapshot.topology.links", check);
+  const isIndex = (x) => Number.isInteger(x) && x >= 0 && x < n;
+  const kind = node("kind", (x) => x === "host" || x === "switch");
+  const tickS = fabric.tick_s ?? 1;
+  if (!isNumber(tickS) || tickS <= 0) fail(`snapshot.fabric.tick_s: expected a positive number, got ${tickS}`);
+  return {
+    slug: String(fabric.slug ?? ""),
+    name: String(fabric.name ?? topology.name ?? ""),
+    mode: String(fabric.mode ?? ""),
+    tickS,
+    seq: msg.seq,
+    n,
+    L,
+    nodes: {
+      kind,
+      isHost: Uint8Array.from(kind, (k) => k === "host"),
+      name: node("name", isString),
+      guid: node("guid", isString),
+      role: node("role", isString),
+      lid: Int32Array.from(node("lid", Number.isInteger)),
+      nports: Int32Array.from(node("nports", Number.isInteger)),
+      tier: Int8Array.from(node("tier", (x) => Number.isInteger(x) && x >= 0 && x <= 3)),
+      group: Int32Array.from(node("group", Number.isInteger)),
+    },
+    links: {
+      a: Int32Array.from(link("a_node", isIndex)),
+      b: Int32Array.from(link("b_node", isIndex)),
+      aPort: Int32Array.from(link("a_port", Number.isInteger)),
+      bPort: Int32Array.from(link("b_port", Number.isInteger)),
+      width: Uint8Array.from(link("width", Number.isInteger)),
+      speed: link("speed", isString),
+      capacity: Float32Array.from(link("capacity_gbps", isNumber)),
+      length: Float32Array.from(link("length_m", isNumber)),
+    },
+  };
+}
+
+/**
+ * Preallocate the buffers one fabric's frames are decoded into.
+ * @param {number} L number of cables
+ * @returns {object} {seq, t, tickS, rate, util: Float32Array(2L), cableUtil: Float32Array(L), totals, jobs, alerts}
+ */
+export function frameBuffers(L) {
+  return {
+    seq: -1,
+    t: NaN,
+    tickS: NaN,
+    rate: new Float32Array(2 * L),
+    util: new Float32Array(2 * L),
+    cableUtil: new Float32Array(L),
+    totals: null,
+    jobs: [],
+    alerts: [],
+  };
+}
+
+/**
+ * Decode a `frame` message into preallocated buffers; nothing is written unless the whole frame is valid.
+ * cableUtil[c] is the larger utilization of cable c's two directions (directed links c and c + L).
+ * @param {object} msg parsed frame message
+ * @param {number} L number of cables of the fabric the frame belongs to
+ * @param {object} out buffers from frameBuffers(L)
+ * @returns {object} out
+ * @throws {FeedFormatError} when the message does not follow the protocol or does not fit the fabric
+ */
+export function decodeFrame(msg, L, out) {
+  header(msg, "frame");
+  const rate = column(msg, "rate", 2 * L, "frame", isNumber);
+  const util = column(msg, "util", 2 * L, "frame", isNumber);
+  if (msg.totals != null && typeof msg.totals !== "object") fail("frame.totals: expected an object");
+  out.seq = msg.seq;
+  out.t = msg.t;
+  out.tickS = msg.tick_s;
+  out.rate.set(rate);
+  out.util.set(util);
+  const u = out.util;
+  for (let c = 0; c < L; ++c) out.cableUtil[c] = u[c] >= u[c + L] ? u[c] : u[c + L];
+  out.totals = msg.totals ?? null;
+  out.jobs = Array.isArray(msg.jobs) ? msg.jobs : [];
+  out.alerts = Array.isArray(msg.alerts) ? msg.alerts : [];
+  return out;
+}

@@ -19,8 +19,7 @@ import numpy as np
 from .emulator import Background, Emulator
 from .errors import FabricEngineError
 from .routing import route
-from .topology import Fabric
-from .topology import generate
+from .topology import Fabric, generate
 from .workload import Job, place_packed, place_scattered
 
 __all__ = ["DEMO_SPEC", "build_fabric", "build_emulator"]

@@ -1,0 +1,116 @@
+// The one context: current fabric and frame, feed status, hover and selection, the clock, and their events.
+import {dispatch, interval} from "d3";
+import {decodeFrame, decodeSnapshot, frameBuffers} from "./decode.js";
+
+const KEEP = 200;
+
+function quantile(values, p) {
+  if (!values.length) return NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+/**
+ * Create the context. Events (listen with `.on(type, listener)`, namespaced like "frame.topology"):
+ * snapshot(fabric), frame(frame), status(status, detail), hover(item), select(item), clock(now); `this` is the context.
+ * An item is null or {kind: "node" | "link" | "leaf", index}, a "link" index being a cable.
+ * @param {{clockMs?: number}} [options] clock period in ms
+ * @returns {object} the context
+ */
+export function context({clockMs = 250} = {}) {
+  const events = dispatch("snapshot", "frame", "status", "hover", "select", "clock");
+  const renderMs = [];
+  let timer = null;
+
+  const ctx = {
+    /** Decoded fabric (decodeSnapshot), or null before the first snapshot. */
+    fabric: null,
+    /** Frame buffers (frameBuffers) of the current fabric; seq is -1 until a frame is applied. */
+    frame: null,
+    /** Feed status: "connecting", "live", "stale", "reconnecting" or "closed"; detail says more. */
+    status: "connecting",
+    detail: "",
+    /** performance.now() of the last snapshot or applied frame. */
+    receivedAt: NaN,
+    /** Frames applied since start. */
+    frames: 0,
+    hovered: null,
+    selected: null,
+    /** Apply + redraw time of the last KEEP frames, in ms. */
+    stats: {
+      renderMs,
+      get median() {
+        return quantile(renderMs, 0.5);
+      },
+      get p95() {
+        return quantile(renderMs, 0.95);
+      },
+    },
+
+    on(type, listener) {
+      if (arguments.length < 2) return events.on(type);
+      events.on(type, listener);
+      return ctx;
+    },
+
+    /** Apply a snapshot message, then its frame if it has one. Throws FeedFormatError. */
+    applySnapshot(msg) {
+      const fabric = decodeSnapshot(msg);
+      ctx.fabric = fabric;
+      ctx.frame = frameBuffers(fabric.L);
+      ctx.hovered = ctx.selected = null;
+      ctx.receivedAt = performance.now();
+      events.call("snapshot", ctx, fabric);
+      if (msg.frame) ctx.applyFrame(msg.frame);
+    },
+
+    /** Apply a frame message and redraw; older or repeated frames are skipped. Returns whether it was applied. */
+    applyFrame(msg) {
+      if (!ctx.fabric || msg.seq <= ctx.frame.seq) return false;
+      const start = performance.now();
+      decodeFrame(msg, ctx.fabric.L, ctx.frame);
+      ++ctx.frames;
+      events.call("frame", ctx, ctx.frame);
+      ctx.receivedAt = performance.now();
+      renderMs.push(ctx.receivedAt - start);
+      if (renderMs.length > KEEP) renderMs.shift();
+      return true;
+    },
+
+    setStatus(status, detail = "") {
+      if (status === ctx.status && detail === ctx.detail) return;
+      ctx.status = status;
+      ctx.detail = detail;
+      events.call("status", ctx, status, detail);
+    },
+
+    hover(item) {
+      if (sameItem(item, ctx.hovered)) return;
+      ctx.hovered = item;
+      events.call("hover", ctx, item);
+    },
+
+    select(item) {
+      if (sameItem(item, ctx.selected)) return;
+      ctx.selected = item;
+      events.call("select", ctx, item);
+    },
+
+    /** Start the clock: a "clock" event every clockMs. */
+    start() {
+      timer ??= interval(() => events.call("clock", ctx, performance.now()), clockMs);
+      return ctx;
+    },
+
+    stop() {
+      timer?.stop();
+      timer = null;
+      return ctx;
+    },
+  };
+  return ctx;
+}
+
+function sameItem(p, q) {
+  return p === q || (p != null && q != null && p.kind === q.kind && p.index === q.index);
+}

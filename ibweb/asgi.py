@@ -1,0 +1,23 @@
+"""ASGI entry point: HTTP by Django, websockets by Channels, lifespan runs the embedded engine."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ibweb.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+
+from ibweb.live.lifespan import EngineLifespan  # noqa: E402
+from ibweb.live.origin import origin_checked  # noqa: E402
+from ibweb.live.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": origin_checked(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "lifespan": EngineLifespan(),
+    }
+)

@@ -1,0 +1,37 @@
+"""Reading settings from the environment: every name settings read is listed in ``NAMES``."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+#: Environment variables the settings read (compose.yaml is checked against this).
+NAMES: set[str] = set()
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def text(name: str, default: str | None = None) -> str | None:
+    """The variable's value, or ``default`` when unset."""
+    NAMES.add(name)
+    return os.environ.get(name, default)
+
+
+def flag(name: str, default: bool) -> bool:
+    """A boolean variable (1/0, true/false, yes/no, on/off)."""
+    value = text(name)
+    if value is None:
+        return default
+    if value.strip().lower() in _TRUE:
+        return True
+    if value.strip().lower() in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def listing(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list."""
+    value = text(name)
+    return default if value is None else [v.strip() for v in value.split(",") if v.strip()]

@@ -1,0 +1,53 @@
+"""A fabric that ibweb emulates or monitors."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from fabric_engine.errors import FabricEngineError
+from fabric_engine.scenario import build_fabric
+
+from .choices import FabricMode, RoutingEngine
+
+
+class FabricQuerySet(models.QuerySet):
+    def restrict(self, user) -> FabricQuerySet:
+        """The fabrics ``user`` may see (every fabric where public read is on)."""
+        from ibweb.permissions import can_view
+
+        return self if can_view(user) else self.none()
+
+
+class Fabric(models.Model):
+    """An InfiniBand subnet: emulated from a scenario spec, or fed by telemetry."""
+
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    mode = models.CharField(max_length=16, choices=FabricMode.choices, default=FabricMode.EMULATED)
+    spec = models.JSONField(default=dict, blank=True, help_text="Scenario: topology generator, jobs, background.")
+    routing_engine = models.CharField(max_length=16, choices=RoutingEngine.choices, default=RoutingEngine.MINHOP)
+    tick_s = models.FloatField(default=1.0, validators=[MinValueValidator(0.05)], help_text="Engine tick, seconds.")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = FabricQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if self.mode == FabricMode.EMULATED:
+            try:
+                build_fabric(self.spec.get("topology", {}))
+            except FabricEngineError as exc:
+                raise ValidationError({"spec": str(exc)}) from exc
+
+    def scenario(self) -> dict:
+        """The engine spec of this fabric, with the model's routing engine and tick."""
+        return {**self.spec, "routing": self.routing_engine, "tick_s": self.tick_s}

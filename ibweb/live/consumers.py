@@ -1,0 +1,72 @@
+"""The websocket consumer of the live feed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from ibweb.fabrics.models import Fabric
+
+from .groups import group_name, snapshot_text
+
+CLOSE_NOT_FOUND = 4404
+CLOSE_FORBIDDEN = 4403
+CLOSE_UNAVAILABLE = 4503
+
+
+class LiveConsumer(AsyncWebsocketConsumer):
+    """Sends a snapshot on connect, then the newest frame whenever one is published.
+
+    Frames are coalesced: a handler only records the newest text; a sender task
+    writes it when the socket is ready, so a slow client skips frames instead of
+    growing a queue.
+    """
+
+    async def connect(self) -> None:
+        self.fabric_id = None
+        self._sender = None
+        slug = self.scope["url_route"]["kwargs"]["slug"]
+        fabric_id = await self._visible_fabric(slug)
+        await self.accept()
+        if fabric_id is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        snapshot = await snapshot_text(fabric_id)
+        if snapshot is None:
+            await self.close(code=CLOSE_UNAVAILABLE)
+            return
+        self.fabric_id = fabric_id
+        self._latest: tuple[int, str] | None = None
+        self._last_seq = -1
+        self._wake = asyncio.Event()
+        await self.channel_layer.group_add(group_name(fabric_id), self.channel_name)
+        await self.send(text_data=snapshot)
+        self._sender = asyncio.create_task(self._send_newest())
+
+    @database_sync_to_async
+    def _visible_fabric(self, slug: str) -> int | None:
+        return Fabric.objects.restrict(self.scope.get("user")).filter(slug=slug).values_list("pk", flat=True).first()
+
+    async def fabric_frame(self, event: dict) -> None:
+        self._latest = (event["seq"], event["text"])
+        self._wake.set()
+
+    async def _send_newest(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            seq, text = self._latest
+            if seq > self._last_seq:
+                self._last_seq = seq
+                await self.send(text_data=text)
+
+    async def receive(self, text_data=None, bytes_data=None) -> None:
+        """The feed is one-way; client messages are ignored."""
+
+    async def disconnect(self, code) -> None:
+        if self._sender is not None:
+            self._sender.cancel()
+        if self.fabric_id is not None:
+            await self.channel_layer.group_discard(group_name(self.fabric_id), self.channel_name)

@@ -1,0 +1,46 @@
+"""Group names, cache keys and the ``broadcast_*`` helpers of the live feed.
+
+The engine publishes each frame once, already encoded as JSON text, to the
+channel group of its fabric; consumers forward that text unchanged. The newest
+snapshot parts (topology, frame) are kept in the cache so that any web process
+can greet a new client.
+"""
+
+from __future__ import annotations
+
+from channels.layers import get_channel_layer
+from django.core.cache import cache
+
+FRAME_EVENT = "fabric.frame"
+_TTL_S = 24 * 3600
+
+
+def group_name(fabric_id: int) -> str:
+    """Channel group of a fabric's feed."""
+    return f"fabric.{fabric_id}"
+
+
+def _key(fabric_id: int, part: str) -> str:
+    return f"ibweb:live:{fabric_id}:{part}"
+
+
+async def broadcast_frame(fabric_id: int, seq: int, text: str) -> None:
+    """Store the newest frame and send it to every client of the fabric."""
+    await cache.aset(_key(fabric_id, "frame"), text, _TTL_S)
+    await get_channel_layer().group_send(group_name(fabric_id), {"type": FRAME_EVENT, "seq": seq, "text": text})
+
+
+async def store_topology(fabric_id: int, header: str, topology: str) -> None:
+    """Store the snapshot's fabric header and topology (JSON texts) for new clients."""
+    await cache.aset_many({_key(fabric_id, "header"): header, _key(fabric_id, "topology"): topology}, _TTL_S)
+
+
+async def snapshot_text(fabric_id: int) -> str | None:
+    """The ``snapshot`` message for a new client, or None while the engine has not started."""
+    parts = await cache.aget_many([_key(fabric_id, p) for p in ("header", "topology", "frame")])
+    header = parts.get(_key(fabric_id, "header"))
+    topology = parts.get(_key(fabric_id, "topology"))
+    if header is None or topology is None:
+        return None
+    frame = parts.get(_key(fabric_id, "frame"), "null")
+    return f'{{"v": 1, "type": "snapshot", "fabric": {header}, "topology": {topology}, "frame": {frame}}}'

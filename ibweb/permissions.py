@@ -1,0 +1,18 @@
+"""Who may do what: anonymous read where public read is on, model permissions for writes."""
+
+from django.conf import settings
+from rest_framework.permissions import SAFE_METHODS, DjangoModelPermissions
+
+
+def can_view(user) -> bool:
+    """Whether ``user`` may view dashboards, feeds and read-only API endpoints."""
+    return bool(settings.IBWEB_PUBLIC_READ or (user and user.is_authenticated))
+
+
+class PublicReadOrModelPermissions(DjangoModelPermissions):
+    """Reads follow :func:`can_view`; writes need the model's add/change/delete permission."""
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in SAFE_METHODS:
+            return can_view(request.user)
+        return super().has_permission(request, view)

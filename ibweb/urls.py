@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+
+urlpatterns = [
+    path("", include("ibweb.dashboard.urls")),
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/fabrics/", include("ibweb.fabrics.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+]

@@ -59,7 +59,8 @@ def build_fabric(topology: dict) -> Fabric:
     try:
         gen = GENERATORS[name]
     except KeyError:
-        raise FabricEngineError(f"topology.generator: unknown generator {name!r}; known: {', '.join(GENERATORS)}")
+        known = ", ".join(GENERATORS)
+        raise FabricEngineError(f"topology.generator: unknown generator {name!r}; known: {known}") from None
     try:
         return gen(**params)
     except TypeError as exc:

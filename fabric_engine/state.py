@@ -62,7 +62,8 @@ class FabricState:
             "v": FEED_VERSION, "type": "frame", "seq": self.seq, "t": round(self.t, 3), "tick_s": self.tick_s,
             "rate": np.round(self.rate_gbps.astype(np.float64), 3).tolist(),
             "util": np.round(self.util.astype(np.float64), 5).tolist(),
-            "totals": {**totals, "throughput_gbps": round(self.throughput_gbps, 3), "hottest": {"link": d, "util": round(u, 5)}},
+            "totals": {**totals, "throughput_gbps": round(self.throughput_gbps, 3),
+                       "hottest": {"link": d, "util": round(u, 5)}},
             "jobs": [j.as_dict() for j in self.jobs],
             "alerts": self.alerts,
         }

@@ -338,8 +338,9 @@ class Fabric:
             bad = np.flatnonzero((ports < 1) | (ports > self.nports[nodes]))
             if bad.size:
                 i = int(bad[0])
+                node = nodes[i]
                 raise TopologyError(
-                    f"link {i}: port {int(ports[i])} of {self.node_name[nodes[i]]} is outside 1..{int(self.nports[nodes[i]])}"
+                    f"link {i}: port {int(ports[i])} of {self.node_name[node]} is outside 1..{int(self.nports[node])}"
                 )
         slots = self.port_offset[self.dl_src] + self.dl_src_port - 1
         uniq, counts = np.unique(slots, return_counts=True)

@@ -1,0 +1,68 @@
+# ibweb: `make run` serves the live demo, `make test` runs every test. Both set up what they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SYSTEM_PACKAGES := opensm ibsim-utils libumad2sim0 infiniband-diags chromium
+UMAD2SIM := /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/package.json
+
+.PHONY: run setup venv frontend db sysdeps test test-fast test-services lint bench clean
+
+run: setup ## serve the live demo on http://$(HOST):$(PORT)/
+	@echo "ibweb is starting on http://$(HOST):$(PORT)/  (demo fabric: http://$(HOST):$(PORT)/fabrics/demo/)"
+	$(BIN)/uvicorn ibweb.asgi:application --host $(HOST) --port $(PORT) --lifespan on --log-level warning
+
+setup: venv frontend db
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+frontend: frontend/dist/ibweb.js
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+frontend/dist/ibweb.js: frontend/node_modules/.installed $(FRONTEND_SOURCES)
+	cd frontend && npm run --silent build
+
+db: venv
+	mkdir -p var
+	$(BIN)/python manage.py migrate --verbosity 0
+	$(BIN)/python manage.py ensure_demo
+
+sysdeps: ## Debian packages the real-tool and browser tests need (installed when missing and root)
+	@missing=""; \
+	for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else echo "missing Debian packages (run as root or install):$$missing"; fi; \
+	fi
+
+lint: venv
+	$(BIN)/ruff check .
+
+test: setup sysdeps lint ## ruff, the frontend module tests, and pytest over all of tests/ (twice: embedded, then PostgreSQL + Redis)
+	cd frontend && npm test --silent
+	$(BIN)/python -m pytest
+	$(MAKE) --no-print-directory test-services
+
+test-services: ## the web tests again on PostgreSQL and Redis
+	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
+	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} \
+	$(BIN)/python -m pytest tests/web -m "not browser"
+
+bench: setup sysdeps ## print the speed and memory figures of tests/bench
+	@for f in tests/bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) frontend/node_modules frontend/dist var

@@ -1,0 +1,116 @@
+"""The live feed: the consumer in-process, then a real server and a real websocket client."""
+
+import asyncio
+import json
+
+import pytest
+import websockets
+from channels.testing import WebsocketCommunicator
+from django.test import override_settings
+
+from ibweb.asgi import application
+from ibweb.fabrics.demo import ensure_demo
+from ibweb.live.consumers import CLOSE_NOT_FOUND, CLOSE_UNAVAILABLE
+from ibweb.live.engine import FabricEngine
+from tests.server import running_server
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def _connect(path: str) -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(application, path)
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def test_snapshot_then_frames_in_process():
+    fabric, _ = await asyncio.to_thread(ensure_demo)
+    engine = FabricEngine(fabric)
+    await engine.start()
+    await engine.tick()
+    comm = await _connect("/ws/fabrics/demo/live/")
+    try:
+        snap = json.loads(await comm.receive_from(timeout=5))
+        assert snap["v"] == 1 and snap["type"] == "snapshot"
+        n_links = len(snap["topology"]["links"]["a_node"])
+        assert n_links == 1024 and snap["frame"]["seq"] == 1
+        for expected in (2, 3):
+            await engine.tick()
+            frame = json.loads(await comm.receive_from(timeout=5))
+            assert frame["type"] == "frame" and frame["seq"] == expected
+            assert len(frame["util"]) == len(frame["rate"]) == 2 * n_links
+    finally:
+        await comm.disconnect()
+
+
+async def test_slow_client_gets_the_newest_frame_not_a_queue():
+    fabric, _ = await asyncio.to_thread(ensure_demo)
+    engine = FabricEngine(fabric)
+    await engine.start()
+    await engine.tick()
+    comm = await _connect("/ws/fabrics/demo/live/")
+    try:
+        await comm.receive_from(timeout=5)  # snapshot
+        for _ in range(5):  # published faster than the client reads
+            await engine.tick()
+        await asyncio.sleep(0.2)
+        seqs = []
+        while not await comm.receive_nothing(timeout=0.3):
+            seqs.append(json.loads(await comm.receive_from())["seq"])
+        assert seqs[-1] == 6 and seqs == sorted(seqs)
+    finally:
+        await comm.disconnect()
+
+
+async def test_unknown_fabric_is_closed_with_4404():
+    comm = await _connect("/ws/fabrics/nope/live/")
+    out = await comm.receive_output(timeout=5)
+    assert out == {"type": "websocket.close", "code": CLOSE_NOT_FOUND}
+    await comm.disconnect()
+
+
+async def test_fabric_without_running_engine_is_closed_with_4503():
+    from ibweb.fabrics.models import Fabric
+
+    await Fabric.objects.acreate(name="Idle", slug="idle", spec={"topology": {"generator": "fat_tree", "hosts": 8,
+                                                                              "radix": 4}})
+    comm = await _connect("/ws/fabrics/idle/live/")
+    assert (await comm.receive_output(timeout=5))["code"] == CLOSE_UNAVAILABLE
+    await comm.disconnect()
+
+
+@override_settings(IBWEB_PUBLIC_READ=False)
+async def test_anonymous_is_refused_without_public_read():
+    await asyncio.to_thread(ensure_demo)
+    comm = await _connect("/ws/fabrics/demo/live/")
+    assert (await comm.receive_output(timeout=5))["code"] == CLOSE_NOT_FOUND
+    await comm.disconnect()
+
+
+def test_real_server_and_real_client(tmp_path):
+    async def client(server):
+        async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None,
+                                      origin=server.url) as ws:
+            snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+            frames = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in range(2)]
+            return snap, frames
+
+    with running_server(tmp_path) as server:
+        snap, frames = asyncio.run(client(server))
+    assert snap["type"] == "snapshot" and snap["v"] == 1
+    n = 2 * len(snap["topology"]["links"]["a_node"])
+    assert [f["type"] for f in frames] == ["frame", "frame"]
+    assert frames[0]["seq"] < frames[1]["seq"]
+    assert all(len(f["util"]) == len(f["rate"]) == n for f in frames)
+
+
+def test_real_server_rejects_foreign_browser_origin(tmp_path):
+    async def client(server):
+        with pytest.raises(websockets.exceptions.InvalidStatus) as err:
+            async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", origin="http://evil.example"):
+                pass
+        return err.value.response.status_code
+
+    with running_server(tmp_path) as server:
+        assert asyncio.run(client(server)) == 403

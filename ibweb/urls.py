@@ -2,10 +2,13 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from .health import healthz
+
 urlpatterns = [
     path("", include("ibweb.dashboard.urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/fabrics/", include("ibweb.fabrics.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("healthz", healthz, name="healthz"),
 ]

@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ibweb.fabrics.models import Fabric
+from ibweb.permissions import can_view
 
 from .groups import group_name, snapshot_text
 
@@ -28,8 +29,11 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.fabric_id = None
         self._sender = None
         slug = self.scope["url_route"]["kwargs"]["slug"]
-        fabric_id = await self._visible_fabric(slug)
         await self.accept()
+        if not can_view(self.scope.get("user")):
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        fabric_id = await self._visible_fabric(slug)
         if fabric_id is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return

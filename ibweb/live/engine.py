@@ -8,6 +8,7 @@ import logging
 import time
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from fabric_engine.emulator import Emulator
 from fabric_engine.formats.json_format import to_json
@@ -15,7 +16,8 @@ from fabric_engine.scenario import build_emulator
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 
-from .groups import broadcast_frame, store_topology
+from .groups import broadcast_frame, last_seq, store_topology
+from .leader import LeaderLock, NoLock
 
 log = logging.getLogger("ibweb.live")
 
@@ -56,16 +58,31 @@ class FabricEngine:
         return seq
 
     async def run(self) -> None:
-        """Tick on a fixed schedule until cancelled; a failed tick is logged, not fatal."""
+        """Tick on a fixed schedule until cancelled, while this process leads the fabric.
+
+        A standby polls for leadership every tick; on taking over it continues the
+        sequence numbers where the previous leader stopped. A failed tick (or a
+        Redis outage) is logged and retried, never fatal.
+        """
         await self.start()
+        lock = LeaderLock(settings.REDIS_URL, self.fabric_id, ttl_s=max(3.0, 3 * self.tick_s)) if (
+            settings.REDIS_URL) else NoLock()
         next_at = time.monotonic()
-        while True:
-            try:
-                await self.tick()
-            except Exception:
-                log.exception("fabric %s: tick failed", self.slug)
-            next_at += self.tick_s
-            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+        try:
+            while True:
+                try:
+                    was_leader = lock.held
+                    if await lock.hold():
+                        if not was_leader and isinstance(lock, LeaderLock):
+                            self.emulator.seq = max(self.emulator.seq, await last_seq(self.fabric_id))
+                            log.info("fabric %s: this process leads from seq %d", self.slug, self.emulator.seq)
+                        await self.tick()
+                except Exception:
+                    log.exception("fabric %s: tick failed", self.slug)
+                next_at = max(next_at + self.tick_s, time.monotonic() - self.tick_s)
+                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+        finally:
+            await asyncio.shield(lock.release())
 
 
 class EngineSupervisor:

@@ -26,8 +26,13 @@ def _key(fabric_id: int, part: str) -> str:
 
 async def broadcast_frame(fabric_id: int, seq: int, text: str) -> None:
     """Store the newest frame and send it to every client of the fabric."""
-    await cache.aset(_key(fabric_id, "frame"), text, _TTL_S)
+    await cache.aset_many({_key(fabric_id, "frame"): text, _key(fabric_id, "seq"): seq}, _TTL_S)
     await get_channel_layer().group_send(group_name(fabric_id), {"type": FRAME_EVENT, "seq": seq, "text": text})
+
+
+async def last_seq(fabric_id: int) -> int:
+    """Sequence number of the newest frame published for the fabric (0 before the first)."""
+    return int(await cache.aget(_key(fabric_id, "seq"), 0))
 
 
 async def store_topology(fabric_id: int, header: str, topology: str) -> None:

@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.consumers import CLOSE_NOT_FOUND, CLOSE_UNAVAILABLE
+from ibweb.live.consumers import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, CLOSE_UNAVAILABLE
 from ibweb.live.engine import FabricEngine
 from tests.server import running_server
 
@@ -84,7 +84,7 @@ async def test_fabric_without_running_engine_is_closed_with_4503():
 async def test_anonymous_is_refused_without_public_read():
     await asyncio.to_thread(ensure_demo)
     comm = await _connect("/ws/fabrics/demo/live/")
-    assert (await comm.receive_output(timeout=5))["code"] == CLOSE_NOT_FOUND
+    assert (await comm.receive_output(timeout=5))["code"] == CLOSE_FORBIDDEN
     await comm.disconnect()
 
 

@@ -1,0 +1,16 @@
+FROM node:20-bookworm-slim AS frontend
+WORKDIR /src/frontend
+COPY frontend/package.json frontend/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY frontend/ ./
+RUN npm run build
+
+FROM python:3.11-slim-bookworm
+WORKDIR /app
+COPY requirements.lock ./
+RUN pip install --no-cache-dir -r requirements.lock
+COPY . .
+COPY --from=frontend /src/frontend/dist frontend/dist
+RUN pip install --no-cache-dir --no-deps -e .
+EXPOSE 8000
+CMD ["uvicorn", "ibweb.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--lifespan", "on"]

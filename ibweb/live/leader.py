@@ -1,0 +1,63 @@
+"""One engine leader per fabric: a Redis lock with expiry, renewed every tick.
+
+Several ``run_engine`` processes (or web workers running the embedded engine)
+may host the same fabric; only the holder of ``ibweb:leader:<fabric id>``
+publishes. The lock expires ``ttl_s`` after the last renewal, so a killed leader
+is replaced within that time by a standby that polls for it.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from redis import asyncio as aioredis
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+class LeaderLock:
+    """Leadership of one fabric's engine, held by a random token."""
+
+    def __init__(self, redis_url: str, fabric_id: int, ttl_s: float = 5.0) -> None:
+        self.redis = aioredis.from_url(redis_url)
+        self.key = f"ibweb:leader:{fabric_id}"
+        self.ttl_ms = int(ttl_s * 1000)
+        self.token = secrets.token_hex(16)
+        self.held = False
+
+    async def hold(self) -> bool:
+        """Acquire the lock or renew it; returns whether this process leads now."""
+        if self.held:
+            self.held = bool(await self.redis.eval(_RENEW, 1, self.key, self.token, self.ttl_ms))
+        if not self.held:
+            self.held = bool(await self.redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        return self.held
+
+    async def release(self) -> None:
+        if self.held:
+            await self.redis.eval(_RELEASE, 1, self.key, self.token)
+            self.held = False
+        await self.redis.aclose()
+
+
+class NoLock:
+    """Leadership when there is no shared Redis: this process always leads."""
+
+    held = True
+
+    async def hold(self) -> bool:
+        return True
+
+    async def release(self) -> None:
+        return None

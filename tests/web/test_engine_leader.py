@@ -1,0 +1,70 @@
+"""Two run_engine processes for one fabric on real Redis: one leader, handover on kill (issue 10)."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import websockets
+
+from tests.server import ROOT, running_server
+from tests.services import require_redis
+
+
+def _run_engine(env: dict, log) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "manage.py", "run_engine", "demo"], cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def _leader(procs: dict, logs: dict) -> str | None:
+    for name, path in logs.items():
+        if "this process leads" in path.read_text() and procs[name].poll() is None:
+            return name
+    return None
+
+
+def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
+    redis_url = require_redis(db=7)
+    env_extra = {"REDIS_URL": redis_url, "IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
+    with running_server(tmp_path, extra_env=env_extra) as server:
+        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
+               **env_extra}
+        logs = {name: tmp_path / f"{name}.log" for name in ("a", "b")}
+        procs = {name: _run_engine(env, logs[name].open("wb")) for name in logs}
+        try:
+            deadline = time.monotonic() + 30
+            while (leader := _leader(procs, logs)) is None:
+                assert time.monotonic() < deadline, "no engine became leader"
+                time.sleep(0.2)
+
+            async def watch(seconds: float) -> list[int]:
+                seqs = []
+                async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
+                    snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                    assert snap["type"] == "snapshot"
+                    end = time.monotonic() + seconds
+                    while time.monotonic() < end:
+                        try:
+                            seqs.append(json.loads(await asyncio.wait_for(ws.recv(), 1))["seq"])
+                        except TimeoutError:
+                            pass
+                        if len(seqs) == 3 and procs[leader].poll() is None:
+                            procs[leader].kill()  # the leader dies mid-stream
+                return seqs
+
+            seqs = asyncio.run(watch(14))
+        finally:
+            for p in procs.values():
+                p.kill()
+                p.wait()
+    standby = "b" if leader == "a" else "a"
+    assert "this process leads" in logs[standby].read_text(), "the standby never took over"
+    assert len(seqs) >= 8, seqs
+    assert seqs == sorted(set(seqs)), f"sequence numbers must keep increasing across the handover: {seqs}"
+    gaps = [b - a for a, b in zip(seqs, seqs[1:], strict=False)]
+    assert max(gaps) <= 8, f"handover gap too long: {seqs}"
+
+

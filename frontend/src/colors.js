@@ -1,5 +1,5 @@
-// Utilization colours: one fixed, perceptual, colourblind-safe sequential scale (Cividis).
-import {interpolateCividis, rgb, scaleSequential} from "d3";
+// Utilization colours: one fixed, perceptual, colourblind-safe sequential scale (Cividis). Pure.
+import {interpolateCividis, rgb} from "d3";
 
 /** Number of colour buckets; buckets 0..CONGESTED-1 cover utilization 0..1. */
 export const BUCKETS = 256;
@@ -9,8 +9,14 @@ export const CONGESTED = BUCKETS - 1;
 
 const TOP = CONGESTED - 1;
 
-/** The scale behind every colour: utilization 0..1 (clamped) to a CSS colour string. */
-export const utilScale = scaleSequential(interpolateCividis).domain([0, 1]).clamp(true);
+/** CSS colour string per bucket, for canvas strokeStyle; CONGESTED has the colour of 100%. */
+export const BUCKET_COLORS = Array.from({length: BUCKETS}, (_, b) => rgb(interpolateCividis(Math.min(b, TOP) / TOP)).toString());
+
+/** RGB lookup table: bytes [r, g, b] of bucket b at 3b..3b+2. */
+export const LUT = Uint8Array.from(BUCKET_COLORS.flatMap((color) => {
+  const {r, g, b} = rgb(color);
+  return [r, g, b];
+}));
 
 /**
  * Colour bucket of one utilization value.
@@ -29,25 +35,4 @@ export function bucketOf(u) {
  */
 export function utilColor(u) {
   return BUCKET_COLORS[bucketOf(u)];
-}
-
-/** CSS colour string per bucket, for canvas strokeStyle. */
-export const BUCKET_COLORS = Array.from({length: BUCKETS}, (_, b) => rgb(utilScale(Math.min(b, TOP) / TOP)).toString());
-
-/** RGB lookup table: bytes [r, g, b] of bucket b at 3b..3b+2. */
-export const LUT = new Uint8Array(BUCKETS * 3);
-BUCKET_COLORS.forEach((c, b) => {
-  const {r, g, b: blue} = rgb(c);
-  LUT.set([r, g, blue], b * 3);
-});
-
-/**
- * Fill a Uint8Array of buckets from a Float32Array of utilizations.
- * @param {Float32Array} util utilization per item
- * @param {Uint8Array} out bucket per item, same length as util
- * @returns {Uint8Array} out
- */
-export function bucketize(util, out) {
-  for (let i = 0; i < util.length; ++i) out[i] = bucketOf(util[i]);
-  return out;
 }

@@ -20,7 +20,7 @@ function quantile(values, p) {
 export function context({clockMs = 250} = {}) {
   const events = dispatch("snapshot", "frame", "status", "hover", "select", "clock");
   const renderMs = [];
-  let timer = null;
+  let clock = null;
 
   const ctx = {
     /** Decoded fabric (decodeSnapshot), or null before the first snapshot. */
@@ -98,13 +98,7 @@ export function context({clockMs = 250} = {}) {
 
     /** Start the clock: a "clock" event every clockMs. */
     start() {
-      timer ??= interval(() => events.call("clock", ctx, performance.now()), clockMs);
-      return ctx;
-    },
-
-    stop() {
-      timer?.stop();
-      timer = null;
+      clock ??= interval(() => events.call("clock", ctx, performance.now()), clockMs);
       return ctx;
     },
   };

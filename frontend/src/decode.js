@@ -15,11 +15,14 @@ function fail(message) {
   throw new FeedFormatError(message);
 }
 
+// A frame must carry seq; a snapshot may leave it out (its frame carries one).
 function header(msg, type) {
   if (msg === null || typeof msg !== "object") fail(`${type}: expected an object, got ${msg === null ? "null" : typeof msg}`);
   if (msg.v !== VERSION) fail(`${type}: unsupported protocol version ${JSON.stringify(msg.v)}, expected ${VERSION}`);
   if (msg.type !== type) fail(`${type}: wrong message type ${JSON.stringify(msg.type)}`);
-  if (!Number.isInteger(msg.seq)) fail(`${type}: seq must be an integer, got ${JSON.stringify(msg.seq)}`);
+  if (!Number.isInteger(msg.seq) && (type === "frame" || msg.seq !== undefined)) {
+    fail(`${type}: seq must be an integer, got ${JSON.stringify(msg.seq)}`);
+  }
 }
 
 function column(table, key, n, what, check) {
@@ -38,7 +41,7 @@ const isString = (x) => typeof x === "string";
 /**
  * Decode a `snapshot` message's fabric and topology (its `frame`, if any, goes to decodeFrame).
  * @param {object} msg parsed snapshot message
- * @returns {object} fabric: {slug, name, mode, tickS, seq, n, L, nodes: {kind, name, guid, role: string[],
+ * @returns {object} fabric: {slug, name, mode, tickS, seq (-1 if absent), n, L, nodes: {kind, name, guid, role: string[],
  *   isHost: Uint8Array(n), lid, nports, group: Int32Array(n), tier: Int8Array(n)}, links: {a, b, aPort, bPort:
  *   Int32Array(L), width: Uint8Array(L), speed: string[], capacity, length: Float32Array(L)}}
  * @throws {FeedFormatError} when the message does not follow the protocol
@@ -63,7 +66,7 @@ export function decodeSnapshot(msg) {
     name: String(fabric.name ?? topology.name ?? ""),
     mode: String(fabric.mode ?? ""),
     tickS,
-    seq: msg.seq,
+    seq: msg.seq ?? -1,
     n,
     L,
     nodes: {

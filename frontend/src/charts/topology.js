@@ -1,24 +1,27 @@
 // The fabric map: nodes and cables on one canvas, coloured by utilization, with zoom, pan, hover and selection.
 //
 // Cables are bucketed by colour (counting sort into a preallocated order) and stroked as one path per bucket,
-// coolest first, so a frame costs a few passes over typed arrays and at most BUCKETS strokes. Fabrics with more
-// than aggregateAbove hosts start aggregated: each leaf's hosts are one bar, its host cables one line coloured by
-// the hottest of them, until zoomed in far enough that hosts are expandPx apart on screen.
-import {quadtree, select, zoom, zoomIdentity} from "d3";
+// coolest first, so a frame costs a few passes over typed arrays and at most BUCKETS strokes. Zoom and pan are
+// horizontal only: a fat tree is a few rows and thousands of columns wide. Fabrics with more than aggregateAbove
+// hosts start aggregated: each leaf's hosts are one bar, its host cables one line coloured by the hottest of them,
+// until zoomed in far enough that neighbouring hosts are expandPx apart on screen.
+import {quadtree, zoom, zoomIdentity} from "d3";
 import {BUCKETS, BUCKET_COLORS, CONGESTED, bucketOf} from "../colors.js";
 import {cableLines, formatUtil, nodeLines} from "../format.js";
 import {layout} from "../layout.js";
 
 const MARGIN = 24;
 const HIT_PX = 10;
+const PAN_PX = 80;
 const NODE_FILL = ["#8a93a0", "#d5dae1", "#d5dae1", "#d5dae1"];
 const SELECTED = "#ff4fd8";
-const PAN_PX = 60;
+const DASH = "#0e1217";
+const KEYS = "Left and right arrows pan, plus and minus zoom, 0 resets the view, Escape clears the selection.";
 
 /**
  * The topology chart: `selection.call(topology().context(ctx))`.
  * @returns {function} the chart, with chained accessors context, aggregateAbove, expandPx and read-outs
- *   drawnLinks, framesDrawn, colorDigest, linkAt, tooltipText, zoomBy, resetZoom
+ *   drawnLinks, framesDrawn, colorDigest, linkAt, tooltipText, and actions zoomBy, resetZoom
  */
 export function topology() {
   let ctx = null;
@@ -30,7 +33,8 @@ export function topology() {
   let g;
   let tooltip;
   let zoomer;
-  let transform = zoomIdentity;
+  let k = 1; // horizontal zoom: screen x = tx + k * x
+  let tx = 0;
   let width = 0;
   let height = 0;
   let dpr = 1;
@@ -39,18 +43,18 @@ export function topology() {
   let fabric = null;
   let lay = null;
   let hosts = 0;
-  let px; // node x at scale 1, CSS px
-  let py;
+  let px = null; // node x at zoom 1, CSS px
+  let py = null; // node y, CSS px
+  let unit = 1; // CSS px per layout unit at zoom 1
   let gaps = [1, 1, 1, 1]; // smallest distance between two nodes of a tier, in layout units
-  let gapPx = gaps; // the same at scale 1, CSS px
-  let handle; // per cable: position t along the cable of its hover handle
-  let trees = null; // {always, detail, agg}: quadtrees of hover items
+  let handle = null; // per cable: where along it (0..1) its hover handle sits
+  let trees = null; // quadtrees of hover items at zoom 1: always shown, hosts and their cables, leaf aggregates
 
-  let buckets; // Uint8Array(L): colour bucket per cable
-  let order; // Int32Array(L): drawn cables sorted by bucket
+  let buckets = null; // Uint8Array(L): colour bucket per cable
+  let order = null; // Int32Array(L): drawn cables sorted by bucket
+  let leafUtil = null; // Float32Array(n): hottest host cable per leaf
   const counts = new Uint32Array(BUCKETS);
   const offsets = new Uint32Array(BUCKETS + 1);
-  let leafUtil; // Float32Array(n): hottest host cable per leaf
   const next = new Uint32Array(BUCKETS);
   let drawn = 0;
   let framesDrawn = 0;
@@ -62,23 +66,24 @@ export function topology() {
       .append("canvas")
       .attr("tabindex", 0)
       .attr("role", "img")
-      .attr("aria-label", "Fabric map. Arrow keys pan, plus and minus zoom, 0 resets the view, Escape clears the selection.")
-      .on("pointermove", pointed)
-      .on("pointerleave", () => hover(null, null))
+      .attr("aria-label", `Fabric map. ${KEYS}`)
+      .on("pointermove", (event) => hover(hit(event.offsetX, event.offsetY), event))
+      .on("pointerleave", () => hover(null))
       .on("click", (event) => ctx.select(hit(event.offsetX, event.offsetY)))
       .on("keydown", keyed);
     g = canvas.node().getContext("2d");
     tooltip = root.append("div").attr("class", "ibweb-tooltip").attr("role", "tooltip").property("hidden", true);
     zoomer = zoom()
       .scaleExtent([1, 64])
+      .constrain((t) => zoomIdentity.translate(Math.min(0, Math.max(width * (1 - t.k), t.x)), 0).scale(t.k))
       .on("zoom", (event) => {
-        transform = event.transform;
+        ({k, x: tx} = event.transform);
         schedule();
       });
     canvas.call(zoomer).on("dblclick.zoom", null);
     new ResizeObserver(resized).observe(root.node());
     resized();
-    ctx.on("snapshot.topology", snapshot).on("frame.topology", redraw).on("select.topology", () => schedule());
+    ctx.on("snapshot.topology", snapshot).on("frame.topology", redraw).on("select.topology", schedule);
   }
 
   function resized() {
@@ -89,7 +94,7 @@ export function topology() {
     dpr = window.devicePixelRatio || 1;
     canvas.attr("width", Math.round(width * dpr)).attr("height", Math.round(height * dpr));
     canvas.style("width", `${width}px`).style("height", `${height}px`);
-    zoomer.extent([[0, 0], [width, height]]).translateExtent([[0, 0], [width, height]]);
+    zoomer.extent([[0, 0], [width, height]]);
     place();
     redraw();
   }
@@ -103,44 +108,35 @@ export function topology() {
     order = new Int32Array(L);
     leafUtil = new Float32Array(n);
     handle = Float32Array.from({length: L}, (_, c) => 0.4 + 0.2 * ((c * 0.6180339887) % 1));
-    const rows = new Map();
-    for (let i = 0; i < n; ++i) {
-      const t = lay.tierOf[i];
-      if (!rows.has(t)) rows.set(t, []);
-      rows.get(t).push(lay.x[i]);
-    }
     gaps = [0, 1, 2, 3].map((t) => {
-      const xs = Float64Array.from(rows.get(t) ?? []).sort();
+      const xs = lay.x.filter((_, i) => lay.tierOf[i] === t).sort();
       let gap = lay.width;
       for (let j = 1; j < xs.length; ++j) gap = Math.min(gap, xs[j] - xs[j - 1]);
       return gap;
     });
-    zoomer.scaleExtent([1, Math.max(64, (8 * expandPx * lay.width) / Math.max(1, width))]);
-    canvas.call(zoomer.transform, zoomIdentity);
-    hover(null, null);
+    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${n - hosts} switches, ${L} cables. ${KEYS}`);
+    hover(null);
     place();
-    describe();
+    canvas.call(zoomer.transform, zoomIdentity);
   }
 
-  // Node positions at scale 1 and the hover quadtrees, after a snapshot or a resize.
+  // Node positions at zoom 1 and the hover quadtrees, after a snapshot or a resize.
   function place() {
     if (!fabric || !width) return;
     const {n, L} = fabric;
-    const sx = (width - 2 * MARGIN) / lay.width;
-    const sy = lay.rows > 1 ? (height - 2 * MARGIN) / (lay.rows - 1) : 0;
-    px = Float32Array.from(lay.x, (x) => MARGIN + x * sx);
-    py = Float32Array.from(lay.y, (y) => (lay.rows > 1 ? MARGIN + y * sy : height / 2));
-    gapPx = gaps.map((gap) => gap * sx);
-    const items = {always: [], detail: [], agg: []};
+    unit = (width - 2 * MARGIN) / lay.width;
+    const row = lay.rows > 1 ? (height - 2 * MARGIN) / (lay.rows - 1) : 0;
+    px = Float32Array.from(lay.x, (x) => MARGIN + x * unit);
+    py = Float32Array.from(lay.y, (y) => (lay.rows > 1 ? MARGIN + y * row : height / 2));
+    zoomer.scaleExtent([1, Math.max(64, (8 * expandPx) / (unit * gaps[0]))]);
+    const items = {always: [], detail: [], leaves: []};
     for (let i = 0; i < n; ++i) items[fabric.nodes.isHost[i] ? "detail" : "always"].push({kind: "node", index: i, x: px[i], y: py[i]});
     for (let c = 0; c < L; ++c) {
       const [x, y] = handleAt(c);
       items[lay.cableLeaf[c] >= 0 ? "detail" : "always"].push({kind: "link", index: c, x, y});
     }
-    for (const s of lay.leaves) {
-      if (lay.hostCount[s]) items.agg.push({kind: "leaf", index: s, x: barX(s), y: barY()});
-    }
-    trees = Object.fromEntries(Object.entries(items).map(([k, v]) => [k, quadtree(v, (d) => d.x, (d) => d.y)]));
+    for (const s of lay.leaves) if (lay.hostCount[s]) items.leaves.push({kind: "leaf", index: s, x: barX(s), y: barY()});
+    trees = Object.fromEntries(Object.entries(items).map(([key, v]) => [key, quadtree(v, (d) => d.x, (d) => d.y)]));
   }
 
   const handleAt = (c) => {
@@ -148,9 +144,9 @@ export function topology() {
     const t = handle[c];
     return [px[a[c]] + t * (px[b[c]] - px[a[c]]), py[a[c]] + t * (py[b[c]] - py[a[c]])];
   };
-  const barX = (s) => MARGIN + ((lay.spanStart[s] + lay.spanEnd[s]) / 2) * ((width - 2 * MARGIN) / lay.width);
+  const barX = (s) => MARGIN + ((lay.spanStart[s] + lay.spanEnd[s]) / 2) * unit;
   const barY = () => height - MARGIN;
-  const aggregated = () => hosts > aggregateAbove && transform.k * gapPx[0] < expandPx;
+  const aggregated = () => hosts > aggregateAbove && k * unit * gaps[0] < expandPx;
 
   function schedule() {
     pending ||= requestAnimationFrame(() => {
@@ -160,10 +156,9 @@ export function topology() {
   }
 
   function redraw() {
-    if (!fabric || !width || !px) return;
-    const {k, x: tx, y: ty} = transform;
-    const {L, n} = fabric;
-    const {a, b} = fabric.links;
+    if (!fabric || !px || !ctx.frame) return;
+    const {L} = fabric;
+    const {cableLeaf} = lay;
     const {cableUtil} = ctx.frame;
     const agg = aggregated();
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -171,31 +166,30 @@ export function topology() {
 
     // Count drawn cables per bucket, then order them by bucket (counting sort).
     counts.fill(0);
-    for (let c = 0; c < L; ++c) {
-      if (agg && lay.cableLeaf[c] >= 0) continue;
-      ++counts[(buckets[c] = bucketOf(cableUtil[c]))];
-    }
+    for (let c = 0; c < L; ++c) if (!(agg && cableLeaf[c] >= 0)) ++counts[(buckets[c] = bucketOf(cableUtil[c]))];
     offsets[0] = 0;
     for (let j = 0; j < BUCKETS; ++j) offsets[j + 1] = offsets[j] + counts[j];
     drawn = offsets[BUCKETS];
     next.set(offsets.subarray(0, BUCKETS));
-    for (let c = 0; c < L; ++c) if (!(agg && lay.cableLeaf[c] >= 0)) order[next[buckets[c]]++] = c;
+    for (let c = 0; c < L; ++c) if (!(agg && cableLeaf[c] >= 0)) order[next[buckets[c]]++] = c;
 
-    g.lineCap = "round";
+    g.lineCap = "butt";
     for (let j = 0; j < BUCKETS; ++j) {
       if (!counts[j]) continue;
       g.beginPath();
-      for (let o = offsets[j]; o < offsets[j + 1]; ++o) {
-        const c = order[o];
-        g.moveTo(tx + k * px[a[c]], ty + k * py[a[c]]);
-        g.lineTo(tx + k * px[b[c]], ty + k * py[b[c]]);
-      }
+      traceCables(offsets[j], offsets[j + 1]);
       g.strokeStyle = BUCKET_COLORS[j];
       g.lineWidth = j === CONGESTED ? 3 : 1;
       g.stroke();
     }
-    if (counts[CONGESTED]) strokeCongested(offsets[CONGESTED], offsets[BUCKETS]);
-
+    if (counts[CONGESTED]) {
+      g.beginPath();
+      traceCables(offsets[CONGESTED], offsets[BUCKETS]);
+      g.setLineDash([4, 4]);
+      g.strokeStyle = DASH;
+      g.stroke();
+      g.setLineDash([]);
+    }
     if (agg) drawAggregates();
     drawNodes(agg);
     drawSelection();
@@ -203,57 +197,43 @@ export function topology() {
     if (ctx.hovered) showTooltip(ctx.hovered);
   }
 
-  // Congested cables: the top colour, wider, with a dashed white core so they read as "over capacity".
-  function strokeCongested(from, to) {
-    const {k, x: tx, y: ty} = transform;
+  function traceCables(from, to) {
     const {a, b} = fabric.links;
-    g.beginPath();
     for (let o = from; o < to; ++o) {
       const c = order[o];
-      g.moveTo(tx + k * px[a[c]], ty + k * py[a[c]]);
-      g.lineTo(tx + k * px[b[c]], ty + k * py[b[c]]);
+      g.moveTo(tx + k * px[a[c]], py[a[c]]);
+      g.lineTo(tx + k * px[b[c]], py[b[c]]);
     }
-    g.setLineDash([3, 3]);
-    g.strokeStyle = "#ffffff";
-    g.lineWidth = 1;
-    g.stroke();
-    g.setLineDash([]);
   }
 
   function drawAggregates() {
-    const {k, x: tx, y: ty} = transform;
     const {cableUtil} = ctx.frame;
     leafUtil.fill(0);
     for (let c = 0; c < fabric.L; ++c) {
       const s = lay.cableLeaf[c];
       if (s >= 0 && cableUtil[c] > leafUtil[s]) leafUtil[s] = cableUtil[c];
     }
-    const sx = (width - 2 * MARGIN) / lay.width;
+    g.lineWidth = 2;
     for (const s of lay.leaves) {
       if (!lay.hostCount[s]) continue;
-      const color = BUCKET_COLORS[bucketOf(leafUtil[s])];
-      const x0 = tx + k * (MARGIN + lay.spanStart[s] * sx);
-      const x1 = tx + k * (MARGIN + lay.spanEnd[s] * sx);
+      const x0 = tx + k * (MARGIN + lay.spanStart[s] * unit);
+      const x1 = tx + k * (MARGIN + lay.spanEnd[s] * unit);
+      g.strokeStyle = g.fillStyle = BUCKET_COLORS[bucketOf(leafUtil[s])];
       g.beginPath();
-      g.moveTo(tx + k * px[s], ty + k * py[s]);
-      g.lineTo(tx + k * barX(s), ty + k * barY());
-      g.strokeStyle = color;
-      g.lineWidth = 2;
+      g.moveTo(tx + k * px[s], py[s]);
+      g.lineTo(tx + k * barX(s), barY());
       g.stroke();
-      g.fillStyle = color;
-      g.fillRect(x0 + 0.5, ty + k * barY() - 3, Math.max(1, x1 - x0 - 1), 6);
+      g.fillRect(x0 + 0.5, barY() - 3, Math.max(1, x1 - x0 - 1), 6);
     }
   }
 
   function drawNodes(agg) {
-    const {k, x: tx, y: ty} = transform;
     const {isHost} = fabric.nodes;
     for (let t = agg ? 1 : 0; t < 4; ++t) {
-      const size = Math.max(t ? 3 : 1.5, Math.min(t ? 10 : 6, 0.6 * k * gapPx[t]));
+      const size = Math.max(t ? 3 : 1.5, Math.min(t ? 10 : 6, 0.6 * k * unit * gaps[t]));
       g.beginPath();
       for (let i = 0; i < fabric.n; ++i) {
-        if (lay.tierOf[i] !== t || (agg && isHost[i])) continue;
-        g.rect(tx + k * px[i] - size / 2, ty + k * py[i] - size / 2, size, size);
+        if (lay.tierOf[i] === t && !(agg && isHost[i])) g.rect(tx + k * px[i] - size / 2, py[i] - size / 2, size, size);
       }
       g.fillStyle = NODE_FILL[t];
       g.fill();
@@ -263,17 +243,16 @@ export function topology() {
   function drawSelection() {
     const item = ctx.selected;
     if (!item) return;
-    const {k, x: tx, y: ty} = transform;
     g.strokeStyle = SELECTED;
     g.lineWidth = 2;
     g.beginPath();
     if (item.kind === "link") {
       const {a, b} = fabric.links;
-      g.moveTo(tx + k * px[a[item.index]], ty + k * py[a[item.index]]);
-      g.lineTo(tx + k * px[b[item.index]], ty + k * py[b[item.index]]);
+      g.moveTo(tx + k * px[a[item.index]], py[a[item.index]]);
+      g.lineTo(tx + k * px[b[item.index]], py[b[item.index]]);
     } else {
       const [x, y] = item.kind === "node" ? [px[item.index], py[item.index]] : [barX(item.index), barY()];
-      g.arc(tx + k * x, ty + k * y, 8, 0, 2 * Math.PI);
+      g.arc(tx + k * x, y, 8, 0, 2 * Math.PI);
     }
     g.stroke();
   }
@@ -281,21 +260,20 @@ export function topology() {
   // The hover item nearest to canvas point (mx, my), within HIT_PX on screen, or null.
   function hit(mx, my) {
     if (!trees) return null;
-    const {k, x: tx, y: ty} = transform;
     const x = (mx - tx) / k;
-    const y = (my - ty) / k;
+    const rx = HIT_PX / k;
     let best = null;
-    let bestDistance = Infinity;
-    for (const tree of aggregated() ? [trees.always, trees.agg] : [trees.always, trees.detail]) {
-      const item = tree.find(x, y, HIT_PX / k);
-      const distance = item && Math.hypot(item.x - x, item.y - y);
-      if (item && distance < bestDistance) (best = item), (bestDistance = distance);
+    let bestDistance = HIT_PX * HIT_PX;
+    for (const tree of aggregated() ? [trees.always, trees.leaves] : [trees.always, trees.detail]) {
+      tree.visit((node, x0, y0, x1, y1) => {
+        for (let leaf = node.length ? null : node; leaf; leaf = leaf.next) {
+          const distance = (k * (leaf.data.x - x)) ** 2 + (leaf.data.y - my) ** 2;
+          if (distance < bestDistance) (best = leaf.data), (bestDistance = distance);
+        }
+        return x0 > x + rx || x1 < x - rx || y0 > my + HIT_PX || y1 < my - HIT_PX;
+      });
     }
     return best && {kind: best.kind, index: best.index};
-  }
-
-  function pointed(event) {
-    hover(hit(event.offsetX, event.offsetY), event);
   }
 
   function hover(item, event) {
@@ -306,17 +284,16 @@ export function topology() {
       return;
     }
     showTooltip(item);
-    tooltip.style("left", `${Math.min(event.offsetX + 14, width - 320)}px`).style("top", `${event.offsetY + 14}px`);
+    const {offsetWidth: w, offsetHeight: h} = tooltip.node();
+    const {offsetX: x, offsetY: y} = event;
+    tooltip
+      .style("left", `${x + 14 + w > width ? Math.max(0, x - 14 - w) : x + 14}px`)
+      .style("top", `${y + 14 + h > height ? Math.max(0, y - 14 - h) : y + 14}px`);
   }
 
   function showTooltip(item) {
     lines = tooltipLines(item);
-    tooltip
-      .property("hidden", false)
-      .selectAll("div")
-      .data(lines)
-      .join("div")
-      .text((line) => line);
+    tooltip.property("hidden", false).selectAll("div").data(lines).join("div").text((line) => line);
   }
 
   function tooltipLines({kind, index}) {
@@ -327,19 +304,14 @@ export function topology() {
   }
 
   function keyed(event) {
-    const moves = {ArrowLeft: [PAN_PX, 0], ArrowRight: [-PAN_PX, 0], ArrowUp: [0, PAN_PX], ArrowDown: [0, -PAN_PX]};
-    if (moves[event.key]) canvas.call(zoomer.translateBy, ...moves[event.key].map((d) => d / transform.k));
+    const pan = {ArrowLeft: PAN_PX, ArrowRight: -PAN_PX}[event.key];
+    if (pan) canvas.call(zoomer.translateBy, pan / k, 0);
     else if (event.key === "+" || event.key === "=") chart.zoomBy(1.5);
     else if (event.key === "-") chart.zoomBy(1 / 1.5);
     else if (event.key === "0") chart.resetZoom();
     else if (event.key === "Escape") ctx.select(null);
     else return;
     event.preventDefault();
-  }
-
-  function describe() {
-    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${fabric.n - hosts} switches, ${fabric.L} cables. ` +
-      "Arrow keys pan, plus and minus zoom, 0 resets the view, Escape clears the selection.");
   }
 
   chart.context = function (_) {
@@ -357,17 +329,18 @@ export function topology() {
   chart.drawnLinks = () => drawn;
   /** Redraws since start. */
   chart.framesDrawn = () => framesDrawn;
-  /** Drawn cables per colour bucket in the last redraw, "bucket:count" for each non-empty bucket. */
+  /** Drawn cables per colour bucket in the last redraw: "bucket:count" for each non-empty bucket. */
   chart.colorDigest = () => Array.from(counts, (count, j) => (count ? `${j}:${count}` : "")).filter(Boolean).join(" ");
   /** Client coordinates of the hover handle of cable d (d >= L: its reverse), or null if not drawn or off-canvas. */
   chart.linkAt = (d) => {
-    if (!fabric || !px || d < 0 || d >= 2 * fabric.L) return null;
+    if (!fabric || !px || !(d >= 0 && d < 2 * fabric.L)) return null;
     const c = d % fabric.L;
     if (aggregated() && lay.cableLeaf[c] >= 0) return null;
-    const [x, y] = transform.apply(handleAt(c));
-    if (x < 0 || y < 0 || x > width || y > height) return null;
+    const [x, y] = handleAt(c);
+    const sx = tx + k * x;
+    if (sx < 0 || sx > width) return null;
     const box = canvas.node().getBoundingClientRect();
-    return {x: box.left + x, y: box.top + y};
+    return {x: box.left + sx, y: box.top + y};
   };
   /** The tooltip's lines joined by newlines, "" when hidden. */
   chart.tooltipText = () => lines.join("\n");

@@ -1,0 +1,59 @@
+// Colour legend: the utilization scale as an SVG ramp with a 0%..100% axis, and the congested mark.
+import {axisBottom, format, range, scaleLinear} from "d3";
+import {utilColor} from "../colors.js";
+
+let legends = 0;
+
+/**
+ * The legend chart: `selection.call(legend())`.
+ * @returns {function} the chart, with chained accessors width and title
+ */
+export function legend() {
+  let width = 240;
+  let title = "Link utilization";
+  const id = `ibweb-ramp-${++legends}`;
+
+  function chart(selection) {
+    const ramp = 12;
+    const congested = 56;
+    const x = scaleLinear().domain([0, 1]).range([0, width - congested - 8]);
+    const svg = selection
+      .append("svg")
+      .attr("class", "ibweb-legend")
+      .attr("width", width + 24)
+      .attr("height", 46)
+      .attr("role", "img")
+      .attr("aria-label", `${title}: colour from 0% to 100%; congested links (over 100%) drawn dashed`);
+    svg.append("text").attr("class", "ibweb-legend-title").attr("x", 8).attr("y", 11).text(title);
+    const body = svg.append("g").attr("transform", "translate(8,16)");
+    body
+      .append("defs")
+      .append("linearGradient")
+      .attr("id", id)
+      .selectAll("stop")
+      .data(range(0, 1.0001, 0.1))
+      .join("stop")
+      .attr("offset", (u) => u)
+      .attr("stop-color", (u) => utilColor(u));
+    body.append("rect").attr("width", x(1)).attr("height", ramp).attr("fill", `url(#${id})`);
+    body
+      .append("g")
+      .attr("class", "ibweb-axis")
+      .attr("transform", `translate(0,${ramp})`)
+      .call(axisBottom(x).ticks(4).tickFormat(format(".0%")).tickSizeOuter(0));
+    const over = body.append("g").attr("transform", `translate(${x(1) + 16},0)`);
+    over.append("line").attr("y1", ramp / 2).attr("y2", ramp / 2).attr("x2", congested - 12)
+      .attr("stroke", utilColor(1)).attr("stroke-width", 3);
+    over.append("line").attr("y1", ramp / 2).attr("y2", ramp / 2).attr("x2", congested - 12)
+      .attr("stroke", "#0e1217").attr("stroke-width", 3).attr("stroke-dasharray", "4 4");
+    over.append("text").attr("class", "ibweb-legend-over").attr("y", ramp + 14).text(">100%");
+  }
+
+  chart.width = function (_) {
+    return arguments.length ? ((width = _), chart) : width;
+  };
+  chart.title = function (_) {
+    return arguments.length ? ((title = _), chart) : title;
+  };
+  return chart;
+}

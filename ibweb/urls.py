@@ -3,10 +3,12 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from .health import healthz
+from .security import RateLimitedLoginView
 
 urlpatterns = [
     path("", include("ibweb.dashboard.urls")),
     path("admin/", admin.site.urls),
+    path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/fabrics/", include("ibweb.fabrics.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -41,10 +41,12 @@ def _manage(env: dict, *args: str) -> None:
 
 
 @contextmanager
-def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[dict] | None = None):
+def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[dict] | None = None,
+                   name: str = "server"):
     """A uvicorn process serving ibweb with the embedded engine, on a fresh SQLite database.
 
     ``fabrics``: extra emulated fabrics to create (dicts of model fields) besides the demo.
+    Servers started with the same ``tmp_path`` and different ``name`` share the database.
     """
     port = free_port()
     env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
@@ -56,7 +58,7 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
         import json
 
         _manage(env, "shell", "-c", code.replace("sys.argv[1]", repr(json.dumps(spec))))
-    log = tmp_path / "server.log"
+    log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--lifespan", "on"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -15,6 +16,8 @@ from .groups import group_name, snapshot_text
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
 CLOSE_UNAVAILABLE = 4503
+CLOSE_BAD_MESSAGE = 4400
+CLOSE_UNSUPPORTED_DATA = 1003
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
@@ -67,7 +70,18 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=text)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
-        """The feed is one-way; client messages are ignored."""
+        """Clients may only send ``{"type": "ping"}`` (answered with ``pong``); anything else closes the socket."""
+        if text_data is None:
+            await self.close(code=CLOSE_UNSUPPORTED_DATA)
+            return
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and message.get("type") == "ping":
+            await self.send(text_data=json.dumps({"v": 1, "type": "pong"}))
+        else:
+            await self.close(code=CLOSE_BAD_MESSAGE)
 
     async def disconnect(self, code) -> None:
         if self._sender is not None:

@@ -1,13 +1,13 @@
 """Two run_engine processes for one fabric on real Redis: one leader, handover on kill (issue 10)."""
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
 
-import pytest
 import websockets
 
 from tests.server import ROOT, running_server
@@ -47,10 +47,8 @@ def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
                     assert snap["type"] == "snapshot"
                     end = time.monotonic() + seconds
                     while time.monotonic() < end:
-                        try:
+                        with contextlib.suppress(TimeoutError):
                             seqs.append(json.loads(await asyncio.wait_for(ws.recv(), 1))["seq"])
-                        except TimeoutError:
-                            pass
                         if len(seqs) == 3 and procs[leader].poll() is None:
                             procs[leader].kill()  # the leader dies mid-stream
                 return seqs

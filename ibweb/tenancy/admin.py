@@ -1,10 +1,188 @@
-from django.contrib import admin
+"""Admin for tenancy: inline members validated against the fabric, bulk add, audit of every change."""
 
-from .models import Tenant
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count
+from django.forms.models import BaseInlineFormSet
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from . import audit, services
+from .choices import AuditAction
+from .forms import BulkMembersForm, PartitionForm
+from .inventory import check_guids, normalize_guid
+from .models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """Records one audit entry per add, change (including inlines) and delete."""
+
+    def save_model(self, request, obj, form, change):
+        request._tenancy_before = audit.snapshot(type(obj).objects.get(pk=obj.pk)) if change else None
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        audit.record(request.user, AuditAction.UPDATE if change else AuditAction.CREATE, form.instance,
+                     before=getattr(request, "_tenancy_before", None), via="admin")
+
+    def delete_model(self, request, obj):
+        audit.record(request.user, AuditAction.DELETE, obj, before=audit.snapshot(obj), after=None, via="admin")
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            audit.record(request.user, AuditAction.DELETE, obj, before=audit.snapshot(obj), after=None, via="admin")
+        super().delete_queryset(request, queryset)
+
+
+@admin.register(ServiceClass)
+class ServiceClassAdmin(AuditedAdmin):
+    list_display = ("name", "sl", "rate_limit", "mtu_limit")
+    list_filter = ("sl",)
+    search_fields = ("name", "description")
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug")
-    search_fields = ("name", "slug", "description")
+class TenantAdmin(AuditedAdmin):
+    list_display = ("name", "slug", "service_class", "partition_count", "user_count")
+    list_filter = ("service_class",)
+    search_fields = ("name", "slug", "description", "contacts", "users__username")
     prepopulated_fields = {"slug": ("name",)}
+    filter_horizontal = ("users",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_parts=Count("partitions", distinct=True),
+                                                      n_users=Count("users", distinct=True))
+
+    @admin.display(description="partitions", ordering="n_parts")
+    def partition_count(self, obj) -> int:
+        return obj.n_parts
+
+    @admin.display(description="users", ordering="n_users")
+    def user_count(self, obj) -> int:
+        return obj.n_users
+
+
+class MemberFormSet(BaseInlineFormSet):
+    """Checks every GUID of the inline against the parent partition's fabric in one go."""
+
+    def clean(self):
+        super().clean()
+        fabric = getattr(self.instance, "fabric", None) if self.instance.fabric_id else None
+        rows = []
+        for form in self.forms:
+            if not hasattr(form, "cleaned_data") or not form.cleaned_data or form.cleaned_data.get("DELETE"):
+                continue
+            try:
+                form.cleaned_data["guid"] = form.instance.guid = normalize_guid(form.cleaned_data.get("guid", ""))
+            except ValidationError as exc:
+                form.add_error("guid", exc.message_dict["guid"])
+                continue
+            rows.append(form)
+        seen = {}
+        for form in rows:
+            g = form.cleaned_data["guid"]
+            if g in seen:
+                form.add_error("guid", f"GUID {g} is listed twice")
+            seen[g] = form
+        if fabric is None or not rows:
+            return
+        for form in rows:
+            try:
+                check_guids(fabric, [form.cleaned_data["guid"]], field="guid")
+            except ValidationError as exc:
+                form.add_error("guid", exc.message_dict["guid"])
+
+
+class PartitionMemberInline(admin.TabularInline):
+    model = PartitionMember
+    formset = MemberFormSet
+    extra = 3
+    fields = ("guid", "membership")
+
+
+@admin.register(Partition)
+class PartitionAdmin(AuditedAdmin):
+    form = PartitionForm
+    list_display = ("name", "pkey_display", "fabric", "tenant", "ipoib", "sl", "mtu", "rate", "member_count")
+    list_filter = ("fabric", "tenant", "ipoib", "default_membership", "sl")
+    search_fields = ("name", "description", "members__guid", "tenant__name")
+    list_select_related = ("fabric", "tenant")
+    inlines = [PartitionMemberInline]
+    readonly_fields = ("bulk_add",)
+    fieldsets = [
+        (None, {"fields": ("fabric", "tenant", "name", "pkey", "description", "bulk_add")}),
+        ("IPoIB and QoS", {"fields": ("ipoib", "mtu", "rate", "sl", "service_class", "index0")}),
+        ("Membership", {"fields": ("default_membership", "all_cas", "all_switches", "all_routers", "self_port")}),
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_members=Count("members"))
+
+    @admin.display(description="P_Key", ordering="pkey")
+    def pkey_display(self, obj) -> str:
+        return obj.pkey_hex
+
+    @admin.display(description="members", ordering="n_members")
+    def member_count(self, obj) -> int:
+        return obj.n_members
+
+    @admin.display(description="bulk add")
+    def bulk_add(self, obj) -> str:
+        if not obj.pk:
+            return "Save the partition first."
+        url = reverse("admin:tenancy_partition_bulk_members", args=[obj.pk])
+        return format_html('<a href="{}">Add members from pasted GUIDs or a host-name pattern</a>', url)
+
+    def get_urls(self):
+        extra = [path("<int:pk>/bulk-members/", self.admin_site.admin_view(self.bulk_members_view),
+                      name="tenancy_partition_bulk_members")]
+        return extra + super().get_urls()
+
+    def bulk_members_view(self, request, pk: int):
+        partition = get_object_or_404(Partition, pk=pk)
+        if not (self.has_change_permission(request, partition)
+                and request.user.has_perm("tenancy.add_partitionmember")):
+            raise PermissionDenied
+        form = BulkMembersForm(request.POST or None, partition=partition)
+        if request.method == "POST" and form.is_valid():
+            entries = form.cleaned_data["entries"]
+            try:
+                services.add_members(partition, entries, request.user, "admin")
+            except ValidationError as exc:
+                for msg in exc.message_dict.get("guids", exc.messages):
+                    form.add_error("guids", msg)
+            else:
+                messages.success(request, f"{len(entries)} members added to {partition}.")
+                return redirect("admin:tenancy_partition_change", partition.pk)
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "original": partition,
+                   "form": form, "title": f"Add members to {partition}"}
+        return render(request, "admin/tenancy/partition/bulk_members.html", context)
+
+
+@admin.register(QosPolicy)
+class QosPolicyAdmin(AuditedAdmin):
+    list_display = ("fabric", "enabled", "max_vls", "high_limit", "sl2vl")
+    list_filter = ("enabled",)
+    search_fields = ("fabric__name", "fabric__slug")
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    list_display = ("time", "username", "action", "via", "object_type", "object_repr", "fabric")
+    list_filter = ("action", "via", "object_type", "fabric")
+    search_fields = ("username", "object_repr", "object_id")
+    date_hierarchy = "time"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

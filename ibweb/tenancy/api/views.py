@@ -1,0 +1,329 @@
+"""REST API of tenancy: CRUD viewsets, the UFM-style P_Key API, OpenSM file export and import."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from fabric_engine.errors import FormatError
+from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY
+from ibweb.fabrics.models import Fabric
+from ibweb.permissions import can_view
+
+from .. import audit, services
+from ..access import visible_tenant_ids
+from ..choices import AuditAction
+from ..exporters import FILES, default_partition_spec, export_file
+from ..importers import import_partitions_conf
+from ..models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
+from .parsers import PlainTextParser
+from .serializers import (
+    AuditEntrySerializer,
+    GuidsSerializer,
+    MemberSerializer,
+    PartitionSerializer,
+    PKeyCreateSerializer,
+    PKeyField,
+    PKeyQosSerializer,
+    QosPolicySerializer,
+    ServiceClassSerializer,
+    TenantSerializer,
+    django_errors,
+)
+
+
+def _filter(queryset, request, **params):
+    """Plain query-parameter filtering: ``?fabric=slug&tenant=slug&q=text``."""
+    for param, lookup in params.items():
+        value = request.query_params.get(param)
+        if value not in (None, ""):
+            queryset = queryset.filter(**{lookup: value})
+    return queryset
+
+
+class AuditedModelViewSet(viewsets.ModelViewSet):
+    """CRUD that validates through the serializer and leaves an audit entry per write."""
+
+    def perform_create(self, serializer):
+        with transaction.atomic():
+            obj = serializer.save()
+            audit.record(self.request.user, AuditAction.CREATE, obj, via="api")
+
+    def perform_update(self, serializer):
+        with transaction.atomic():
+            before = audit.snapshot(serializer.instance)
+            obj = serializer.save()
+            audit.record(self.request.user, AuditAction.UPDATE, obj, before=before, via="api")
+
+    def perform_destroy(self, instance):
+        with transaction.atomic():
+            before = audit.snapshot(instance)
+            audit.record(self.request.user, AuditAction.DELETE, instance, before=before, after=None, via="api")
+            instance.delete()
+
+
+class TenantViewSet(AuditedModelViewSet):
+    serializer_class = TenantSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self):
+        qs = Tenant.objects.restrict(self.request.user).select_related("service_class").prefetch_related("users")
+        return _filter(qs, self.request, q="name__icontains")
+
+
+class ServiceClassViewSet(AuditedModelViewSet):
+    serializer_class = ServiceClassSerializer
+    queryset = ServiceClass.objects.all()
+
+
+class PartitionViewSet(AuditedModelViewSet):
+    serializer_class = PartitionSerializer
+
+    def get_queryset(self):
+        qs = (Partition.objects.restrict(self.request.user).select_related("fabric", "tenant", "service_class")
+              .prefetch_related("members"))
+        return _filter(qs, self.request, fabric="fabric__slug", tenant="tenant__slug", q="name__icontains")
+
+
+class QosPolicyViewSet(AuditedModelViewSet):
+    serializer_class = QosPolicySerializer
+    queryset = QosPolicy.objects.select_related("fabric")
+
+    def get_queryset(self):
+        return _filter(self.queryset, self.request, fabric="fabric__slug")
+
+
+class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = AuditEntrySerializer
+    queryset = AuditEntry.objects.select_related("fabric")
+
+    def get_queryset(self):
+        return _filter(self.queryset, self.request, fabric="fabric__slug", action="action", user="username")
+
+
+# ------------------------------------------------------------------ UFM-style P_Keys
+class PKeyPermission(permissions.BasePermission):
+    """Reads follow ``can_view``; each write action names the model permissions it needs."""
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return can_view(request.user)
+        needed = view.action_permissions.get(view.action, ("tenancy.change_partition",))
+        return bool(request.user and request.user.is_authenticated and request.user.has_perms(needed))
+
+
+class PKeyViewSet(viewsets.ViewSet):
+    """P_Keys of one fabric with NVIDIA UFM's semantics (``/api/tenancy/fabrics/<slug>/pkeys/``).
+
+    ``GET pkeys/`` all P_Keys with their GUIDs; ``POST pkeys/`` add GUIDs (creating
+    the P_Key if new); ``POST pkeys/add/`` create without GUIDs; ``GET|DELETE
+    pkeys/<pkey>/``; ``POST pkeys/<pkey>/guids/`` add, ``PUT`` replace the set, ``POST
+    pkeys/<pkey>/guids/remove/`` remove; ``PUT|PATCH pkeys/<pkey>/qos/`` set SL, MTU and rate limit.
+    """
+
+    permission_classes = [PKeyPermission]
+    action_permissions = {
+        "create": ("tenancy.add_partition", "tenancy.change_partition", "tenancy.add_partitionmember"),
+        "add": ("tenancy.add_partition",),
+        "destroy": ("tenancy.delete_partition",),
+        "add_guids": ("tenancy.change_partition", "tenancy.add_partitionmember"),
+        "set_guids": ("tenancy.change_partition", "tenancy.add_partitionmember", "tenancy.delete_partitionmember"),
+        "remove_guids": ("tenancy.change_partition", "tenancy.delete_partitionmember"),
+        "set_qos": ("tenancy.change_partition",),
+    }
+
+    def _fabric(self, slug: str) -> Fabric:
+        return get_object_or_404(Fabric.objects.restrict(self.request.user), slug=slug)
+
+    def _partitions(self, fabric: Fabric):
+        return Partition.objects.restrict(self.request.user).filter(fabric=fabric).prefetch_related("members")
+
+    def _partition(self, fabric: Fabric, pkey: str) -> Partition:
+        value = PKeyField().to_internal_value(pkey)
+        if value == DEFAULT_PKEY and self.action != "retrieve":
+            raise ValidationError({"pkey": ["0x7fff is the default partition, managed by ibweb (read-only)"]})
+        try:
+            return self._partitions(fabric).get(pkey=value)
+        except Partition.DoesNotExist:
+            raise NotFound(f"no P_Key 0x{value:04x} in fabric {fabric.slug}") from None
+
+    @staticmethod
+    def _entry(p: Partition) -> dict:
+        return {"partition": p.name, "tenant": p.tenant.slug if p.tenant_id else None, "ip_over_ib": p.ipoib,
+                "index0": p.index0, "service_level": p.sl, "mtu_limit": p.mtu, "rate_limit": p.get_rate_display()
+                if p.rate else None, "managed": False,
+                "guids": [{"guid": m.guid, "membership": m.membership} for m in p.members.all()]}
+
+    def _default_entry(self, fabric: Fabric) -> dict:
+        spec = default_partition_spec(fabric)
+        return {"partition": spec.name, "tenant": None, "ip_over_ib": True, "index0": False, "service_level": None,
+                "mtu_limit": None, "rate_limit": None, "managed": True,
+                "keywords": {m.target: m.membership for m in spec.members}, "guids": []}
+
+    def _check_tenant(self, partition: Partition) -> None:
+        ids = visible_tenant_ids(self.request.user)
+        if ids is not None and partition.tenant_id not in ids:
+            raise PermissionDenied("this partition belongs to another tenant")
+
+    def _run(self, fn, *args):
+        try:
+            return fn(*args)
+        except DjangoValidationError as exc:
+            raise django_errors(exc) from None
+
+    def list(self, request, fabric: str):
+        f = self._fabric(fabric)
+        out = {f"0x{DEFAULT_PKEY:04x}": self._default_entry(f)}
+        out.update({p.pkey_hex: self._entry(p) for p in self._partitions(f).select_related("tenant")})
+        return Response(out)
+
+    def retrieve(self, request, fabric: str, pkey: str):
+        f = self._fabric(fabric)
+        if PKeyField().to_internal_value(pkey) == DEFAULT_PKEY:
+            return Response(self._default_entry(f))
+        return Response(self._entry(self._partition(f, pkey)))
+
+    def _create_partition(self, f: Fabric, data: dict) -> Partition:
+        partition = Partition(fabric=f, pkey=data["pkey"], name=data.get("name") or "", tenant=data.get("tenant"),
+                              ipoib=data.get("ip_over_ib", True), index0=data.get("index0", False))
+        ids = visible_tenant_ids(self.request.user)
+        if ids is not None and partition.tenant_id not in ids:
+            raise ValidationError({"tenant": ["you may only create partitions of your own tenants"]})
+        self._run(partition.full_clean)
+        partition.save()
+        audit.record(self.request.user, AuditAction.CREATE, partition, via="api")
+        return partition
+
+    def add(self, request, fabric: str):
+        f = self._fabric(fabric)
+        s = PKeyCreateSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        with transaction.atomic():
+            partition = self._create_partition(f, s.validated_data)
+        return Response(self._entry(partition), status=status.HTTP_201_CREATED)
+
+    def create(self, request, fabric: str):
+        f = self._fabric(fabric)
+        s = PKeyCreateSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        if d["pkey"] == DEFAULT_PKEY:
+            raise ValidationError({"pkey": ["0x7fff is the default partition, managed by ibweb (read-only)"]})
+        entries = self._run(services.member_entries, d["guids"], d.get("membership"), d.get("memberships")) \
+            if d["guids"] else []
+        with transaction.atomic():
+            partition = Partition.objects.filter(fabric=f, pkey=d["pkey"]).first()
+            created = partition is None
+            if created:
+                partition = self._create_partition(f, d)
+            else:
+                self._check_tenant(partition)
+            if entries:
+                self._run(services.add_members, partition, entries, request.user, "api")
+        return Response(self._entry(partition), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    def destroy(self, request, fabric: str, pkey: str):
+        partition = self._partition(self._fabric(fabric), pkey)
+        self._check_tenant(partition)
+        with transaction.atomic():
+            audit.record(request.user, AuditAction.DELETE, partition, before=audit.snapshot(partition), after=None,
+                         via="api")
+            partition.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _guids(self, request, fabric: str, pkey: str, fn, allow_empty: bool = False):
+        partition = self._partition(self._fabric(fabric), pkey)
+        self._check_tenant(partition)
+        s = GuidsSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        if fn is services.remove_members:
+            self._run(fn, partition, d["guids"], request.user, "api")
+        else:
+            entries = [] if (allow_empty and not d["guids"]) else self._run(
+                services.member_entries, d["guids"], d.get("membership"), d.get("memberships"),
+                partition.default_membership)
+            self._run(fn, partition, entries, request.user, "api")
+        return Response(self._entry(partition))
+
+    def add_guids(self, request, fabric: str, pkey: str):
+        return self._guids(request, fabric, pkey, services.add_members)
+
+    def set_guids(self, request, fabric: str, pkey: str):
+        return self._guids(request, fabric, pkey, services.replace_members, allow_empty=True)
+
+    def remove_guids(self, request, fabric: str, pkey: str):
+        return self._guids(request, fabric, pkey, services.remove_members)
+
+    def set_qos(self, request, fabric: str, pkey: str):
+        partition = self._partition(self._fabric(fabric), pkey)
+        self._check_tenant(partition)
+        s = PKeyQosSerializer(data=request.data, partial=request.method == "PATCH")
+        s.is_valid(raise_exception=True)
+        names = {"service_level": "sl", "mtu_limit": "mtu", "rate_limit": "rate"}
+        changes = {names[k]: v for k, v in s.validated_data.items()}
+        if changes:
+            self._run(services.update_partition, partition, changes, request.user, "api")
+        return Response(self._entry(partition))
+
+
+# ------------------------------------------------------------------ OpenSM files
+class OpenSMFilePermission(permissions.BasePermission):
+    def has_permission(self, request, view) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return can_view(request.user)
+        return bool(request.user and request.user.is_authenticated and request.user.has_perms(
+            ("tenancy.add_partition", "tenancy.change_partition", "tenancy.add_partitionmember",
+             "tenancy.delete_partitionmember")))
+
+
+class OpenSMFileView(APIView):
+    """``GET`` downloads ``partitions.conf``, ``qos-policy.conf`` or ``opensm.conf``; ``POST`` (text body or
+    ``{"text": ...}``) imports a ``partitions.conf`` transactionally."""
+
+    permission_classes = [OpenSMFilePermission]
+    parser_classes = [PlainTextParser, JSONParser]
+
+    def get(self, request, fabric: str, filename: str):
+        f = get_object_or_404(Fabric.objects.restrict(request.user), slug=fabric)
+        if filename not in FILES:
+            raise NotFound(f"unknown file {filename}; known: {', '.join(FILES)}")
+        if visible_tenant_ids(request.user) is not None:
+            raise PermissionDenied("the OpenSM files show every tenant; ask an operator")
+        response = HttpResponse(export_file(f, filename), content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{f.slug}-{filename}"'
+        return response
+
+    def post(self, request, fabric: str, filename: str):
+        f = get_object_or_404(Fabric.objects.restrict(request.user), slug=fabric)
+        if filename != "partitions.conf":
+            raise ValidationError({"file": ["only partitions.conf can be imported"]})
+        if visible_tenant_ids(request.user) is not None:
+            raise PermissionDenied("imports change every tenant; ask a policy admin")
+        text = request.data if isinstance(request.data, str) else request.data.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError({"text": ["send the partitions.conf text"]})
+        replace = str(request.query_params.get("merge", "")).lower() not in ("1", "true", "yes")
+        try:
+            result = import_partitions_conf(f, text, request.user, source=filename, replace_members=replace)
+        except FormatError as exc:
+            return Response({"text": [str(exc)], "line": exc.line}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"created": result.created, "updated": result.updated, "members": result.members,
+                         "notes": result.notes})
+
+
+class MemberViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Read-only list of members across partitions (``?fabric=``, ``?partition=``, ``?guid=``)."""
+
+    serializer_class = MemberSerializer
+
+    def get_queryset(self):
+        qs = PartitionMember.objects.filter(partition__in=Partition.objects.restrict(self.request.user))
+        return _filter(qs, self.request, fabric="partition__fabric__slug", partition="partition_id", guid="guid")

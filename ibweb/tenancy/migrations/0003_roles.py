@@ -1,0 +1,44 @@
+"""Roles as groups: viewer, operator, policy admin, with their model permissions."""
+
+from django.contrib.auth.management import create_permissions
+from django.db import migrations
+
+TENANCY_MODELS = ("tenant", "serviceclass", "partition", "partitionmember", "qospolicy", "auditentry")
+EDITABLE = ("tenant", "serviceclass", "partition", "partitionmember", "qospolicy")
+
+ROLES = {
+    "viewer": [("tenancy", f"view_{m}") for m in TENANCY_MODELS] + [("fabrics", "view_fabric")],
+    "operator": [("tenancy", f"view_{m}") for m in TENANCY_MODELS]
+    + [("tenancy", "view_all_tenants"), ("fabrics", "view_fabric"), ("fabrics", "change_fabric")],
+    "policy admin": [("tenancy", f"view_{m}") for m in TENANCY_MODELS]
+    + [("tenancy", f"{a}_{m}") for m in EDITABLE for a in ("add", "change", "delete")]
+    + [("tenancy", "view_all_tenants"), ("fabrics", "view_fabric")],
+}
+
+
+def create_roles(apps, schema_editor):
+    for config in apps.get_app_configs():
+        config.models_module = True
+        create_permissions(config, apps=apps, verbosity=0)
+        config.models_module = None
+    Group = apps.get_model("auth", "Group")
+    Permission = apps.get_model("auth", "Permission")
+    for name, perms in ROLES.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        for app_label, codename in perms:
+            group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+
+
+def delete_roles(apps, schema_editor):
+    apps.get_model("auth", "Group").objects.filter(name__in=ROLES).delete()
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("tenancy", "0002_partitions_qos_audit"),
+        ("fabrics", "0001_initial"),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("contenttypes", "0002_remove_content_type_name"),
+    ]
+
+    operations = [migrations.RunPython(create_roles, delete_roles)]

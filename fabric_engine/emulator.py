@@ -1,37 +1,68 @@
-"""The emulator: advances jobs through time and solves the fabric once per tick."""
+"""The emulator: advances jobs through time and solves the fabric once per tick.
+
+Time model
+----------
+Every job iterates: a compute phase of ``compute_s`` seconds without traffic, then
+its collective. Jobs run inside their run window (``start_s``, ``stop_s``,
+``repeat_s``) and restart at a fresh iteration each time the window opens.
+
+One tick solves the flows of every job that communicates at some point during the
+tick, together with the background load (:func:`~fabric_engine.flows.solve_paced`):
+
+1. greedy max-min fair rates give each job the duration ``T`` of its collective
+   now (its slowest transfer: ``max(bytes / rate)``) and the links that hold it back;
+2. the transfers of a collective move in lock step, so each runs at the pace
+   ``bytes / T`` of its job, and the background flows share what is left.
+
+Each job then follows its timeline through the tick (compute, collective of
+duration ``T``, compute, ...) in closed form; link rates are averaged over the
+tick, so the fabric breathes as jobs iterate. The same job alone on the idle
+fabric (one block-diagonal solve over all jobs when they are loaded) gives the
+reference for its offered load and its slowdown.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .flows import max_min_fair
+from .congestion import ecn_fraction, rank_hotspots, xmit_wait_ticks
+from .errors import FabricEngineError
+from .flows import group_max, max_min_fair, solve_paced
 from .routing import Routing
-from .state import FabricState, JobState
+from .state import HOTSPOTS, FabricState, JobState
 from .topology import KIND_HOST
-from .workload import Flows, Job, background_pairs, ring_pairs
+from .workload import KIND_BACKGROUND, Flows, Job, JobFlows, background_pairs, expand_jobs, run_window
 
 __all__ = ["Emulator", "Background"]
+
+_COMPUTE, _COMM = 0, 1
+_SLOWEST_TOL = 1e-3  # flows within this fraction of a job's slowest count as limiting
 
 
 @dataclass(frozen=True)
 class Background:
-    """Uniform random background load: ``fraction`` of hosts each send ``gbps`` to a random peer."""
+    """Uniform random background load: ``fraction`` of hosts each send ``gbps`` to a random peer, redrawn per tick."""
 
     fraction: float = 0.25
     gbps: float = 20.0
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.fraction <= 1 or self.gbps < 0:
+            raise FabricEngineError("background: fraction must be in 0..1 and gbps >= 0")
+
+
+def _bits(nbytes: np.ndarray) -> np.ndarray:
+    """Gigabits of ``nbytes`` (rates are in Gb/s)."""
+    return nbytes * 8e-9
+
 
 class Emulator:
-    """Time-stepped emulation of jobs on a routed fabric.
-
-    Each job alternates a compute phase of ``compute_s`` seconds and a ring
-    all-reduce of ``bytes_per_rank`` at the rate the solver gives its slowest
-    flow. Within a tick a job is communicating for a fraction of the time; link
-    rates are averaged over the tick, so the fabric breathes as jobs iterate.
+    """Time-stepped emulation of jobs on a routed fabric (see the module docstring).
 
     Parameters
     ----------
@@ -41,106 +72,262 @@ class Emulator:
     tick_s : float
     seed : int
         Seed of the background traffic draw (deterministic per tick).
+    policy : fabric_engine.policy.Policy, optional
+        Partitions and QoS: blocked flows get nothing, partition rate limits cap
+        flows, VL arbitration gives weights and strict priority classes.
+    paths : callable, optional
+        Path model ``paths(src, dst, return_broken=True) -> (incidence, broken)``;
+        default ``routing.paths`` (static LFT paths). An adaptive model returns
+        fractional entries (see :func:`fabric_engine.flows.split_incidence`).
+    xmit_wait_tick : int
+        ``Tick`` code of PortSamplesControl for the PortXmitWait estimate.
+    ecn_threshold : float
+        Load, as a fraction of capacity, above which ports mark ECN.
+
+    Examples
+    --------
+    >>> from fabric_engine.topology.generate import fat_tree
+    >>> from fabric_engine.routing import route
+    >>> f = fat_tree(hosts=8, radix=4)
+    >>> emu = Emulator(route(f), [Job("j", "t", f.hosts[:4], buffer_bytes=1e9, compute_s=0.5)], tick_s=0.5)
+    >>> emu.step(0.0).job("j").active, emu.step(0.5).job("j").active
+    (False, True)
     """
 
-    def __init__(self, routing: Routing, jobs: list[Job], background: Background | None = None,
-                 tick_s: float = 1.0, seed: int = 0) -> None:
+    def __init__(self, routing: Routing, jobs: Sequence[Job], background: Background | None = None,
+                 tick_s: float = 1.0, seed: int = 0, *, policy=None, paths=None, xmit_wait_tick: int = 0,
+                 ecn_threshold: float = 0.9) -> None:
+        if tick_s <= 0:
+            raise FabricEngineError(f"tick_s {tick_s}: must be positive")
         self.routing = routing
         self.fabric = routing.fabric
-        self.jobs = list(jobs)
         self.background = background
         self.tick_s = float(tick_s)
         self.seed = seed
+        self.policy = policy
+        self.paths = paths if paths is not None else routing.paths
+        self.xmit_wait_tick = int(xmit_wait_tick)
+        self.ecn_threshold = float(ecn_threshold)
         self.seq = 0
         self.elapsed = 0.0
-        self.tenants = sorted({j.tenant for j in self.jobs})
         f = self.fabric
         self.capacity = f.capacity_gbps
+        self._width = np.concatenate([f.width, f.width]).astype(np.float64)
         self._into_host = f.kind[f.dl_dst] == KIND_HOST
-        # Precomputed ring paths of every job, stacked; rows of job k are _job_rows[k].
-        parts, rows, start = [], [], 0
-        for k, job in enumerate(self.jobs):
-            src, dst = ring_pairs(job.hosts)
-            parts.append(Flows(src, dst, np.full(len(src), np.inf), sl=np.full(len(src), job.sl, np.int8),
-                               job=np.full(len(src), k, np.int32),
-                               tenant=np.full(len(src), self.tenants.index(job.tenant), np.int32)))
-            rows.append(np.arange(start, start + len(src)))
-            start += len(src)
-        self._job_flows = Flows.concat(parts)
-        self._job_rows = rows
-        self._job_incidence = routing.paths(self._job_flows.src, self._job_flows.dst)
-        # Per job: "compute" with seconds left, or "comm" with bytes left per rank.
-        self._phase = ["wait" if j.start_s > 0 else "compute" for j in self.jobs]
-        self._left = [j.start_s if j.start_s > 0 else j.compute_s for j in self.jobs]
+        self.jobs: list[Job] = []
+        self._load(list(jobs), {})
 
-    def _active_jobs(self) -> np.ndarray:
-        return np.array([p == "comm" for p in self._phase], dtype=bool)
+    # ------------------------------------------------------------ job set
+    def _policy_inputs(self, flows: Flows) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, object]:
+        """Demand after isolation and rate caps, weight, priority class, and the policy outcome."""
+        dem = flows.demand_gbps.copy()
+        if self.policy is None:
+            return dem, None, flows.weight.copy(), None
+        from .policy import enforce  # the policy module builds on this package's solver
 
-    def _background_flows(self) -> tuple[Flows, sp.csr_matrix]:
+        fp = enforce(self.policy, flows.src, flows.dst, flows.sl)
+        dem = np.where(fp.allowed, np.minimum(dem, fp.rate_cap_gbps), 0.0)
+        return dem, fp.priority.astype(np.int64), flows.weight * np.maximum(fp.weight, 1e-12), fp
+
+    def _load(self, jobs: list[Job], keep: dict[str, tuple]) -> None:
+        """Expand ``jobs``, solve each alone, and set their time state (``keep``: name -> saved state)."""
+        names = [j.name for j in jobs]
+        if len(set(names)) != len(names):
+            raise FabricEngineError("job names must be unique")
+        self.jobs = jobs
+        self.tenants = sorted({j.tenant for j in jobs})
+        jf: JobFlows = expand_jobs(jobs, self.fabric, self.paths, self.tenants)
+        self._jf = jf
+        fl = jf.flows
+        dem, prio, weight, fp = self._policy_inputs(fl)
+        dem[jf.broken] = 0.0
+        self._dem, self._prio, self._weight, self._fp = dem, prio, weight, fp
+        self._flow_job = fl.job.astype(np.int64)
+        self._bits = _bits(fl.nbytes)
+        n = len(jobs)
+        self._compute = np.array([j.compute_s for j in jobs], dtype=np.float64)
+        self._start = np.array([j.start_s for j in jobs], dtype=np.float64)
+        self._stop = np.array([np.nan if j.stop_s is None else j.stop_s for j in jobs], dtype=np.float64)
+        self._repeat = np.array([np.nan if j.repeat_s is None else j.repeat_s for j in jobs], dtype=np.float64)
+        # Alone on the idle fabric: one solve, every job on its own copy of the links.
+        e = len(self.capacity)
+        if len(fl):
+            inc = jf.incidence
+            row_job = np.repeat(self._flow_job, np.diff(inc.indptr))
+            block = sp.csr_matrix((inc.data, inc.indices + row_job * e, inc.indptr), shape=(len(fl), n * e))
+            alone = max_min_fair(block, np.tile(self.capacity, n), dem, weight)
+        else:
+            alone = np.zeros(0)
+        self._alone_s = group_max(self._flow_time(alone), self._flow_job, n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pace = np.where(self._alone_s[self._flow_job] > 0, self._bits / self._alone_s[self._flow_job], 0.0)
+        self._offered_alone = np.where(np.isfinite(pace), pace, 0.0)
+        # Time state: phase, what is left of it (compute seconds, or fraction of the collective), counters.
+        self._phase = np.zeros(n, dtype=np.int8)
+        self._left = self._compute.copy()
+        self._running = np.zeros(n, dtype=bool)
+        self._iterations = np.zeros(n, dtype=np.int64)
+        self._last_comm = self._alone_s.copy()
+        for k, name in enumerate(names):
+            if name in keep:
+                self._phase[k], self._left[k], self._running[k], self._iterations[k], self._last_comm[k] = keep[name]
+
+    def _saved(self) -> dict[str, tuple]:
+        return {j.name: (self._phase[k], self._left[k], self._running[k], self._iterations[k], self._last_comm[k])
+                for k, j in enumerate(self.jobs)}
+
+    def start_job(self, job: Job) -> None:
+        """Add ``job`` (it starts when its run window opens, counted from the emulation's start)."""
+        self._load(self.jobs + [job], self._saved())
+
+    def stop_job(self, name: str) -> None:
+        """Remove the job ``name``."""
+        if name not in {j.name for j in self.jobs}:
+            raise FabricEngineError(f"no job {name!r}")
+        self._load([j for j in self.jobs if j.name != name], self._saved())
+
+    # ------------------------------------------------------------------ tick
+    def _flow_time(self, rate: np.ndarray, job_rows: np.ndarray | None = None) -> np.ndarray:
+        """Seconds each job flow needs for its bytes at ``rate`` (0 without bytes, inf at rate 0)."""
+        bits = self._bits if job_rows is None else self._bits[job_rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(bits > 0, bits / rate, 0.0)
+        return np.where(np.isnan(t), np.inf, t)
+
+    def _background(self) -> tuple[Flows, sp.csr_matrix]:
         rng = np.random.default_rng((self.seed, self.seq))
         src, dst = background_pairs(self.fabric.hosts, self.background.fraction, rng)
-        flows = Flows(src, dst, np.full(len(src), self.background.gbps))
-        return flows, self.routing.paths(src, dst)
+        flows = Flows(src, dst, np.full(len(src), self.background.gbps), kind=KIND_BACKGROUND)
+        inc, broken = self.paths(src, dst, return_broken=True)
+        flows.demand_gbps[broken] = 0.0
+        return flows, sp.csr_matrix(inc, dtype=np.float64)
 
     def step(self, now: float | None = None) -> FabricState:
         """Advance one tick and return the fabric's state for it."""
         self.seq += 1
         now = time.time() if now is None else now
-        active = self._active_jobs()
-        rows = np.concatenate([self._job_rows[k] for k in np.flatnonzero(active)] or [np.zeros(0, np.int64)])
-        inc = self._job_incidence[rows]
-        demand = self._job_flows.demand_gbps[rows]
+        tick, t0 = self.tick_s, self.elapsed
+        jf, n_jobs = self._jf, len(self.jobs)
+        running = run_window(self._start, self._stop, self._repeat, t0)
+        fresh = running & ~self._running
+        self._phase[fresh], self._left[fresh] = _COMPUTE, self._compute[fresh]
+        self._running = running
+        reach = running & ((self._phase == _COMM) | (self._left < tick))
+        rows = jf.rows(reach)
+        inc = jf.incidence[rows]
+        dem, weight = self._dem[rows], self._weight[rows]
+        prio = None if self._prio is None else self._prio[rows]
+        owner = self._flow_job[rows]
+        n_job_flows = len(rows)
         if self.background is not None:
-            bg, bg_inc = self._background_flows()
+            bg, bg_inc = self._background()
+            bdem, bprio, bweight, _ = self._policy_inputs(bg)
             inc = sp.vstack([inc, bg_inc], format="csr")
-            demand = np.concatenate([demand, bg.demand_gbps])
-        rate = max_min_fair(inc, self.capacity, demand)
-        # Fraction of the tick each active job spends communicating.
-        frac = np.ones(len(rate))
-        job_rate = np.zeros(len(self.jobs))
-        job_frac = np.zeros(len(self.jobs))
-        pos = 0
-        for k in np.flatnonzero(active):
-            n = len(self._job_rows[k])
-            slowest = rate[pos:pos + n].min()
-            job_rate[k] = rate[pos:pos + n].sum()
-            need_s = self._left[k] * 8 / (slowest * 1e9) if slowest > 0 else np.inf
-            job_frac[k] = min(1.0, need_s / self.tick_s)
-            frac[pos:pos + n] = job_frac[k]
-            pos += n
-        carried = rate * frac
+            dem, weight = np.concatenate([dem, bdem]), np.concatenate([weight, bweight])
+            prio = None if prio is None else np.concatenate([prio, bprio])
+            owner = np.concatenate([owner, np.full(len(bg), -1)])
+            bg_offered = bdem
+        else:
+            bg_offered = np.zeros(0)
+        # Two passes: greedy (collective durations, limiting links), then flows paced to their collective.
+        gbits = np.concatenate([self._bits[rows], np.zeros(len(dem) - n_job_flows)])
+        group = np.where(np.arange(len(dem)) < n_job_flows, owner, -1)
+        rate, bott, comm_now = solve_paced(inc, self.capacity, dem, weight, gbits, group, n_jobs, priority=prio)
+        comm_frac = self._advance(running, reach, comm_now)
+        # Per-link load, averaged over the tick.
+        on = np.concatenate([comm_frac[owner[:n_job_flows]], np.ones(len(rate) - n_job_flows)])
+        carried = rate * on
+        offered = np.concatenate([self._offered_alone[rows], bg_offered]) * on
         link_rate = np.asarray(inc.T @ carried).ravel()
-        self._advance(active, job_rate, job_frac, rate)
-        self.elapsed += self.tick_s
+        link_offered = np.maximum(np.asarray(inc.T @ offered).ravel(), link_rate)
+        wait = xmit_wait_ticks(link_offered, link_rate, self.capacity, self._width, tick, self.xmit_wait_tick)
+        ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
         util = link_rate / np.maximum(self.capacity, 1e-12)
-        jobs = [JobState(j.name, j.tenant, j.pattern, len(j.hosts), bool(active[k]),
-                         float(len(j.hosts) * self.capacity[0]) if active[k] else 0.0,
-                         float(job_rate[k] * job_frac[k]))
-                for k, j in enumerate(self.jobs)]
-        return FabricState(self.seq, now, self.tick_s, link_rate.astype(np.float32), util.astype(np.float32),
-                           throughput_gbps=float(link_rate[self._into_host].sum()), jobs=jobs)
+        jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, rows, util)
+        names = [j.name for j in self.jobs]
+        hotspots = rank_hotspots(link_offered, link_rate, self.capacity, wait, ecn, inc, carried, owner, names,
+                                 HOTSPOTS)
+        self.elapsed += tick
+        return FabricState(self.seq, now, tick, link_rate.astype(np.float32), util.astype(np.float32),
+                           throughput_gbps=float(link_rate[self._into_host].sum()), jobs=jobs,
+                           alerts=self._alerts(running), offered_gbps=link_offered.astype(np.float32),
+                           xmit_wait=wait.astype(np.float32), ecn=ecn.astype(np.float32), hotspots=hotspots,
+                           capacity_gbps=self.capacity)
 
-    def _advance(self, active: np.ndarray, job_rate: np.ndarray, job_frac: np.ndarray, rate: np.ndarray) -> None:
-        """Move every job's phase forward by one tick (a per-job state machine, not per flow)."""
-        pos = 0
-        for k, job in enumerate(self.jobs):
-            left_s = self.tick_s
-            if active[k]:
-                n = len(self._job_rows[k])
-                slowest = rate[pos:pos + n].min()
-                pos += n
-                sent = slowest * 1e9 / 8 * self.tick_s
-                if sent < self._left[k]:
-                    self._left[k] -= sent
-                    continue
-                left_s -= self.tick_s * job_frac[k]
-                self._phase[k], self._left[k] = "compute", job.compute_s
-            while left_s > 0:
-                if self._phase[k] in ("compute", "wait"):
-                    if self._left[k] > left_s:
-                        self._left[k] -= left_s
-                        break
-                    left_s -= self._left[k]
-                    self._phase[k], self._left[k] = "comm", job.bytes_per_rank
-                else:
-                    break  # communication starts in the next tick's solve
+    def _advance(self, running: np.ndarray, reach: np.ndarray, comm_now: np.ndarray) -> np.ndarray:
+        """Move every running job along its timeline by one tick; returns the fraction of the tick it communicated.
+
+        Closed form over whole iterations: with ``C`` compute and ``T`` collective
+        seconds, the communication time up to position ``x`` in the job's cycle is
+        ``floor(x / P) T + clip(x mod P - C, 0, T)`` with ``P = C + T``.
+        """
+        tick = self.tick_s
+        c = self._compute
+        t = np.where(reach, comm_now, self._alone_s)
+        stalled = ~np.isfinite(t)
+        tf = np.where(stalled, 0.0, t)
+        p = np.maximum(c + tf, 1e-12)
+        pos = np.where(self._phase == _COMPUTE, c - self._left, c + (1 - self._left) * tf)
+        end = pos + tick
+
+        def comm_upto(x):
+            return np.floor(x / p) * tf + np.clip(np.mod(x, p) - c, 0.0, tf)
+
+        comm = np.where(stalled, np.maximum(end - np.maximum(pos, c), 0.0), comm_upto(end) - comm_upto(pos))
+        cycles = np.where(stalled, 0, np.floor(end / p)).astype(np.int64)
+        rest = np.where(stalled, end, np.mod(end, p))
+        in_compute = rest < c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            comm_left = np.where(tf > 0, 1 - (rest - c) / tf, 0.0)
+        new_phase = np.where(in_compute, _COMPUTE, _COMM).astype(np.int8)
+        new_left = np.where(in_compute, c - rest, np.where(stalled, 1.0, comm_left))
+        upd = running
+        self._phase[upd], self._left[upd] = new_phase[upd], new_left[upd]
+        self._iterations[upd] += cycles[upd]
+        self._last_comm[reach] = comm_now[reach]
+        return np.where(running, np.clip(comm / tick, 0.0, 1.0), 0.0)
+
+    def _job_states(self, running, reach, comm_now, comm_frac, rate, bott, rows, util) -> list[JobState]:
+        e = len(self.capacity)
+        n_jobs = len(self.jobs)
+        n = len(rows)
+        owner = self._flow_job[rows]
+        achieved = np.bincount(owner, weights=rate[:n], minlength=n_jobs)
+        demand = np.bincount(owner, weights=self._offered_alone[rows], minlength=n_jobs)
+        # Limiting links: bottlenecks (pass 1) of each job's slowest flows, most utilized first.
+        t_flow = self._flow_time(rate[:n], rows)
+        slow = (t_flow >= comm_now[owner] * (1 - _SLOWEST_TOL)) & (bott[:n] >= 0)
+        key = np.unique(owner[slow] * e + bott[:n][slow])
+        k_job, k_link = key // e, key % e
+        order = np.lexsort((-util[k_link], k_job))
+        k_job, k_link = k_job[order], k_link[order]
+        bounds = np.searchsorted(k_job, np.arange(n_jobs + 1))
+        active = running & (comm_frac > 0)
+        out = []
+        for k, job in enumerate(self.jobs):  # one entry per job
+            phase = ("comm" if self._phase[k] == _COMM else "compute") if running[k] else (
+                "waiting" if self.elapsed < job.start_s else "stopped")
+            now_s = comm_now[k] if reach[k] else self._last_comm[k]
+            alone = self._alone_s[k]
+            slowdown = (np.inf if not np.isfinite(now_s) else now_s / alone) if alone > 0 else 1.0
+            out.append(JobState(
+                job.name, job.tenant, job.pattern, len(job.hosts), bool(active[k]),
+                float(demand[k]) if active[k] else 0.0, float(achieved[k]) if active[k] else 0.0,
+                phase=phase, comm_s=float(now_s), comm_alone_s=float(alone), slowdown=float(slowdown),
+                iterations=int(self._iterations[k]),
+                limiting_links=tuple(int(x) for x in k_link[bounds[k]:bounds[k + 1]][:3]) if reach[k] else ()))
+        return out
+
+    def _alerts(self, running: np.ndarray) -> list[dict]:
+        jf = self._jf
+        alerts = []
+        broken = np.bincount(self._flow_job[jf.broken], minlength=len(self.jobs))
+        for k in np.flatnonzero(running & (broken > 0)):
+            alerts.append({"kind": "no_route", "job": self.jobs[k].name, "flows": int(broken[k])})
+        if self._fp is not None:
+            from .policy import violations
+
+            mask = running[self._flow_job] if len(self._flow_job) else np.zeros(0, bool)
+            job = np.where(mask, self._flow_job, -1)
+            alerts.extend(violations(self._fp, job, [j.name for j in self.jobs], self.policy))
+        return alerts

@@ -8,6 +8,15 @@ A spec is JSON-ready, so the web app stores it as is and builds the emulator fro
                "pattern": "ring_allreduce", "buffer_gb": 16, "compute_s": 1.5, "sl": 0}],
      "background": {"fraction": 0.25, "gbps": 20},
      "tick_s": 1.0, "seed": 1}
+
+Job keys: ``name``, ``tenant``, ``hosts`` (a count), ``placement`` (``packed`` or
+``scattered``), ``pattern`` (see :mod:`fabric_engine.workload.patterns`),
+``buffer_gb`` (bytes per iteration, 1e9), ``compute_s``, ``sl``, ``start_s``,
+``stop_s``, ``repeat_s`` and ``params`` (pattern options, e.g. ``{"stages": 4}``).
+Optional top-level keys: ``policy`` (partitions and QoS, as
+:meth:`fabric_engine.policy.Policy.from_dict` takes them), ``adaptive`` (use the
+routing's adaptive path model ``routing.adaptive_paths``), ``ecn_threshold`` and
+``xmit_wait_tick`` (see :class:`~fabric_engine.emulator.Emulator`).
 """
 
 from __future__ import annotations
@@ -20,12 +29,12 @@ from .emulator import Background, Emulator
 from .errors import FabricEngineError
 from .routing import route
 from .topology import Fabric, generate
-from .workload import Job, place_packed, place_scattered
+from .workload import PLACEMENTS, Job
 
 __all__ = ["DEMO_SPEC", "build_fabric", "build_emulator"]
 
-GENERATORS = {"fat_tree": generate.fat_tree}
-PLACEMENTS = {"packed": place_packed, "scattered": place_scattered}
+GENERATORS = {"fat_tree": generate.fat_tree, "rail_optimized": generate.rail_optimized,
+              "dragonfly_plus": generate.dragonfly_plus}
 
 #: The demo: a non-blocking 2-level NDR fat tree of 512 hosts (16 leaves x 32 hosts,
 #: one cable from every leaf to each of 32 spines) running 8 jobs of 3 tenants.
@@ -34,17 +43,18 @@ DEMO_SPEC: dict = {
     "routing": "minhop",
     "jobs": [
         {"name": "llama-70b", "tenant": "acme", "hosts": 128, "placement": "packed", "buffer_gb": 16, "compute_s": 1.6},
-        {"name": "moe-8x22b", "tenant": "acme", "hosts": 64, "placement": "packed", "buffer_gb": 8, "compute_s": 0.8},
-        {"name": "vit-huge", "tenant": "globex", "hosts": 64, "placement": "scattered", "buffer_gb": 4,
-         "compute_s": 0.6},
+        {"name": "moe-8x22b", "tenant": "acme", "hosts": 64, "placement": "packed", "pattern": "all_to_all",
+         "buffer_gb": 8, "compute_s": 0.8},
+        {"name": "vit-huge", "tenant": "globex", "hosts": 64, "placement": "scattered", "pattern": "tree_allreduce",
+         "buffer_gb": 4, "compute_s": 0.6},
         {"name": "bert-ft", "tenant": "globex", "hosts": 32, "placement": "packed", "buffer_gb": 2, "compute_s": 0.5},
-        {"name": "gpt-13b", "tenant": "initech", "hosts": 64, "placement": "scattered", "buffer_gb": 6,
-         "compute_s": 1.2, "start_s": 3},
-        {"name": "diffusion-xl", "tenant": "initech", "hosts": 64, "placement": "packed", "buffer_gb": 5,
-         "compute_s": 0.9},
+        {"name": "gpt-13b", "tenant": "initech", "hosts": 64, "placement": "scattered", "pattern": "pipeline",
+         "params": {"stages": 8}, "buffer_gb": 6, "compute_s": 1.2, "start_s": 3},
+        {"name": "diffusion-xl", "tenant": "initech", "hosts": 64, "placement": "scattered",
+         "pattern": "hierarchical_allreduce", "buffer_gb": 5, "compute_s": 0.9},
         {"name": "rlhf-7b", "tenant": "acme", "hosts": 32, "placement": "scattered", "buffer_gb": 3, "compute_s": 0.7},
-        {"name": "eval-sweep", "tenant": "globex", "hosts": 32, "placement": "packed", "buffer_gb": 1,
-         "compute_s": 0.4, "start_s": 5},
+        {"name": "eval-sweep", "tenant": "globex", "hosts": 32, "placement": "packed", "pattern": "uniform_random",
+         "buffer_gb": 1, "compute_s": 0.4, "start_s": 5, "stop_s": 35, "repeat_s": 60},
     ],
     "background": {"fraction": 0.25, "gbps": 20},
     "tick_s": 1.0,
@@ -93,5 +103,20 @@ def build_emulator(spec: dict) -> Emulator:
     routing = route(fabric, spec.get("routing", "minhop"))
     jobs = _jobs(fabric, spec.get("jobs", []))
     bg = spec.get("background")
-    background = Background(**bg) if bg else None
-    return Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0))
+    try:
+        background = Background(**bg) if bg else None
+    except TypeError as exc:
+        raise FabricEngineError(f"background: {exc}") from None
+    policy = None
+    if spec.get("policy"):
+        from .policy import Policy
+
+        policy = Policy.from_dict(fabric, spec["policy"])
+    paths = None
+    if spec.get("adaptive"):
+        paths = getattr(routing, "adaptive_paths", None)
+        if paths is None:
+            raise FabricEngineError(f"adaptive: routing engine {routing.engine!r} has no adaptive path model")
+    return Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0),
+                    policy=policy, paths=paths, xmit_wait_tick=spec.get("xmit_wait_tick", 0),
+                    ecn_threshold=spec.get("ecn_threshold", 0.9))

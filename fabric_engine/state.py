@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FabricState", "JobState", "FEED_VERSION"]
+__all__ = ["FabricState", "JobState", "FEED_VERSION", "HOTSPOTS"]
 
 #: Version of the live feed protocol (``"v"`` of every message).
 FEED_VERSION = 1
+#: Length of the ranked hotspot list.
+HOTSPOTS = 10
+
+
+def _num(x: float, digits: int = 3) -> float | None:
+    """A JSON-safe rounded number (``None`` for inf and nan)."""
+    return round(float(x), digits) if math.isfinite(x) else None
 
 
 @dataclass(frozen=True)
 class JobState:
-    """One job's traffic during a tick (bandwidths in Gb/s, summed over its flows)."""
+    """One job's traffic during a tick (bandwidths in Gb/s, summed over its flows).
+
+    ``active``: the job communicated during the tick. ``demand_gbps``: what its
+    flows send when the job is alone on an idle fabric; ``achieved_gbps``: what
+    they get now, while communicating. ``comm_s`` / ``comm_alone_s``: duration of
+    one collective now and alone; ``slowdown = comm_s / comm_alone_s`` (``inf``
+    when a flow has no route). ``limiting_links``: directed links that held back
+    its slowest flows, most utilized first. ``phase``: ``compute``, ``comm``,
+    ``waiting`` (before its run window) or ``stopped``.
+    """
 
     name: str
     tenant: str
@@ -23,20 +40,40 @@ class JobState:
     active: bool
     demand_gbps: float
     achieved_gbps: float
+    phase: str = "compute"
+    comm_s: float = 0.0
+    comm_alone_s: float = 0.0
+    slowdown: float = 1.0
+    iterations: int = 0
+    limiting_links: tuple[int, ...] = ()
 
     def as_dict(self) -> dict:
         return {"id": self.name, "tenant": self.tenant, "pattern": self.pattern, "hosts": self.hosts,
                 "active": self.active, "demand_gbps": round(self.demand_gbps, 3),
-                "achieved_gbps": round(self.achieved_gbps, 3)}
+                "achieved_gbps": round(self.achieved_gbps, 3), "phase": self.phase,
+                "comm_s": _num(self.comm_s, 4), "comm_alone_s": _num(self.comm_alone_s, 4),
+                "slowdown": _num(self.slowdown, 4), "iterations": self.iterations,
+                "limiting_links": list(self.limiting_links)}
 
 
 @dataclass(frozen=True)
 class FabricState:
-    """Per-directed-link rates of one tick, plus jobs and alerts.
+    """Per-directed-link state of one tick, plus jobs, hotspots and alerts.
 
-    ``rate_gbps`` and ``util`` are float32 ``[2L]`` in directed-link order;
-    ``util = rate / capacity``. ``throughput_gbps`` is the traffic delivered to
-    hosts (the sum over directed links that end at a host).
+    Per-link arrays are float32 ``[2L]`` in directed-link order, averaged over the tick:
+
+    * ``rate_gbps``: carried rate; ``util = rate / capacity``.
+    * ``offered_gbps``: what the flows crossing the link would send if nothing
+      else held them back (each job's flows at their rate alone on an idle fabric,
+      while the job communicates; background flows at their demand).
+      ``offered / capacity > 1`` is congestion.
+    * ``xmit_wait``: estimated increase of PortXmitWait at the link's out port
+      during the tick, in ticks of the counter (see :mod:`fabric_engine.congestion`).
+    * ``capacity_gbps``: float64 ``[2L]``, for :attr:`congestion`.
+    * ``ecn``: estimated fraction of the packets sent that a congested port marks (FECN).
+
+    ``throughput_gbps`` is the traffic delivered to hosts (the sum over directed
+    links that end at a host). ``hotspots``: the most congested links, ranked.
     """
 
     seq: int
@@ -47,6 +84,11 @@ class FabricState:
     throughput_gbps: float = 0.0
     jobs: list[JobState] = field(default_factory=list)
     alerts: list[dict] = field(default_factory=list)
+    offered_gbps: np.ndarray | None = None
+    xmit_wait: np.ndarray | None = None
+    ecn: np.ndarray | None = None
+    hotspots: list[dict] = field(default_factory=list)
+    capacity_gbps: np.ndarray | None = None
 
     def hottest(self) -> tuple[int, float]:
         """Directed link with the highest utilization and that utilization."""
@@ -55,15 +97,40 @@ class FabricState:
         d = int(np.argmax(self.util))
         return d, float(self.util[d])
 
+    @property
+    def congestion(self) -> np.ndarray:
+        """``offered / capacity`` per directed link, float32 ``[2L]`` (above 1: congested)."""
+        if self.offered_gbps is None or self.capacity_gbps is None:
+            return self.util
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = self.offered_gbps / self.capacity_gbps
+        return np.nan_to_num(ratio, nan=0.0, posinf=0.0).astype(np.float32)
+
+    def job(self, name: str) -> JobState:
+        """The state of job ``name``."""
+        for j in self.jobs:
+            if j.name == name:
+                return j
+        raise KeyError(name)
+
     def to_frame(self, totals: dict) -> dict:
         """The feed ``frame`` message (protocol v1) as a JSON-ready dict."""
         d, u = self.hottest()
+        n = len(self.rate_gbps)
+        offered = self.offered_gbps if self.offered_gbps is not None else self.rate_gbps
+        wait = self.xmit_wait if self.xmit_wait is not None else np.zeros(n)
+        ecn = self.ecn if self.ecn is not None else np.zeros(n)
+        congested = int((self.congestion > 1.0 + 1e-6).sum())
         return {
             "v": FEED_VERSION, "type": "frame", "seq": self.seq, "t": round(self.t, 3), "tick_s": self.tick_s,
             "rate": np.round(self.rate_gbps.astype(np.float64), 3).tolist(),
             "util": np.round(self.util.astype(np.float64), 5).tolist(),
             "totals": {**totals, "throughput_gbps": round(self.throughput_gbps, 3),
-                       "hottest": {"link": d, "util": round(u, 5)}},
+                       "hottest": {"link": d, "util": round(u, 5)}, "congested_links": congested},
             "jobs": [j.as_dict() for j in self.jobs],
             "alerts": self.alerts,
+            "offered": np.round(offered.astype(np.float64), 3).tolist(),
+            "xmit_wait": np.round(wait.astype(np.float64)).tolist(),
+            "ecn": np.round(ecn.astype(np.float64), 4).tolist(),
+            "hotspots": self.hotspots,
         }

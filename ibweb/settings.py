@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "ibweb.tenancy",
     "ibweb.live",
     "ibweb.dashboard",
+    "ibweb.telemetry",
 ]
 
 MIDDLEWARE = [
@@ -118,7 +119,9 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False}
+# The schema's own lint runs in tests/web/test_api_schema.py, not in `check --deploy` (a security check).
+SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False,
+                        "ENABLE_DJANGO_DEPLOY_CHECK": False}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -147,4 +150,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {"ibweb": {"handlers": ["console"], "level": env.text("IBWEB_LOG_LEVEL", "INFO")}},
+}
+
+#: Celery beat: start the telemetry sweeps that are due (each fabric has its own interval).
+CELERY_BEAT_SCHEDULE = {
+    "telemetry-sweeps": {"task": "ibweb.telemetry.tasks.schedule_sweeps", "schedule": 2.0},
 }

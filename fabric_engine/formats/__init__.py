@@ -1,1 +1,113 @@
-"""Readers and writers of fabric file formats."""
+"""Readers and writers of fabric file formats.
+
+=================  ======================================  =====================================
+format             module                                  what it is
+=================  ======================================  =====================================
+``ibnetdiscover``  :mod:`.ibnetdiscover`                   output of infiniband-diags' ``ibnetdiscover``
+``ibsim``          :mod:`.ibsim`                           ibsim net file (starts a simulated subnet)
+``json``           :mod:`.json_format`                     ibweb's versioned JSON (feed snapshot, REST API)
+=================  ======================================  =====================================
+
+:func:`read` infers the format from the content (JSON object; ``Switch``/``Ca`` records
+with ``S-``/``H-`` GUID ids for ibnetdiscover; other ``Switch``/``Hca`` records for ibsim),
+then from the file name's extension. Errors are :class:`~fabric_engine.errors.FormatError`
+naming the source and line; nothing is returned half-built.
+
+>>> from fabric_engine.topology.generate import fat_tree
+>>> text = write(fat_tree(hosts=4, radix=4), "ibnetdiscover")
+>>> detect(text), read(text).num_hosts
+('ibnetdiscover', 4)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from ..errors import FormatError
+from ..topology import Fabric
+from . import ibnetdiscover, ibsim, json_format
+
+__all__ = ["FORMATS", "EXTENSIONS", "detect", "format_from_name", "read", "write"]
+
+FORMATS: tuple[str, ...] = ("ibnetdiscover", "ibsim", "json")
+#: File name endings and the format they stand for.
+EXTENSIONS: dict[str, str] = {
+    ".json": "json", ".net": "ibsim", ".ibsim": "ibsim", ".ibnd": "ibnetdiscover",
+    ".ibnetdiscover": "ibnetdiscover", ".topo": "ibnetdiscover",
+}
+_IBND = re.compile(r'^(?:Switch|Ca)\s+\d+\s+"[SH]-[0-9A-Fa-f]+"', re.M)
+_NET = re.compile(r'^(?:Switch|Hca|Ca)\s+\d+\s+"', re.M)
+
+
+def format_from_name(name: str) -> str | None:
+    """Format named by a file name's extension (``fabric.net`` -> ``"ibsim"``), or ``None``."""
+    return EXTENSIONS.get(os.path.splitext(str(name))[1].lower())
+
+
+def detect(text: str, name: str | None = None, source: str = "<text>") -> str:
+    """The format of ``text``: by content first, then by ``name``'s extension."""
+    head = text.lstrip()
+    if head.startswith("{"):
+        return "json"
+    if _IBND.search(text):
+        return "ibnetdiscover"
+    if _NET.search(text):
+        return "ibsim"
+    by_name = format_from_name(name) if name else None
+    if by_name:
+        return by_name
+    raise FormatError(source, None, f"cannot tell the format (one of {', '.join(FORMATS)}); name it explicitly")
+
+
+def _check_fmt(fmt: str, source: str) -> str:
+    if fmt not in FORMATS:
+        raise FormatError(source, None, f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    return fmt
+
+
+def read(path_or_text: str | bytes | Path, fmt: str | None = None, source: str | None = None) -> Fabric:
+    """Read a fabric from a file path or from the file's text.
+
+    Parameters
+    ----------
+    path_or_text : str, bytes or Path
+        A ``Path``, a string naming an existing file (no newline in it), or the text
+        (``bytes`` are decoded as UTF-8, e.g. an upload).
+    fmt : {"ibnetdiscover", "ibsim", "json"}, optional
+        The format; inferred when omitted (see :func:`detect`).
+    source : str, optional
+        Name used in error messages (default: the path, or ``"<text>"``).
+    """
+    name = None
+    if isinstance(path_or_text, Path) or (
+            isinstance(path_or_text, str) and "\n" not in path_or_text and os.path.isfile(path_or_text)):
+        name = str(path_or_text)
+        source = source or name
+        try:
+            data = Path(path_or_text).read_bytes()
+        except OSError as exc:
+            raise FormatError(source, None, f"cannot read: {exc.strerror}") from None
+    else:
+        data = path_or_text
+        source = source or "<text>"
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise FormatError(source, line, "not UTF-8 text") from None
+    fmt = _check_fmt(fmt, source) if fmt else detect(data, name or source, source)
+    if fmt == "json":
+        return json_format.from_json(data, source)
+    return (ibnetdiscover if fmt == "ibnetdiscover" else ibsim).read(data, source)
+
+
+def write(fabric: Fabric, fmt: str) -> str:
+    """The text of ``fabric`` in format ``fmt``."""
+    _check_fmt(fmt, "write")
+    if fmt == "json":
+        return json.dumps(json_format.to_json(fabric), separators=(",", ":")) + "\n"
+    return (ibnetdiscover if fmt == "ibnetdiscover" else ibsim).write(fabric)

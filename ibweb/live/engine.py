@@ -9,12 +9,15 @@ import time
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db.models import Q
 
 from fabric_engine.emulator import Emulator
 from fabric_engine.formats.json_format import to_json
 from fabric_engine.scenario import build_emulator
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
+from ibweb.telemetry.engine import TelemetryEngine
+from ibweb.telemetry.store import record_emulated_state
 
 from .groups import broadcast_frame, last_seq, store_topology
 from .leader import LeaderLock, NoLock
@@ -51,6 +54,7 @@ class FabricEngine:
 
         def compute() -> tuple[int, str]:
             state = self.emulator.step()
+            record_emulated_state(self.fabric_id, self.emulator.fabric, state)
             return state.seq, json.dumps(state.to_frame(totals), separators=(",", ":"))
 
         seq, text = await asyncio.to_thread(compute)
@@ -86,7 +90,7 @@ class FabricEngine:
 
 
 class EngineSupervisor:
-    """Keeps one :class:`FabricEngine` task running per emulated fabric."""
+    """Keeps one engine task running per fabric: emulated, or telemetry-fed with a collector."""
 
     def __init__(self) -> None:
         self.tasks: dict[int, asyncio.Task] = {}
@@ -94,13 +98,13 @@ class EngineSupervisor:
     async def start(self, slugs: list[str] | None = None) -> None:
         fabrics = await sync_to_async(list)(self._fabrics(slugs))
         for fabric in fabrics:
-            engine = FabricEngine(fabric)
+            engine = TelemetryEngine(fabric) if fabric.mode == FabricMode.TELEMETRY else FabricEngine(fabric)
             self.tasks[fabric.pk] = asyncio.create_task(engine.run(), name=f"engine:{fabric.slug}")
             log.info("engine started for fabric %s", fabric.slug)
 
     @staticmethod
     def _fabrics(slugs: list[str] | None):
-        qs = Fabric.objects.filter(mode=FabricMode.EMULATED)
+        qs = Fabric.objects.filter(Q(mode=FabricMode.EMULATED) | Q(mode=FabricMode.TELEMETRY, collector__isnull=False))
         return qs.filter(slug__in=slugs) if slugs else qs
 
     async def stop(self) -> None:

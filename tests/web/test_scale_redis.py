@@ -10,7 +10,7 @@ import websockets
 from tests.server import running_server
 from tests.services import require_redis
 
-FAST = {"name": "Fast 2048", "slug": "fast", "tick_s": 0.05,
+FAST = {"name": "Fast 2048", "slug": "fast", "tick_s": 0.1,
         "spec": {"topology": {"generator": "fat_tree", "hosts": 2048, "radix": 64},
                  "jobs": [{"name": "big", "tenant": "acme", "hosts": 1024, "placement": "scattered"}],
                  "background": {"fraction": 0.5, "gbps": 50}}}
@@ -68,7 +68,7 @@ def test_a_client_that_reads_nothing_does_not_grow_server_memory_or_slow_others(
             return before, after, got
 
         before, after, got = asyncio.run(scenario())
-    assert len(got) >= 60, f"the reading client got only {len(got)} frames in 12 s at 20 frames/s"
-    assert max(lag for _, lag in got[5:]) < 1.0
-    # A queue per stalled client would hold ~110 KiB per frame at 20 frames/s: tens of MiB over this test.
+    assert len(got) >= 40, f"the reading client got only {len(got)} frames in 12 s at 10 frames/s"
+    assert max(lag for _, lag in got[5:]) < 2.0
+    # A queue per stalled client would hold ~250 KiB per frame at 10 frames/s: tens of MiB over this test.
     assert after - before < 8_000, f"RSS grew {after - before} KiB while a client stalled"

@@ -6,6 +6,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.parsers import JSONParser
@@ -119,6 +121,7 @@ class PKeyPermission(permissions.BasePermission):
         return bool(request.user and request.user.is_authenticated and request.user.has_perms(needed))
 
 
+@extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
 class PKeyViewSet(viewsets.ViewSet):
     """P_Keys of one fabric with NVIDIA UFM's semantics (``/api/tenancy/fabrics/<slug>/pkeys/``).
 
@@ -284,6 +287,7 @@ class OpenSMFilePermission(permissions.BasePermission):
              "tenancy.delete_partitionmember")))
 
 
+@extend_schema(request=OpenApiTypes.STR, responses=OpenApiTypes.STR)
 class OpenSMFileView(APIView):
     """``GET`` downloads ``partitions.conf``, ``qos-policy.conf`` or ``opensm.conf``; ``POST`` (text body or
     ``{"text": ...}``) imports a ``partitions.conf`` transactionally."""

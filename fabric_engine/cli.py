@@ -1,0 +1,276 @@
+"""``python -m fabric_engine``: generate, convert and describe fabrics.
+
+Subcommands live in a registry so that each concept adds its own module::
+
+    # fabric_engine/cli_routing.py
+    from .cli import command
+
+    def _arguments(parser):
+        parser.add_argument("fabric")
+
+    @command("route", help="compute LFTs for a fabric", arguments=_arguments)
+    def route(args) -> int:
+        ...
+        return 0
+
+and one line naming that module in :data:`PLUGINS`. Handlers return the exit code;
+a :class:`~fabric_engine.errors.FabricEngineError` they raise is printed as
+``error: <message>`` with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import FabricEngineError
+from .topology import KIND_HOST, KIND_SWITCH, ROLES, SPEEDS, TIER_NAMES, Fabric
+
+__all__ = ["command", "main", "build_parser", "COMMANDS", "PLUGINS", "describe"]
+
+#: Modules that register more subcommands when imported (one line each).
+PLUGINS: tuple[str, ...] = (
+    "fabric_engine.analysis.cli",
+)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One registered subcommand."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None] | None
+    run: Callable[[argparse.Namespace], int]
+
+
+#: Registered subcommands by name.
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, *, help: str, arguments: Callable[[argparse.ArgumentParser], None] | None = None):
+    """Register the decorated ``run(args) -> exit code`` as subcommand ``name``."""
+    def register(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        if name in COMMANDS and COMMANDS[name].run is not run:
+            raise ValueError(f"CLI command {name!r} is registered twice")
+        COMMANDS[name] = Command(name, help, arguments, run)
+        return run
+    return register
+
+
+# ------------------------------------------------------------------ generate
+def _common_generate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--radix", type=int, default=64, help="ports per switch (default 64)")
+    p.add_argument("--speed", default="NDR", help=f"lane speed, one of {', '.join(SPEEDS)} (default NDR)")
+    p.add_argument("--width", type=int, default=4, help="lanes per link (default 4)")
+    p.add_argument("--storage-servers", type=int, default=0, help="storage servers (role storage)")
+    p.add_argument("--storage-ports", type=int, default=2, help="HCA ports per storage server (default 2)")
+    p.add_argument("--mgmt-nodes", type=int, default=0, help="management nodes (role mgmt)")
+    p.add_argument("--name", help="fabric name")
+    p.add_argument("--format", choices=("ibnetdiscover", "ibsim", "json"),
+                   help="output format (default: from the -o file name, else json)")
+    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+
+
+def _generate_arguments(parser: argparse.ArgumentParser) -> None:
+    kinds = parser.add_subparsers(dest="kind", required=True, metavar="{fat-tree,rail-optimized,dragonfly-plus}")
+    p = kinds.add_parser("fat-tree", help="2- or 3-level fat tree")
+    p.add_argument("--hosts", type=int, required=True)
+    p.add_argument("--levels", type=int, default=2, choices=(2, 3))
+    p.add_argument("--oversubscription", type=float, default=1.0, help="leaf down:up ratio (default 1)")
+    p.add_argument("--cores", type=int, help="core switches (3 levels)")
+    p.add_argument("--spines", type=int, help="spine switches (2 levels)")
+    p.add_argument("--storage-placement", choices=("dedicated", "spread"), default="dedicated")
+    _common_generate_args(p)
+    p = kinds.add_parser("rail-optimized", help="DGX SuperPOD-style rail-optimized scalable units")
+    p.add_argument("--nodes", type=int, required=True, help="GPU nodes")
+    p.add_argument("--gpus-per-node", type=int, default=8)
+    p.add_argument("--nodes-per-su", type=int, default=32)
+    p.add_argument("--levels", type=int, default=2, choices=(2, 3))
+    p.add_argument("--spines", type=int)
+    p.add_argument("--cores", type=int)
+    p.add_argument("--storage-placement", choices=("dedicated", "spread"), default="dedicated")
+    _common_generate_args(p)
+    p = kinds.add_parser("dragonfly-plus", help="Dragonfly+ groups joined by global links")
+    p.add_argument("--groups", type=int, required=True)
+    p.add_argument("--leaves-per-group", type=int, default=4)
+    p.add_argument("--spines-per-group", type=int, default=4)
+    p.add_argument("--hosts-per-leaf", type=int)
+    p.add_argument("--global-links", type=int, help="global links per spine (default groups-1)")
+    _common_generate_args(p)
+
+
+def _write_output(fabric: Fabric, output: str, fmt: str | None) -> None:
+    from . import formats
+
+    fmt = fmt or (formats.format_from_name(output) if output != "-" else None) or "json"
+    text = formats.write(fabric, fmt)
+    if output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text)
+        print(f"wrote {fabric!r} to {output} ({fmt})", file=sys.stderr)
+
+
+@command("generate", help="generate a fabric design", arguments=_generate_arguments)
+def generate_command(args: argparse.Namespace) -> int:
+    from .topology import generate as gen
+
+    common = dict(radix=args.radix, speed=args.speed, width=args.width, name=args.name,
+                  storage_servers=args.storage_servers, storage_ports=args.storage_ports, mgmt_nodes=args.mgmt_nodes)
+    if args.kind == "fat-tree":
+        fabric = gen.fat_tree(hosts=args.hosts, levels=args.levels, oversubscription=args.oversubscription,
+                              cores=args.cores, spines=args.spines, storage_placement=args.storage_placement, **common)
+    elif args.kind == "rail-optimized":
+        fabric = gen.rail_optimized(nodes=args.nodes, gpus_per_node=args.gpus_per_node,
+                                    nodes_per_su=args.nodes_per_su, levels=args.levels, spines=args.spines,
+                                    cores=args.cores, storage_placement=args.storage_placement, **common)
+    else:
+        fabric = gen.dragonfly_plus(groups=args.groups, leaves_per_group=args.leaves_per_group,
+                                    spines_per_group=args.spines_per_group, hosts_per_leaf=args.hosts_per_leaf,
+                                    global_links=args.global_links, **common)
+    _write_output(fabric, args.output, args.format)
+    return 0
+
+
+# ------------------------------------------------------------------- convert
+def _convert_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", help="input file")
+    p.add_argument("output", help="output file ('-' for stdout)")
+    p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"),
+                   help="input format (default: inferred)")
+    p.add_argument("--to", dest="to_fmt", choices=("ibnetdiscover", "ibsim", "json"),
+                   help="output format (default: from the output name)")
+
+
+@command("convert", help="convert a fabric file between formats", arguments=_convert_arguments)
+def convert_command(args: argparse.Namespace) -> int:
+    from . import formats
+
+    fabric = formats.read(Path(args.input), fmt=args.from_fmt)
+    to = args.to_fmt or formats.format_from_name(args.output)
+    if to is None:
+        raise FabricEngineError(f"cannot tell the output format from {args.output!r}; pass --to")
+    _write_output(fabric, args.output, to)
+    return 0
+
+
+# ---------------------------------------------------------------------- info
+def _bisection_gbps(f: Fabric) -> float:
+    """Max flow between the first and the second half of the hosts (in node order), in Gb/s.
+
+    Node order follows the design (leaf by leaf, pod by pod), so this is the
+    bandwidth across the natural bisection of the design: for a non-blocking fat
+    tree it equals half the hosts' link capacity.
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    hosts = f.hosts
+    if len(hosts) < 2:
+        return 0.0
+    half = len(hosts) // 2
+    n = f.num_nodes
+    src, dst = n, n + 1
+    cap = np.round(f.capacity_gbps * 100).astype(np.int64)  # integer centi-Gb/s for maximum_flow
+    big = int(cap.sum()) + 1
+    rows = np.concatenate([f.dl_src, np.full(half, src), hosts[half:]])
+    cols = np.concatenate([f.dl_dst, hosts[:half], np.full(len(hosts) - half, dst)])
+    vals = np.concatenate([cap, np.full(len(hosts), big)])
+    graph = csr_matrix((vals, (rows, cols)), shape=(n + 2, n + 2))
+    graph.sum_duplicates()
+    return maximum_flow(graph, src, dst).flow_value / 100.0
+
+
+def describe(fabric: Fabric) -> dict:
+    """Summary of a fabric: nodes by kind/tier/role, links by rate, bisection, oversubscription per tier."""
+    f = fabric
+    nodes = {"hosts": f.num_hosts, "switches": f.num_switches}
+    tiers = {TIER_NAMES[t]: int(c) for t, c in zip(*np.unique(f.tier[f.switches], return_counts=True), strict=True)}
+    roles = {ROLES[r]: int(c) for r, c in zip(*np.unique(f.role[f.hosts], return_counts=True), strict=True)}
+    cap = f.capacity_gbps[: f.num_links]
+    rate_key = f.width.astype(np.int64) * 16 + f.speed
+    links = {}
+    for k in np.unique(rate_key):
+        sel = rate_key == k
+        links[f"{int(k) // 16}x{SPEEDS[int(k) % 16]}"] = {"links": int(sel.sum()), "gbps_each": float(cap[sel][0])}
+    # Oversubscription per switch tier: capacity towards lower tiers / capacity towards higher tiers.
+    tier = f.tier.astype(np.int64)
+    ta, tb = tier[f.a_node], tier[f.b_node]
+    over = {}
+    for t in np.unique(tier[f.switches]).tolist():
+        down = cap[(ta == t) & (tb < t)].sum() + cap[(tb == t) & (ta < t)].sum()
+        up = cap[(ta == t) & (tb > t)].sum() + cap[(tb == t) & (ta > t)].sum()
+        if up > 0:
+            over[TIER_NAMES[t]] = round(float(down / up), 3)
+    return {
+        "name": f.name, "nodes": nodes, "switch_tiers": tiers, "host_roles": roles,
+        "host_ports": int(f.nports[f.kind == KIND_HOST].sum()),
+        "switch_ports_used": int(np.isin(f.port_node[f.port_out_link >= 0], f.switches).sum()),
+        "switch_ports": int(f.nports[f.kind == KIND_SWITCH].sum()),
+        "links": {"total": f.num_links, "by_rate": links},
+        "bisection_gbps": _bisection_gbps(f), "oversubscription": over,
+    }
+
+
+def _info_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="fabric file")
+    p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"))
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+@command("info", help="describe a fabric file", arguments=_info_arguments)
+def info_command(args: argparse.Namespace) -> int:
+    from . import formats
+
+    d = describe(formats.read(Path(args.file), fmt=args.from_fmt))
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    print(f"fabric {d['name']}: {d['nodes']['hosts']} hosts, {d['nodes']['switches']} switches, "
+          f"{d['links']['total']} links")
+    print("switches by tier: " + ", ".join(f"{k} {v}" for k, v in d["switch_tiers"].items()))
+    print("hosts by role:    " + ", ".join(f"{k} {v}" for k, v in d["host_roles"].items()))
+    print(f"ports:            {d['host_ports']} host ports, {d['switch_ports_used']}/{d['switch_ports']} "
+          f"switch ports cabled")
+    for rate, v in d["links"]["by_rate"].items():
+        print(f"links {rate:>8}:   {v['links']} x {v['gbps_each']:g} Gb/s")
+    print(f"bisection:        {d['bisection_gbps']:,.0f} Gb/s (first half of the hosts vs the second)")
+    print("oversubscription: " + (", ".join(f"{k} {v:g}:1" for k, v in d["oversubscription"].items()) or "-"))
+    return 0
+
+
+# ---------------------------------------------------------------------- main
+def _load_plugins() -> None:
+    for module in PLUGINS:
+        importlib.import_module(module)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand."""
+    _load_plugins()
+    parser = argparse.ArgumentParser(prog="python -m fabric_engine", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    for cmd in COMMANDS.values():
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        if cmd.arguments:
+            cmd.arguments(p)
+        p.set_defaults(_run=cmd.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (2 with ``error: ...`` on bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except FabricEngineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,24 @@
+"""Telemetry: real fabrics seen through infiniband-diags counters and discoveries.
+
+``perfquery`` and ``iblinkinfo`` text -> arrays (:mod:`.perfquery`, :mod:`.linkinfo`);
+two sweeps -> counter increases and rates (:mod:`.rates`) -> a :class:`FabricState`
+with alerts (:mod:`.observe`, :mod:`.alerts`); two discoveries -> topology events
+(:mod:`.diff`); counters -> Prometheus text (:mod:`.prometheus`).
+"""
+
+from .alerts import DEFAULT_THRESHOLDS, Thresholds, error_alerts
+from .counters import COLUMN, COLUMNS, ERROR_COUNTERS, CounterSamples, port_key
+from .diff import EVENT_KINDS, diff_topology
+from .linkinfo import LinkInfo, fabric_from_linkinfo, parse_iblinkinfo
+from .observe import Observation, link_port_keys, observe
+from .perfquery import parse_perfquery, parse_perfquery_many
+from .prometheus import METRICS, CounterIntegrator, render_metrics, totals_from_samples
+from .rates import LATCHED, RESET, STALE, WRAPPED, CounterDeltas, counter_deltas
+
+__all__ = [
+    "COLUMN", "COLUMNS", "ERROR_COUNTERS", "CounterSamples", "port_key", "parse_perfquery", "parse_perfquery_many",
+    "LinkInfo", "parse_iblinkinfo", "fabric_from_linkinfo", "CounterDeltas", "counter_deltas", "STALE", "RESET",
+    "LATCHED", "WRAPPED", "DEFAULT_THRESHOLDS", "Thresholds", "error_alerts", "Observation", "observe",
+    "link_port_keys", "EVENT_KINDS", "diff_topology", "METRICS", "CounterIntegrator", "render_metrics",
+    "totals_from_samples",
+]

@@ -1,0 +1,166 @@
+"""Two sweeps of counters plus the :class:`Fabric` -> a :class:`FabricState`.
+
+Per directed link ``d`` (from port ``ps`` of node ``s`` to port ``pt`` of node ``t``):
+
+* **rate**: bytes sent, from ``PortXmitData`` of ``(s, ps)``; when that port was not
+  read (a host port, a failed shard) from ``PortRcvData`` of ``(t, pt)``; when
+  neither was read in both sweeps the link is *stale*: rate 0, listed in an alert,
+  never an invented value.
+* **util** = rate / capacity, exactly what the counters imply (not clipped).
+* **xmit_wait**: the increase of ``PortXmitWait`` of ``(s, ps)`` normalized to one
+  engine tick (``delta * tick_s / dt``), so telemetry and emulation frames compare.
+  The share of time the port waited is ``delta * tick / dt`` with a tick of
+  ``(tick_code + 1)`` symbol times (the time to move one byte on one lane, 4 ns at
+  SDR; :func:`fabric_engine.congestion.symbol_time_ns`).
+* **offered**: the rate the port would have sent had it never waited,
+  ``rate / (1 - wait_share)``, so ``offered / capacity`` is the same congestion
+  signal the emulator reports.
+* error counters of ``(s, ps)`` against :class:`Thresholds` -> alerts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..congestion import rank_hotspots, symbol_time_ns
+from ..state import FabricState
+from ..topology import KIND_HOST, Fabric
+from .alerts import Thresholds, error_alerts
+from .counters import COLUMN, CounterSamples, port_key
+from .rates import LATCHED, RESET, STALE, WRAPPED, CounterDeltas, counter_deltas
+
+__all__ = ["Observation", "observe", "link_port_keys"]
+
+_XD, _RD, _XW = COLUMN["PortXmitData"], COLUMN["PortRcvData"], COLUMN["PortXmitWait"]
+#: Waiting share above which ``offered`` is capped (a port that waited all the time).
+_MAX_WAIT = 0.99
+
+
+@dataclass(frozen=True, eq=False)
+class Observation:
+    """What one pair of sweeps says about the fabric.
+
+    ``state`` is the :class:`FabricState` (``rate_gbps``, ``util``, ``offered_gbps``,
+    ``xmit_wait``, ``capacity_gbps``, alerts). Per directed link ``[2L]``: ``stale`` bool,
+    ``flags`` uint8 (``rates`` flags of the counters used), ``wait_share`` float32 (time
+    share the out port waited). ``deltas`` keeps every port's increases.
+    """
+
+    state: FabricState
+    stale: np.ndarray
+    flags: np.ndarray
+    wait_share: np.ndarray
+    deltas: CounterDeltas
+
+
+def link_port_keys(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+    """``port_key`` of the out port and of the in port of every directed link, int64 ``[2L]`` each."""
+    f = fabric
+    src_slot = f.port_offset[f.dl_src] + f.dl_src_port - 1
+    dst_slot = f.port_offset[f.dl_dst] + f.dl_dst_port - 1
+    return port_key(f.port_lid[src_slot], f.dl_src_port), port_key(f.port_lid[dst_slot], f.dl_dst_port)
+
+
+def _label(fabric: Fabric, d: int) -> str:
+    return f"{fabric.node_name[fabric.dl_src[d]]} port {int(fabric.dl_src_port[d])}"
+
+
+def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: int, t: float | None = None,
+            tick_s: float = 1.0, wrap: bool = False, tick_code: int = 0,
+            thresholds: Thresholds | None = None, hotspots: int = 10) -> Observation:
+    """The fabric's state between sweep ``prev`` and sweep ``cur``.
+
+    Parameters
+    ----------
+    fabric : Fabric
+        Topology whose LIDs the samples were read through.
+    prev, cur : CounterSamples
+        Two successive sweeps, merged (one row per port).
+    seq : int
+        Sequence number of the frame.
+    t : float, optional
+        Time of the state; defaults to the newest read in ``cur``.
+    tick_s : float
+        Engine tick that ``xmit_wait`` is normalized to.
+    wrap : bool
+        Basic counters of this fabric wrap instead of latching.
+    tick_code : int
+        ``Tick`` of PortSamplesControl (0..255): one counter tick is ``tick_code + 1`` symbol times.
+
+    Examples
+    --------
+    >>> from fabric_engine.topology.generate import fat_tree
+    >>> f = fat_tree(hosts=4, radix=4, speed="SDR")
+    >>> xkey, _ = link_port_keys(f)
+    >>> def sweep(words, t):
+    ...     return CounterSamples.from_records([{"lid": int(k // 256), "port": int(k % 256), "t": t,
+    ...         "extended": True, "counters": {"PortXmitData": words}} for k in xkey])
+    >>> obs = observe(f, sweep(0, 0.0), sweep(125_000_000, 1.0), seq=1)
+    >>> obs.state.rate_gbps.tolist()[:2], obs.state.util.tolist()[:2]
+    ([4.0, 4.0], [0.5, 0.5])
+    """
+    f = fabric
+    deltas = counter_deltas(prev, cur, wrap=wrap)
+    xkey, rkey = link_port_keys(f)
+    xrow, rrow = deltas.lookup(xkey), deltas.lookup(rkey)
+    rate = deltas.rate
+    flags = deltas.flags
+
+    def col(rows: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ok = rows >= 0
+        r = np.where(ok, rows, 0)
+        fl = np.where(ok, flags[r, c], STALE)
+        good = ok & ((fl & STALE) == 0)
+        return np.where(good, rate[r, c], 0.0), good, fl
+
+    x_bps, x_ok, x_fl = col(xrow, _XD)
+    r_bps, r_ok, r_fl = col(rrow, _RD)
+    use_x = x_ok
+    bytes_s = np.where(use_x, x_bps, np.where(r_ok, r_bps, 0.0))
+    stale = ~(x_ok | r_ok)
+    link_flags = np.where(use_x, x_fl, np.where(r_ok, r_fl, STALE)).astype(np.uint8)
+    rate_gbps = bytes_s * 8.0 / 1e9
+    cap = f.capacity_gbps
+    util = np.divide(rate_gbps, cap, out=np.zeros_like(rate_gbps), where=cap > 0)
+    w_rate, w_ok, _ = col(xrow, _XW)
+    width2 = np.concatenate([f.width, f.width]).astype(np.float64)
+    tick_ns = symbol_time_ns(cap, width2) * (int(tick_code) + 1)
+    wait_share = np.clip(np.where(w_ok, w_rate * tick_ns * 1e-9, 0.0), 0.0, 1.0)
+    offered = rate_gbps / (1.0 - np.minimum(wait_share, _MAX_WAIT))
+    xmit_wait = np.where(w_ok, w_rate * tick_s, 0.0)
+    into_host = f.kind[f.dl_dst] == KIND_HOST
+    newest = cur.t[cur.bits > 0]
+    when = float(t) if t is not None else (float(newest.max()) if newest.size else 0.0)
+    alerts = error_alerts(deltas, xrow, lambda k: _label(f, k), np.arange(2 * f.num_links), thresholds)
+    alerts += _counter_alerts(f, stale, link_flags)
+    n = 2 * f.num_links
+    hot = rank_hotspots(offered, rate_gbps, cap, xmit_wait, np.zeros(n), sp.csr_matrix((0, n)), np.zeros(0),
+                        np.zeros(0, np.int64), [], count=hotspots) if hotspots else []
+    state = FabricState(
+        seq, when, float(tick_s), rate_gbps.astype(np.float32), util.astype(np.float32),
+        throughput_gbps=float(rate_gbps[into_host].sum()), jobs=[], alerts=alerts,
+        offered_gbps=offered.astype(np.float32), xmit_wait=xmit_wait.astype(np.float32),
+        ecn=np.zeros(n, np.float32), hotspots=hot, capacity_gbps=cap,
+    )
+    return Observation(state, stale, link_flags, wait_share.astype(np.float32), deltas)
+
+
+def _counter_alerts(fabric: Fabric, stale: np.ndarray, flags: np.ndarray) -> list[dict]:
+    """One summary alert each for stale links and for data counters that reset, latched or wrapped."""
+    out = []
+    for mask, kind, severity, what in (
+        (stale, "stale", "warning", "no counters in both sweeps; rate unknown"),
+        ((flags & RESET) > 0, "counter_reset", "info", "data counter went backwards (reset or cleared)"),
+        ((flags & LATCHED) > 0, "counter_latched", "warning", "data counter stopped at its maximum"),
+        ((flags & WRAPPED) > 0, "counter_wrapped", "info", "data counter wrapped around"),
+    ):
+        links = np.flatnonzero(mask)
+        if links.size:
+            first = ", ".join(_label(fabric, int(d)) for d in links[:3])
+            out.append({"kind": kind, "severity": severity, "count": int(links.size),
+                        "links": links[:50].tolist(), "message": f"{links.size} links: {what} ({first}"
+                                                                  + (", ..." if links.size > 3 else "") + ")"})
+    return out

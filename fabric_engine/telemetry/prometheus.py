@@ -1,0 +1,169 @@
+"""Cumulative per-port counters and their Prometheus text exposition.
+
+Counters are kept per directed link ``d``: row ``d`` holds the counters of the
+port at the *source* of ``d`` (its transmit side is ``d``, its receive side the
+reverse link), so every cabled port has exactly one row and the labels come from
+the topology alone. Two ways to fill them:
+
+* telemetry-fed fabrics: :func:`totals_from_samples`, the raw counters of the
+  newest sweep (data counters times 4, in bytes);
+* emulated fabrics: :class:`CounterIntegrator`, which integrates the engine's
+  per-link rates tick by tick into ever-growing counters (packets estimated at
+  ``mtu`` bytes of payload; PortXmitWait from the state's estimate; no errors).
+
+Metric names follow the community InfiniBand exporters (``infiniband_port_
+transmit_data_bytes_total``, ``..._transmit_wait_total``, ``..._symbol_error_total``);
+the text format is Prometheus' exposition format 0.0.4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..state import FabricState
+from ..topology import Fabric
+from .counters import COLUMN, COLUMNS, WORD_BYTES, CounterSamples
+from .observe import link_port_keys
+
+__all__ = ["METRICS", "CounterIntegrator", "totals_from_samples", "render_metrics", "CONTENT_TYPE"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+#: (metric name, counter, help) in exposition order.
+METRICS: tuple[tuple[str, str, str], ...] = (
+    ("infiniband_port_transmit_data_bytes_total", "PortXmitData", "Bytes transmitted (PortXmitData x 4)."),
+    ("infiniband_port_receive_data_bytes_total", "PortRcvData", "Bytes received (PortRcvData x 4)."),
+    ("infiniband_port_transmit_packets_total", "PortXmitPkts", "Packets transmitted (PortXmitPkts)."),
+    ("infiniband_port_receive_packets_total", "PortRcvPkts", "Packets received (PortRcvPkts)."),
+    ("infiniband_port_transmit_wait_total", "PortXmitWait",
+     "Ticks during which the port had data to transmit but sent nothing (PortXmitWait)."),
+    ("infiniband_port_symbol_error_total", "SymbolErrorCounter", "Minor link errors (SymbolErrorCounter)."),
+    ("infiniband_port_link_error_recovery_total", "LinkErrorRecoveryCounter",
+     "Successful link error recoveries (LinkErrorRecoveryCounter)."),
+    ("infiniband_port_link_downed_total", "LinkDownedCounter", "Failed link error recoveries (LinkDownedCounter)."),
+    ("infiniband_port_receive_errors_total", "PortRcvErrors", "Packets received with errors (PortRcvErrors)."),
+    ("infiniband_port_receive_remote_physical_errors_total", "PortRcvRemotePhysicalErrors",
+     "Packets received marked bad (PortRcvRemotePhysicalErrors)."),
+    ("infiniband_port_receive_switch_relay_errors_total", "PortRcvSwitchRelayErrors",
+     "Packets the switch could not forward (PortRcvSwitchRelayErrors)."),
+    ("infiniband_port_transmit_discards_total", "PortXmitDiscards", "Outbound packets discarded (PortXmitDiscards)."),
+    ("infiniband_port_transmit_constraint_errors_total", "PortXmitConstraintErrors",
+     "Packets not sent for partition or rate constraints (PortXmitConstraintErrors)."),
+    ("infiniband_port_receive_constraint_errors_total", "PortRcvConstraintErrors",
+     "Packets dropped for partition or rate constraints (PortRcvConstraintErrors)."),
+    ("infiniband_port_local_link_integrity_errors_total", "LocalLinkIntegrityErrors",
+     "Local physical errors over the threshold (LocalLinkIntegrityErrors)."),
+    ("infiniband_port_excessive_buffer_overrun_errors_total", "ExcessiveBufferOverrunErrors",
+     "Consecutive receive buffer overruns (ExcessiveBufferOverrunErrors)."),
+    ("infiniband_port_vl15_dropped_total", "VL15Dropped", "Subnet management packets dropped (VL15Dropped)."),
+)
+_ERRORS = [COLUMN[c] for c in COLUMNS[:13]]
+
+
+def totals_from_samples(fabric: Fabric, samples: CounterSamples) -> np.ndarray:
+    """Counters of the out port of every directed link from one sweep, float64 ``[2L, C]`` (NaN: not read)."""
+    xkey, _ = link_port_keys(fabric)
+    keys = samples.keys
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    out = np.full((len(xkey), len(COLUMNS)), np.nan)
+    if len(sk) == 0:
+        return out
+    pos = np.minimum(np.searchsorted(sk, xkey), len(sk) - 1)
+    hit = sk[pos] == xkey
+    rows = order[pos[hit]]
+    vals = samples.values[rows].astype(np.float64)
+    vals[:, [COLUMN["PortXmitData"], COLUMN["PortRcvData"]]] *= WORD_BYTES
+    out[hit] = np.where(samples.bits[rows] > 0, vals, np.nan)
+    return out
+
+
+class CounterIntegrator:
+    """Ever-growing counters of an emulated fabric, integrated from its per-link rates.
+
+    Examples
+    --------
+    >>> from fabric_engine.topology.generate import fat_tree
+    >>> from fabric_engine.state import FabricState
+    >>> f = fat_tree(hosts=8, radix=4)
+    >>> acc = CounterIntegrator(f)
+    >>> rate = np.full(2 * f.num_links, 8.0, np.float32)   # 8 Gb/s = 1 GB/s everywhere
+    >>> acc.add(FabricState(1, 0.0, 0.5, rate, rate / 400))
+    >>> float(acc.totals[0, COLUMN["PortXmitData"]])
+    500000000.0
+    """
+
+    def __init__(self, fabric: Fabric, mtu: int = 4096) -> None:
+        self.fabric = fabric
+        self.mtu = int(mtu)
+        n = 2 * fabric.num_links
+        self.totals = np.zeros((n, len(COLUMNS)), dtype=np.float64)
+        self.totals[:, [COLUMN[c] for c in ("PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts",
+                                            "PortMulticastRcvPkts", "QP1Dropped")]] = np.nan
+        self._reverse = np.asarray(fabric.reverse(np.arange(n)))
+
+    def add(self, state: FabricState) -> None:
+        """Add one tick of ``state`` (its rates held for ``state.tick_s`` seconds)."""
+        sent = state.rate_gbps.astype(np.float64) * 1e9 / 8.0 * state.tick_s
+        got = sent[self._reverse]
+        t = self.totals
+        t[:, COLUMN["PortXmitData"]] += sent
+        t[:, COLUMN["PortRcvData"]] += got
+        t[:, COLUMN["PortXmitPkts"]] += np.ceil(sent / self.mtu)
+        t[:, COLUMN["PortRcvPkts"]] += np.ceil(got / self.mtu)
+        if state.xmit_wait is not None:
+            t[:, COLUMN["PortXmitWait"]] += np.round(state.xmit_wait.astype(np.float64))
+
+
+def _escape(values: np.ndarray) -> np.ndarray:
+    out = np.char.replace(values.astype(str), "\\", "\\\\")
+    out = np.char.replace(out, '"', '\\"')
+    return np.char.replace(out, "\n", "\\n")
+
+
+def render_metrics(topology: dict, totals: np.ndarray, fabric: str, extra: dict[str, float] | None = None) -> str:
+    """The Prometheus text of every cabled port of one fabric.
+
+    Parameters
+    ----------
+    topology : dict
+        The fabric in ibweb's JSON form (:func:`fabric_engine.formats.json_format.to_json`),
+        as the live feed stores it.
+    totals : ndarray, float64 ``[2L, C]``
+        Counters of the out port of every directed link (NaN: not known, not exported).
+    fabric : str
+        Value of the ``fabric`` label (the fabric's slug).
+    extra : dict, optional
+        Fabric-level gauges ``{metric name: value}`` appended at the end
+        (e.g. ``infiniband_sweep_age_seconds``).
+
+    Labels per port: ``fabric``, ``guid`` (node GUID), ``port``, ``name`` (node name),
+    ``remote_guid``, ``remote_port``, ``remote_name``.
+    """
+    nodes, links = topology["nodes"], topology["links"]
+    name = _escape(np.array(nodes["name"], dtype=object))
+    guid = np.array(nodes["guid"], dtype=object).astype(str)
+    a, b = np.array(links["a_node"], np.int64), np.array(links["b_node"], np.int64)
+    ap, bp = np.array(links["a_port"], np.int64), np.array(links["b_port"], np.int64)
+    src, dst = np.r_[a, b], np.r_[b, a]
+    sport, dport = np.r_[ap, bp], np.r_[bp, ap]
+    if len(src) != len(totals):
+        raise ValueError(f"totals cover {len(totals)} directed links, the topology has {len(src)}")
+    fab = _escape(np.array([fabric], dtype=object))[0]
+    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",guid="', guid[src]), '",port="'),
+                         sport.astype(str))
+    labels = np.char.add(np.char.add(np.char.add(labels, '",name="'), name[src]), '",remote_guid="')
+    labels = np.char.add(np.char.add(np.char.add(labels, guid[dst]), '",remote_port="'), dport.astype(str))
+    labels = np.char.add(np.char.add(np.char.add(labels, '",remote_name="'), name[dst]), '"} ')
+    parts: list[str] = []
+    for metric, counter, help_text in METRICS:  # loop over the metric families
+        v = totals[:, COLUMN[counter]]
+        ok = ~np.isnan(v)
+        if not ok.any():
+            continue
+        parts.append(f"# HELP {metric} {help_text}\n# TYPE {metric} counter\n")
+        lines = np.char.add(np.char.add(metric, labels[ok]), np.round(v[ok]).astype(np.uint64).astype(str))
+        parts.append("\n".join(lines.tolist()) + "\n")
+    for metric, value in (extra or {}).items():
+        parts.append(f"# TYPE {metric} gauge\n{metric}{{fabric=\"{fab}\"}} {float(value)!r}\n")
+    return "".join(parts)

@@ -1,0 +1,137 @@
+"""Collector configuration per fabric, sweep records and push tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils import timezone
+
+from fabric_engine.telemetry import Thresholds
+from ibweb.fabrics.models import Fabric
+
+from .choices import CollectorSource, SweepStatus
+
+
+class CollectorConfig(models.Model):
+    """How ibweb reads the counters and the topology of one telemetry-fed fabric.
+
+    ``command_prefix`` goes before every command (``["sudo"]``, ``["ssh", "mgmt01"]``);
+    ``environment`` is added to the commands' environment (for ibsim:
+    ``{"LD_PRELOAD": ".../libumad2sim.so", "SIM_HOST": "gpu0001", "IBSIM_SOCKNAME": ...}``).
+    """
+
+    fabric = models.OneToOneField(Fabric, on_delete=models.CASCADE, related_name="collector")
+    source = models.CharField(max_length=16, choices=CollectorSource.choices, default=CollectorSource.COMMANDS)
+    command_prefix = models.JSONField(default=list, blank=True, help_text='e.g. ["sudo"] or ["ssh", "mgmt01"].')
+    environment = models.JSONField(default=dict, blank=True, help_text="Extra environment of the commands.")
+    drop_dir = models.CharField(max_length=500, blank=True, help_text="Directory an external collector fills.")
+    timeout_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.1)], help_text="Per command.")
+    interval_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.5)], help_text="Between sweeps.")
+    stale_after_s = models.FloatField(default=60.0, validators=[MinValueValidator(1.0)],
+                                      help_text="Data older than this is shown as stale.")
+    shard_size = models.PositiveIntegerField(default=64, validators=[MinValueValidator(1)],
+                                             help_text="Switches per sweep shard (one Celery task each).")
+    wrap_counters = models.BooleanField(default=False, help_text="Basic counters wrap instead of latching.")
+    tick_code = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(255)],
+                                                 help_text="PortSamplesControl Tick: a PortXmitWait tick is "
+                                                           "(code + 1) symbol times.")
+    thresholds = models.JSONField(default=dict, blank=True, help_text="Error alerts, errors per minute per port.")
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["fabric__name"]
+
+    def __str__(self) -> str:
+        return f"collector of {self.fabric}"
+
+    def clean(self) -> None:
+        if not isinstance(self.command_prefix, list) or not all(isinstance(x, str) for x in self.command_prefix):
+            raise ValidationError({"command_prefix": "a list of strings"})
+        if not isinstance(self.environment, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.environment.items()):
+            raise ValidationError({"environment": "a mapping of strings to strings"})
+        try:
+            self.alert_thresholds()
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValidationError({"thresholds": str(exc)}) from exc
+        if self.source == CollectorSource.DIRECTORY and not self.drop_dir:
+            raise ValidationError({"drop_dir": "needed when reading from a drop directory"})
+
+    def alert_thresholds(self) -> Thresholds:
+        """The fabric's :class:`Thresholds` (defaults overridden by ``thresholds``)."""
+        base = Thresholds()
+        return Thresholds(per_minute={**base.per_minute, **{k: float(v) for k, v in self.thresholds.items()}})
+
+
+class Sweep(models.Model):
+    """One collection of counters (and a discovery) of a fabric, possibly split into shards."""
+
+    config = models.ForeignKey(CollectorConfig, on_delete=models.CASCADE, related_name="sweeps")
+    source = models.CharField(max_length=16, choices=CollectorSource.choices)
+    status = models.CharField(max_length=16, choices=SweepStatus.choices, default=SweepStatus.RUNNING)
+    started = models.DateTimeField(default=timezone.now)
+    finished = models.DateTimeField(null=True, blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    shards = models.PositiveIntegerField(default=0)
+    ports = models.PositiveIntegerField(default=0, help_text="Ports with counters.")
+    failures = models.JSONField(default=list, blank=True, help_text='[{"shard": ..., "target": ..., "error": ...}]')
+    events = models.JSONField(default=list, blank=True, help_text="Topology changes since the previous discovery.")
+
+    class Meta:
+        ordering = ["-started"]
+        get_latest_by = "started"
+
+    def __str__(self) -> str:
+        return f"sweep {self.pk} of {self.config.fabric} ({self.status})"
+
+    @property
+    def age_s(self) -> float | None:
+        """Seconds since the sweep finished (None while running)."""
+        return None if self.finished is None else (timezone.now() - self.finished).total_seconds()
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class PushToken(models.Model):
+    """A secret an external collector sends (``Authorization: Bearer <token>``) to push samples.
+
+    Only a SHA-256 digest is stored; the token itself is shown once, when issued.
+    """
+
+    config = models.ForeignKey(CollectorConfig, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=8, editable=False)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["config", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}...)"
+
+    def set_new_key(self) -> str:
+        """Give this token a fresh random key; returns the key (store only its digest)."""
+        raw = secrets.token_urlsafe(32)
+        self.prefix, self.digest = raw[:8], _digest(raw)
+        return raw
+
+    @classmethod
+    def issue(cls, config: CollectorConfig, name: str) -> tuple[PushToken, str]:
+        """Create a token for ``config``; returns it and its key."""
+        token = cls(config=config, name=name)
+        raw = token.set_new_key()
+        token.save()
+        return token, raw
+
+    @classmethod
+    def lookup(cls, raw: str) -> PushToken | None:
+        """The token whose key is ``raw``, or None."""
+        return cls.objects.select_related("config__fabric").filter(digest=_digest(raw)).first()

@@ -1,0 +1,142 @@
+"""A sweep in three steps: discover and plan shards, read each shard, merge.
+
+The Celery tasks in :mod:`.tasks` run these steps (shards in parallel on workers);
+everything that crosses a task boundary is JSON: switch targets as
+``[lid, [ports]]``, counters as lists of ints and floats.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+from django.utils import timezone
+
+from fabric_engine.errors import FabricEngineError
+from fabric_engine.telemetry import (
+    CounterSamples,
+    LinkInfo,
+    diff_topology,
+    fabric_from_linkinfo,
+    parse_iblinkinfo,
+    parse_perfquery,
+)
+from fabric_engine.topology import KIND_SWITCH
+
+from . import store
+from .choices import CollectorSource, SweepStatus
+from .collector import CollectorError, CommandRunner, SwitchTarget, perfquery_commands, read_drop_dir
+from .models import CollectorConfig, Sweep
+
+__all__ = ["plan", "read_shard", "merge", "samples_to_json", "samples_from_json", "switch_targets", "run_sweep"]
+
+log = logging.getLogger("ibweb.telemetry")
+
+
+def runner(config: CollectorConfig) -> CommandRunner:
+    return CommandRunner(config.command_prefix, config.environment, config.timeout_s)
+
+
+def switch_targets(info: LinkInfo) -> list[SwitchTarget]:
+    """Every switch of a discovery with its cabled ports, in LID order."""
+    up = info.up & (info.node_kind[info.node] == KIND_SWITCH)
+    lids = info.lid[up]
+    ports = info.port[up]
+    order = np.lexsort((ports, lids))
+    lids, ports = lids[order], ports[order]
+    cut = np.flatnonzero(np.diff(lids)) + 1
+    return [SwitchTarget(int(g[0]), tuple(int(p) for p in pp))
+            for g, pp in zip(np.split(lids, cut), np.split(ports, cut), strict=True) if len(g)]
+
+
+def samples_to_json(s: CounterSamples) -> dict:
+    return {"lid": s.lid.tolist(), "port": s.port.tolist(), "values": s.values.tolist(), "bits": s.bits.tolist(),
+            "t": s.t.tolist()}
+
+
+def samples_from_json(d: dict) -> CounterSamples:
+    if not d["lid"]:
+        return CounterSamples.empty()
+    return CounterSamples(np.array(d["lid"], np.int32), np.array(d["port"], np.int16),
+                          np.array(d["values"], np.uint64), np.array(d["bits"], np.uint8), np.array(d["t"], np.float64))
+
+
+def plan(config: CollectorConfig) -> tuple[str, list[list[list]]]:
+    """Discover the fabric (``iblinkinfo``) and split its switches into shards of targets (JSON)."""
+    text = runner(config).run(["iblinkinfo"]).text
+    info = parse_iblinkinfo(text, source="iblinkinfo")
+    targets = [t.as_json() for t in switch_targets(info)]
+    size = max(1, config.shard_size)
+    return text, [targets[i:i + size] for i in range(0, len(targets), size)]
+
+
+def read_shard(config: CollectorConfig, shard: int, targets: list[list]) -> dict:
+    """Read the counters of one shard's switches; a failing switch is recorded, the rest still read."""
+    run = runner(config)
+    parts, failures = [], []
+    for target in map(SwitchTarget.from_json, targets):  # one command pair per switch
+        try:
+            for cmd in perfquery_commands(target):
+                out = run.run(cmd)
+                parts.append(parse_perfquery(out.text, out.t, source=out.source))
+        except (CollectorError, FabricEngineError) as exc:
+            failures.append({"shard": shard, "target": target.lid, "error": str(exc)})
+            log.warning("sweep shard %s: %s", shard, exc)
+    return {"shard": shard, "samples": samples_to_json(CounterSamples.concat(parts)), "failures": failures}
+
+
+def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[dict],
+          extra_failures: list[dict] | None = None) -> Sweep:
+    """Combine shard results into the fabric's newest sweep; update the record; diff the topology."""
+    samples = CounterSamples.concat(samples_from_json(r["samples"]) for r in results).merged()
+    failures = [f for r in results for f in r["failures"]] + list(extra_failures or [])
+    fabric_id = config.fabric_id
+    _, newest = store.sweeps(fabric_id)
+    events: list[dict] = []
+    if newest is not None and newest["linkinfo"] != linkinfo:
+        try:
+            events = diff_topology(fabric_from_linkinfo(parse_iblinkinfo(newest["linkinfo"])),
+                                   fabric_from_linkinfo(parse_iblinkinfo(linkinfo)))
+        except FabricEngineError as exc:
+            failures.append({"shard": "discovery", "target": None, "error": str(exc)})
+    finished = timezone.now()
+    sweep.finished = finished
+    sweep.duration_s = (finished - sweep.started).total_seconds()
+    sweep.ports = len(samples)
+    sweep.shards = len(results)
+    sweep.failures = failures
+    sweep.events = events
+    sweep.status = SweepStatus.OK if not failures else (SweepStatus.PARTIAL if len(samples) else SweepStatus.FAILED)
+    sweep.save()
+    store.put_sweep(fabric_id, sweep.pk, finished.timestamp(), linkinfo, samples, events, failures)
+    return sweep
+
+
+def fail(sweep: Sweep, error: str) -> Sweep:
+    """Record a sweep that produced nothing (discovery failed)."""
+    sweep.finished = timezone.now()
+    sweep.duration_s = (sweep.finished - sweep.started).total_seconds()
+    sweep.status = SweepStatus.FAILED
+    sweep.failures = [{"shard": "discovery", "target": None, "error": error}]
+    sweep.save()
+    return sweep
+
+
+def run_sweep(config: CollectorConfig) -> Sweep:
+    """One whole sweep in this process (drop directory, or commands without Celery)."""
+    sweep = Sweep.objects.create(config=config, source=config.source)
+    t0 = time.monotonic()
+    try:
+        if config.source == CollectorSource.DIRECTORY:
+            linkinfo, outputs = read_drop_dir(config.drop_dir)
+            parse_iblinkinfo(linkinfo.text, source=linkinfo.source)
+            parts = [parse_perfquery(o.text, o.t, source=o.source) for o in outputs]
+            result = {"shard": 0, "samples": samples_to_json(CounterSamples.concat(parts)), "failures": []}
+            return merge(config, sweep, linkinfo.text, [result])
+        text, shards = plan(config)
+    except (CollectorError, FabricEngineError) as exc:
+        return fail(sweep, str(exc))
+    results = [read_shard(config, i, targets) for i, targets in enumerate(shards)]
+    log.info("sweep of %s: %d shards in %.2f s", config.fabric, len(shards), time.monotonic() - t0)
+    return merge(config, sweep, text, results)

@@ -1,0 +1,90 @@
+"""Celery tasks of telemetry sweeps: beat starts the due sweeps; shards run in parallel; one merge.
+
+Tasks take primary keys and JSON only. A sweep is a chord: ``sweep_shard`` for
+each shard of switches, then ``merge_sweep`` with their results. Under
+``CELERY_TASK_ALWAYS_EAGER`` (the embedded default) it all runs in the caller.
+"""
+
+from __future__ import annotations
+
+from celery import chord, shared_task
+from django.core.cache import cache
+from django.utils import timezone
+
+from fabric_engine.errors import FabricEngineError
+from ibweb.fabrics.choices import FabricMode
+
+from . import sweeps
+from .choices import CollectorSource, SweepStatus
+from .collector import CollectorError
+from .models import CollectorConfig, Sweep
+
+__all__ = ["schedule_sweeps", "sweep_fabric", "sweep_shard", "merge_sweep"]
+
+
+@shared_task
+def schedule_sweeps() -> list[int]:
+    """Start a sweep of every enabled telemetry-fed fabric whose last sweep is older than its interval."""
+    started = []
+    now = timezone.now()
+    configs = CollectorConfig.objects.filter(enabled=True, fabric__mode=FabricMode.TELEMETRY).exclude(
+        source=CollectorSource.PUSH)
+    for config in configs:  # one row per fabric
+        last = config.sweeps.order_by("-started").first()
+        if last is not None and (now - last.started).total_seconds() < config.interval_s:
+            continue
+        # one sweep at a time per fabric, across beat ticks and workers
+        if not cache.add(f"ibweb:telemetry:{config.fabric_id}:sweeping", 1, timeout=max(config.interval_s, 5.0)):
+            continue
+        sweep_fabric.delay(config.pk)
+        started.append(config.pk)
+    return started
+
+
+@shared_task
+def sweep_fabric(config_pk: int) -> int:
+    """Discover the fabric and fan out its shards; returns the sweep's primary key."""
+    config = CollectorConfig.objects.select_related("fabric").get(pk=config_pk)
+    if config.source == CollectorSource.DIRECTORY:
+        sweep = sweeps.run_sweep(config)
+        cache.delete(f"ibweb:telemetry:{config.fabric_id}:sweeping")
+        return sweep.pk
+    sweep = Sweep.objects.create(config=config, source=config.source)
+    try:
+        linkinfo, shards = sweeps.plan(config)
+    except (CollectorError, FabricEngineError) as exc:
+        sweeps.fail(sweep, str(exc))
+        cache.delete(f"ibweb:telemetry:{config.fabric_id}:sweeping")
+        return sweep.pk
+    sweep.shards = len(shards)
+    sweep.save(update_fields=["shards"])
+    cache.set(f"ibweb:telemetry:sweep:{sweep.pk}:linkinfo", linkinfo, 3600)
+    header = [sweep_shard.s(config.pk, sweep.pk, i, targets) for i, targets in enumerate(shards)]
+    if header:
+        chord(header)(merge_sweep.s(sweep.pk))
+    else:
+        merge_sweep([], sweep.pk)
+    return sweep.pk
+
+
+@shared_task
+def sweep_shard(config_pk: int, sweep_pk: int, shard: int, targets: list[list]) -> dict:
+    """Read the counters of one shard's switches (``targets``: ``[[lid, [ports]], ...]``)."""
+    config = CollectorConfig.objects.get(pk=config_pk)
+    return sweeps.read_shard(config, shard, targets)
+
+
+@shared_task
+def merge_sweep(results: list[dict], sweep_pk: int) -> int:
+    """Merge the shards of a sweep into the fabric's newest counters."""
+    sweep = Sweep.objects.select_related("config__fabric").get(pk=sweep_pk)
+    linkinfo = cache.get(f"ibweb:telemetry:sweep:{sweep.pk}:linkinfo")
+    try:
+        if linkinfo is None:
+            sweeps.fail(sweep, "discovery output expired before the shards finished")
+        elif sweep.status == SweepStatus.RUNNING:
+            sweeps.merge(sweep.config, sweep, linkinfo, list(results))
+    finally:
+        cache.delete_many([f"ibweb:telemetry:sweep:{sweep.pk}:linkinfo",
+                           f"ibweb:telemetry:{sweep.config.fabric_id}:sweeping"])
+    return sweep.pk

@@ -1,0 +1,44 @@
+"""Helpers shared by every test directory.
+
+``require_tool(*names)`` is the one way a test says it needs an external program
+(``ibsim``, ``opensm``, ``ibnetdiscover``, ...) or file (the umad2sim library): the
+test is skipped on a developer's machine without it, and fails in CI (``CI=true``),
+where a missing tool is a broken environment, not a reason to pass quietly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+__all__ = ["require_tool", "missing_tools"]
+
+
+def missing_tools(*names: str) -> list[str]:
+    """The names among ``names`` that are neither on ``PATH`` nor an existing absolute path."""
+    missing = []
+    for name in names:
+        found = os.path.exists(name) if os.path.isabs(name) else shutil.which(name) is not None
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def require_tool(*names: str) -> None:
+    """Skip the calling test (``pytest.fail`` when ``CI=true``) unless every tool in ``names`` exists.
+
+    Parameters
+    ----------
+    *names : str
+        Program names looked up on ``PATH`` (``"opensm"``) or absolute file paths
+        (``"/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"``).
+    """
+    missing = missing_tools(*names)
+    if not missing:
+        return
+    message = f"needs {', '.join(missing)} (Debian packages: see SYSTEM_PACKAGES in the Makefile)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)

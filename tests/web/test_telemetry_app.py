@@ -1,0 +1,230 @@
+"""The telemetry app: sweeps (drop directory, commands through Celery with shards), engine, push API, /metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from rest_framework.test import APIClient
+
+from fabric_engine.state import FabricState
+from fabric_engine.topology.generate import fat_tree
+from ibweb.fabrics.choices import FabricMode
+from ibweb.fabrics.models import Fabric
+from ibweb.live.groups import snapshot_text
+from ibweb.telemetry import store
+from ibweb.telemetry.choices import CollectorSource, SweepStatus
+from ibweb.telemetry.engine import TelemetryEngine
+from ibweb.telemetry.models import CollectorConfig, PushToken, Sweep
+from ibweb.telemetry.sweeps import run_sweep
+from ibweb.telemetry.tasks import schedule_sweeps, sweep_fabric
+
+DATA = Path(__file__).parents[1] / "engine" / "data" / "telemetry"
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def make_config(slug: str, **kw) -> CollectorConfig:
+    fabric = Fabric.objects.create(name=slug, slug=slug, mode=FabricMode.TELEMETRY, tick_s=1.0)
+    return CollectorConfig.objects.create(fabric=fabric, **kw)
+
+
+def bump(text: str, counter: str, port: int, by: int) -> str:
+    """The perfquery text with ``counter`` of ``port`` raised by ``by``."""
+    blocks = re.split(r"(?=^# Port)", text, flags=re.M)
+    out = []
+    for b in blocks:
+        if re.match(rf"# Port .*port {port} ", b):
+            b = re.sub(rf"^({counter}:\.+)(\d+)$", lambda m: m.group(1) + str(int(m.group(2)) + by), b, flags=re.M)
+        out.append(b)
+    return "".join(out)
+
+
+def drop(dirpath: Path, t: float, extra_words: int = 0) -> None:
+    dirpath.mkdir(exist_ok=True)
+    shutil.copy(DATA / "iblinkinfo.txt", dirpath / "iblinkinfo.txt")
+    ext = bump((DATA / "perfquery_ext_loop.txt").read_text(), "PortXmitData", 3, extra_words)
+    (dirpath / "perfquery-x-2.txt").write_text(ext)
+    (dirpath / "perfquery-2.txt").write_text((DATA / "perfquery_loop.txt").read_text())
+    for p in dirpath.glob("perfquery*.txt"):
+        os.utime(p, (t, t))
+
+
+def test_drop_directory_sweeps_feed_the_engine(tmp_path):
+    config = make_config("lab", source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "drop"))
+    now = time.time()
+    drop(tmp_path / "drop", now - 2.0)
+    first = run_sweep(config)
+    assert first.status == SweepStatus.OK and first.ports == 4 and first.failures == []
+    engine = TelemetryEngine(config.fabric)
+    asyncio.run(engine.start())
+    assert engine.fabric.num_links == 16
+    snap = asyncio.run(snapshot_text(config.fabric_id))
+    assert snap is not None and json.loads(snap)["topology"]["name"] == "lab"
+    # 125e6 more words in 2 s out of leaf01 port 3 = 250 MB/s = 2 Gb/s of an SDR 4x (8 Gb/s) link
+    drop(tmp_path / "drop", now, extra_words=125_000_000)
+    second = run_sweep(config)
+    assert second.status == SweepStatus.OK
+    seq = asyncio.run(engine.tick())
+    frame = json.loads(asyncio.run(snapshot_text(config.fabric_id)))["frame"]
+    assert seq == 1 and frame["seq"] == 1 and len(frame["rate"]) == 32
+    prev, newest = store.sweeps(config.fabric_id)
+    state = engine.state(prev, newest, now + 0.5)
+    d = engine.fabric.out_link(engine.fabric.node("leaf01"), 3)
+    # ibsim's own MAD traffic is in the captured counters; the bump dominates
+    assert state.rate_gbps[d] == pytest.approx(2.0, rel=1e-6)
+    assert state.util[d] == pytest.approx(0.25, rel=1e-6)
+    stale = [a for a in state.alerts if a["kind"] == "stale"]
+    assert stale and stale[0]["count"] > 0  # the other switches were not in the drop directory
+    # metrics: the newest raw counters
+    text = APIClient().get("/metrics", {"fabric": "lab"}).content.decode()
+    assert re.search(r'infiniband_port_transmit_data_bytes_total\{fabric="lab",guid="0x98039b0300000001",port="3",'
+                     r'name="leaf01",remote_guid="0x98039b0300000005",remote_port="1",remote_name="spine01"\} \d+',
+                     text)
+
+
+def test_old_data_is_published_as_stale(tmp_path):
+    config = make_config("old", source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "d"), stale_after_s=5.0)
+    drop(tmp_path / "d", time.time() - 100)
+    run_sweep(config)
+    run_sweep(config)
+    engine = TelemetryEngine(config.fabric)
+    asyncio.run(engine.start())
+    prev, newest = store.sweeps(config.fabric_id)
+    state = engine.state(prev, newest, newest["t"] + 60.0)
+    assert (state.rate_gbps == 0).all()
+    assert any(a["kind"] == "stale" and "old" in a["message"] for a in state.alerts)
+
+
+FAKE_TOOLS = """#!/bin/sh
+# Stands in for iblinkinfo/perfquery: prints captured ibsim outputs; LID 6 hangs.
+tool="$1"; shift
+case "$tool" in
+  iblinkinfo) cat "$DATA/iblinkinfo.txt" ;;
+  perfquery)
+    if [ "$1" = "-x" ]; then ext=1; shift; else ext=0; fi
+    lid="$2"
+    if [ "$lid" = "6" ]; then exec sleep 30; fi
+    if [ "$lid" != "2" ]; then echo "ibwarn: no such lid" >&2; exit 255; fi
+    if [ "$ext" = 1 ]; then cat "$DATA/perfquery_ext_loop.txt"; else cat "$DATA/perfquery_loop.txt"; fi ;;
+  *) exit 2 ;;
+esac
+"""
+
+
+def test_command_sweep_in_shards_with_failures_and_a_hanging_tool(tmp_path):
+    script = tmp_path / "fake-diags"
+    script.write_text(FAKE_TOOLS)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    config = make_config("cmd", command_prefix=[str(script)], environment={"DATA": str(DATA)}, timeout_s=1.0,
+                         shard_size=2)
+    t0 = time.monotonic()
+    pk = sweep_fabric.delay(config.pk).get()
+    took = time.monotonic() - t0
+    sweep = Sweep.objects.get(pk=pk)
+    assert sweep.shards == 3 and sweep.status == SweepStatus.PARTIAL and sweep.ports == 4
+    by_lid = {f["target"]: f["error"] for f in sweep.failures}
+    assert set(by_lid) == {3, 4, 5, 6, 7}
+    assert "no answer within 1 s" in by_lid[6] and "exit 255" in by_lid[3]
+    assert took < 10
+    assert sweep.duration_s is not None and sweep.age_s is not None
+    _, newest = store.sweeps(config.fabric_id)
+    assert newest["id"] == pk and sorted(newest["samples"].port.tolist()) == [1, 2, 3, 4]
+    api = APIClient().get("/api/telemetry/sweeps/", {"fabric": "cmd"}).json()
+    assert api["results"][0]["status"] == "partial" and len(api["results"][0]["failures"]) == 5
+
+
+def test_discovery_failure_is_recorded(tmp_path):
+    config = make_config("nodisc", command_prefix=[sys.executable, "-c", "import sys; sys.exit(3)"])
+    sweep = Sweep.objects.get(pk=sweep_fabric.delay(config.pk).get())
+    assert sweep.status == SweepStatus.FAILED and sweep.failures[0]["shard"] == "discovery"
+
+
+def test_beat_starts_only_due_sweeps(tmp_path):
+    due = make_config("due", source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "a"))
+    drop(tmp_path / "a", time.time())
+    make_config("pushed", source=CollectorSource.PUSH)
+    emulated = Fabric.objects.create(name="emu", slug="emu")
+    CollectorConfig.objects.create(fabric=emulated, source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "a"))
+    assert schedule_sweeps() == [due.pk]
+    assert schedule_sweeps() == []  # just swept
+    assert Sweep.objects.filter(config=due).count() == 1
+
+
+def test_push_endpoint_authenticates_and_validates():
+    config = make_config("pushed", source=CollectorSource.PUSH)
+    other = make_config("other", source=CollectorSource.PUSH)
+    token, raw = PushToken.issue(config, "collector-1")
+    _, raw_other = PushToken.issue(other, "x")
+    assert token.digest != raw and len(raw) > 30
+    url = "/api/telemetry/fabrics/pushed/samples/"
+    linkinfo = (DATA / "iblinkinfo.txt").read_text()
+    sample = {"lid": 2, "port": 3, "t": time.time(), "extended": True, "counters": {"PortXmitData": 1000}}
+    client = APIClient()
+    assert client.post(url, {"samples": [sample]}, format="json").status_code == 401
+    client.credentials(HTTP_AUTHORIZATION="Bearer nope")
+    assert client.post(url, {"samples": [sample]}, format="json").status_code == 401
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_other}")
+    assert client.post(url, {"samples": [sample]}, format="json").status_code == 403
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    r = client.post(url, {"samples": [sample]}, format="json")
+    assert r.status_code == 400 and "iblinkinfo" in r.json()
+    bad = {**sample, "counters": {"Bogus": 1}}
+    r = client.post(url, {"samples": [bad], "iblinkinfo": linkinfo}, format="json")
+    assert r.status_code == 400 and "unknown counter" in r.json()["samples"][0]
+    r = client.post(url, {"samples": [sample], "iblinkinfo": linkinfo}, format="json")
+    assert r.status_code == 201 and r.json()["source"] == "push" and r.json()["ports"] == 1
+    r = client.post(url, {"samples": [{**sample, "t": sample["t"] + 1, "counters": {"PortXmitData": 3000}}]},
+                    format="json")
+    assert r.status_code == 201
+    prev, newest = store.sweeps(config.fabric_id)
+    assert prev is not None and newest["id"] == r.json()["id"]
+    token.refresh_from_db()
+    assert token.last_used is not None
+
+
+def test_metrics_for_an_emulated_fabric_integrate_engine_rates():
+    fabric = Fabric.objects.create(name="emu", slug="emu")
+    f = fat_tree(hosts=8, radix=4)
+    rate = np.full(2 * f.num_links, 8.0, np.float32)  # 1 GB/s on every directed link
+    for k in range(3):
+        store.record_emulated_state(fabric.pk, f, FabricState(k + 1, time.time(), 1.0, rate, rate / 400))
+    r = APIClient().get("/metrics")
+    assert r.status_code == 200 and r["Content-Type"].startswith("text/plain; version=0.0.4")
+    text = r.content.decode()
+    first = next(ln for ln in text.splitlines() if ln.startswith("infiniband_port_transmit_data_bytes_total{"))
+    assert 'fabric="emu"' in first
+    # the first tick is written at once; the next two within the throttle interval only in process
+    assert first.endswith(" 1000000000")
+    assert "# TYPE infiniband_port_transmit_wait_total counter" not in text or "transmit_wait_total{" in text
+    assert 'infiniband_counters_age_seconds{fabric="emu"}' in text
+
+
+def test_config_validation():
+    fabric = Fabric.objects.create(name="v", slug="v", mode=FabricMode.TELEMETRY)
+    with pytest.raises(ValidationError, match="command_prefix"):
+        CollectorConfig(fabric=fabric, command_prefix="sudo").clean()
+    with pytest.raises(ValidationError, match="thresholds"):
+        CollectorConfig(fabric=fabric, thresholds={"PortXmitData": 1}).clean()
+    with pytest.raises(ValidationError, match="drop_dir"):
+        CollectorConfig(fabric=fabric, source=CollectorSource.DIRECTORY).clean()
+    ok = CollectorConfig(fabric=fabric, thresholds={"SymbolErrorCounter": 50})
+    ok.clean()
+    assert ok.alert_thresholds().per_minute["SymbolErrorCounter"] == 50.0

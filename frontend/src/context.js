@@ -12,13 +12,15 @@ function quantile(values, p) {
 
 /**
  * Create the context. Events (listen with `.on(type, listener)`, namespaced like "frame.topology"):
- * snapshot(fabric), frame(frame), status(status, detail), hover(item), select(item), clock(now); `this` is the context.
- * An item is null or {kind: "node" | "link" | "leaf", index}, a "link" index being a cable.
+ * snapshot(fabric), frame(frame), status(status, detail), hover(item), select(item), highlight(highlight),
+ * catalog(jobs), clock(now); `this` is the context.
+ * An item is null or {kind: "node" | "link" | "leaf", index}, a "link" index being a cable. A highlight is null or
+ * from makeHighlight (a job's, a tenant's or a path's nodes and links); the catalog is the jobs API's list.
  * @param {{clockMs?: number}} [options] clock period in ms
  * @returns {object} the context
  */
 export function context({clockMs = 250} = {}) {
-  const events = dispatch("snapshot", "frame", "status", "hover", "select", "clock");
+  const events = dispatch("snapshot", "frame", "status", "hover", "select", "highlight", "catalog", "clock");
   const renderMs = [];
   let clock = null;
 
@@ -36,6 +38,10 @@ export function context({clockMs = 250} = {}) {
     frames: 0,
     hovered: null,
     selected: null,
+    /** The highlight shown on the map (makeHighlight), or null. */
+    highlighted: null,
+    /** Jobs with their hosts and directed links (jobs API), [] until loaded. */
+    catalog: [],
     /** Apply + redraw time of the last KEEP frames, in ms. */
     stats: {
       renderMs,
@@ -58,7 +64,7 @@ export function context({clockMs = 250} = {}) {
       const fabric = decodeSnapshot(msg);
       ctx.fabric = fabric;
       ctx.frame = frameBuffers(fabric.L);
-      ctx.hovered = ctx.selected = null;
+      ctx.hovered = ctx.selected = ctx.highlighted = null;
       ctx.receivedAt = performance.now();
       events.call("snapshot", ctx, fabric);
       if (msg.frame) ctx.applyFrame(msg.frame);
@@ -94,6 +100,19 @@ export function context({clockMs = 250} = {}) {
       if (sameItem(item, ctx.selected)) return;
       ctx.selected = item;
       events.call("select", ctx, item);
+    },
+
+    /** Show a highlight (null clears it). */
+    highlight(item) {
+      if (item === ctx.highlighted) return;
+      ctx.highlighted = item;
+      events.call("highlight", ctx, item);
+    },
+
+    /** Set the jobs catalog (jobs API list). */
+    setCatalog(jobs) {
+      ctx.catalog = jobs;
+      events.call("catalog", ctx, jobs);
     },
 
     /** Start the clock: a "clock" event every clockMs. */

@@ -96,7 +96,8 @@ export function decodeSnapshot(msg) {
 /**
  * Preallocate the buffers one fabric's frames are decoded into.
  * @param {number} L number of cables
- * @returns {object} {seq, t, tickS, rate, util: Float32Array(2L), cableUtil: Float32Array(L), totals, jobs, alerts}
+ * @returns {object} {seq, t, tickS, rate, util, offered, xmitWait: Float32Array(2L), cableUtil: Float32Array(L),
+ *   has: {offered, xmitWait} (whether the last frame carried them), totals, jobs, alerts, hotspots}
  */
 export function frameBuffers(L) {
   return {
@@ -105,11 +106,30 @@ export function frameBuffers(L) {
     tickS: NaN,
     rate: new Float32Array(2 * L),
     util: new Float32Array(2 * L),
+    offered: new Float32Array(2 * L),
+    xmitWait: new Float32Array(2 * L),
+    has: {offered: false, xmitWait: false},
     cableUtil: new Float32Array(L),
     totals: null,
     jobs: [],
     alerts: [],
+    hotspots: [],
   };
+}
+
+/** Optional per-link arrays of a frame: feed key -> buffer key. */
+export const OPTIONAL_LINK_ARRAYS = {offered: "offered", xmit_wait: "xmitWait"};
+
+// An optional per-link array: absent is fine; present, it must have 2L finite numbers (checked after a bulk copy).
+function optional(msg, key, n, scratch) {
+  const values = msg[key];
+  if (values == null) return false;
+  if (!Array.isArray(values) || values.length !== n) fail(`frame.${key}: expected ${n} values`);
+  scratch.set(values);
+  for (let i = 0; i < n; ++i) {
+    if (!(scratch[i] === scratch[i]) || typeof values[i] !== "number") fail(`frame.${key}[${i}]: invalid value ${JSON.stringify(values[i])}`);
+  }
+  return true;
 }
 
 /**
@@ -126,6 +146,11 @@ export function decodeFrame(msg, L, out) {
   const rate = column(msg, "rate", 2 * L, "frame", isNumber);
   const util = column(msg, "util", 2 * L, "frame", isNumber);
   if (msg.totals != null && typeof msg.totals !== "object") fail("frame.totals: expected an object");
+  const scratch = (out.scratch ??= {});
+  const present = {};
+  for (const [key, name] of Object.entries(OPTIONAL_LINK_ARRAYS)) {
+    present[name] = optional(msg, key, 2 * L, (scratch[name] ??= new Float32Array(2 * L)));
+  }
   out.seq = msg.seq;
   out.t = msg.t;
   out.tickS = msg.tick_s;
@@ -136,5 +161,11 @@ export function decodeFrame(msg, L, out) {
   out.totals = msg.totals ?? null;
   out.jobs = Array.isArray(msg.jobs) ? msg.jobs : [];
   out.alerts = Array.isArray(msg.alerts) ? msg.alerts : [];
+  out.hotspots = Array.isArray(msg.hotspots) ? msg.hotspots : [];
+  for (const name of Object.values(OPTIONAL_LINK_ARRAYS)) {
+    out.has[name] = present[name];
+    if (present[name]) out[name].set(scratch[name]);
+    else out[name].fill(0);
+  }
   return out;
 }

@@ -3,6 +3,7 @@ import {format} from "d3";
 
 const fixed1 = format(".1f");
 const fixed2 = format(".2f");
+const waitCount = format(".3~s");
 
 /**
  * A throughput in Gb/s, in Tb/s from 1000 Gb/s on.
@@ -57,7 +58,9 @@ export function cableLines(fabric, frame, c) {
   const {name, guid} = fabric.nodes;
   const {a, b, aPort, bPort, width, speed, capacity, length} = fabric.links;
   const L = fabric.L;
-  const direction = (d) => `${directedLabel(fabric, d)}  ${formatRate(frame.rate[d])}  ${formatUtil(frame.util[d])}`;
+  const extra = (d) => (frame.has?.offered && frame.offered[d] > frame.rate[d] * 1.001 ? `  offered ${formatRate(frame.offered[d])}` : "")
+    + (frame.has?.xmitWait ? `  XmitWait ${waitCount(frame.xmitWait[d])}` : "");
+  const direction = (d) => `${directedLabel(fabric, d)}  ${formatRate(frame.rate[d])}  ${formatUtil(frame.util[d])}${extra(d)}`;
   const lines = [
     `${name[a[c]]} port ${aPort[c]} ⇄ ${name[b[c]]} port ${bPort[c]}`,
     `GUID ${guid[a[c]]} ⇄ ${guid[b[c]]}`,

@@ -1,13 +1,16 @@
 // window.ibweb: read-only hooks for end-to-end tests and benchmarks.
 /**
- * Define the hooks on `target` (window): ready, seq, frames, status, stats, drawnLinks, colorDigest(),
- * linkAt(d), tooltipText().
+ * Define the hooks on `target` (window): ready, seq, frames, status, stats, drawnLinks, colorDigest(), linkAt(d),
+ * tooltipText(); with the panels: highlight, highlightedLinks, matrix, matrixCellAt(r, c), matrixTooltip(),
+ * hotspots, selectedJob, detail.
  * @param {object} target the object to define `ibweb` on
  * @param {object} ctx the context
  * @param {function} map the topology chart
+ * @param {object} [panels] {matrix, hotspots, jobs, detail} charts
  * @returns {object} the hooks
  */
-export function expose(target, ctx, map) {
+export function expose(target, ctx, map, panels = {}) {
+  const {matrix, hotspots, jobs, detail} = panels;
   const hooks = Object.freeze({
     get ready() {
       return map.framesDrawn() > 0 && ctx.frames > 0;
@@ -28,6 +31,33 @@ export function expose(target, ctx, map) {
     colorDigest: map.colorDigest,
     linkAt: map.linkAt,
     tooltipText: map.tooltipText,
+    /** The highlight shown: {kind, label, cables, nodes} (counts), or null. */
+    get highlight() {
+      const h = ctx.highlighted;
+      return h && {kind: h.kind, label: h.label, cables: h.cables.length, nodes: h.nodes.length};
+    },
+    get highlightedLinks() {
+      return map.highlightedLinks();
+    },
+    /** Jobs known with their links (jobs API). */
+    get catalog() {
+      return ctx.catalog.length;
+    },
+    get matrix() {
+      return matrix ? matrix.cells() : null;
+    },
+    matrixCellAt: (r, c) => matrix?.cellAt(r, c) ?? null,
+    matrixTooltip: () => matrix?.tooltipText() ?? "",
+    get hotspots() {
+      return hotspots ? hotspots.rows().map((r) => ({...r})) : [];
+    },
+    get selectedJob() {
+      return jobs ? jobs.selected() : null;
+    },
+    /** The port detail: {cable, points, error}. */
+    get detail() {
+      return detail ? detail.state() : null;
+    },
   });
   Object.defineProperty(target, "ibweb", {value: hooks, configurable: true});
   return hooks;

@@ -1,9 +1,17 @@
-// Wiring: build the page inside #ibweb and connect the feed.
+// Wiring: build the page inside #ibweb, connect the feed and the API.
 import {select} from "d3";
+import {api} from "./api.js";
+import {alerts} from "./charts/alerts.js";
 import {controls} from "./charts/controls.js";
+import {detail} from "./charts/detail.js";
 import {header} from "./charts/header.js";
+import {hotspots} from "./charts/hotspots.js";
+import {jobs} from "./charts/jobs.js";
 import {legend} from "./charts/legend.js";
+import {matrix} from "./charts/matrix.js";
+import {pathView} from "./charts/path.js";
 import {status} from "./charts/status.js";
+import {tenantFilter} from "./charts/tenants.js";
 import {topology} from "./charts/topology.js";
 import {totals} from "./charts/totals.js";
 import {context} from "./context.js";
@@ -12,18 +20,41 @@ import {expose} from "./hooks.js";
 
 const root = select("#ibweb");
 if (!root.empty()) {
-  const {fabric = "", feed: path} = root.node().dataset;
+  const {fabric = "", feed: path, api: apiBase = "/api/"} = root.node().dataset;
   const ctx = context();
+  const client = api().base(apiBase).fabric(fabric);
   const map = topology().context(ctx);
+  const panels = {
+    matrix: matrix().context(ctx).layout(() => map.layout()),
+    hotspots: hotspots().context(ctx),
+    jobs: jobs().context(ctx),
+    detail: detail().context(ctx).api(client),
+  };
   root.classed("ibweb", true);
   root.append("header").call(header().context(ctx).title(fabric));
   root.append("div").call(status().context(ctx));
   const body = root.append("div").attr("class", "ibweb-body");
-  const view = body.append("section").attr("class", "ibweb-map").attr("aria-label", "Fabric map");
+  const main = body.append("div").attr("class", "ibweb-main");
+  const view = main.append("section").attr("class", "ibweb-map").attr("aria-label", "Fabric map");
   view.append("div").call(map);
   view.append("div").attr("class", "ibweb-overlay").call(legend()).call(controls().target(map));
-  body.append("aside").call(totals().context(ctx));
-  expose(window, ctx, map);
+  const lower = main.append("div").attr("class", "ibweb-lower");
+  lower.append("section").call(panels.matrix);
+  lower.append("section").call(panels.detail);
+  const side = body.append("aside").attr("class", "ibweb-side");
+  side.append("section").attr("class", "ibweb-find").attr("aria-label", "Highlight")
+    .call(tenantFilter().context(ctx)).call(pathView().context(ctx).api(client));
+  side.append("section").call(totals().context(ctx));
+  side.append("section").call(panels.hotspots);
+  side.append("section").call(panels.jobs);
+  side.append("section").call(panels.alerts ?? alerts().context(ctx));
+  ctx.on("snapshot.catalog", () => {
+    client.jobs().then((answer) => ctx.setCatalog(answer.jobs)).catch((error) => {
+      console.warn(`ibweb: no jobs catalog: ${error.message}`);
+      ctx.setCatalog([]);
+    });
+  });
+  expose(window, ctx, map, panels);
   ctx.start();
   feed().url(feedURL(path, location)).context(ctx).start();
 }

@@ -93,3 +93,24 @@ test("a snapshot may leave out seq, as long as a present seq is an integer", () 
   assert.equal(decodeSnapshot(withoutSeq).seq, -1);
   assert.throws(() => decodeSnapshot({...snapshot(), seq: "7"}), /snapshot: seq must be an integer, got "7"/);
 });
+
+test("optional per-link arrays and hotspots decode when present, and reset when absent", () => {
+  const L = decodeSnapshot(snapshot()).L;
+  const out = frameBuffers(L);
+  const msg = syntheticFrame(fab, 8);
+  msg.xmit_wait = Array.from({length: 2 * L}, (_, d) => d * 10);
+  msg.offered = msg.rate.map((r) => r * 2);
+  msg.hotspots = [{link: 3, congestion: 1.2}];
+  decodeFrame(msg, L, out);
+  assert.equal(out.xmitWait[5], 50);
+  assert.equal(out.offered[1], Math.fround(msg.rate[1] * 2));
+  assert.deepEqual(out.has, {offered: true, xmitWait: true});
+  assert.equal(out.hotspots[0].link, 3);
+  const bad = {...syntheticFrame(fab, 9), offered: msg.offered, xmit_wait: [...msg.xmit_wait.slice(1), "x"]};
+  assert.throws(() => decodeFrame(bad, L, out), /frame.xmit_wait\[\d+\]: invalid value "x"/);
+  assert.equal(out.seq, 8, "nothing written from an invalid frame");
+  decodeFrame(syntheticFrame(fab, 10), L, out);
+  assert.deepEqual(out.has, {offered: false, xmitWait: false});
+  assert.equal(out.xmitWait[5], 0);
+  assert.deepEqual(out.hotspots, []);
+});

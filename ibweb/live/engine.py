@@ -19,6 +19,7 @@ from ibweb.fabrics.models import Fabric
 from ibweb.telemetry.engine import TelemetryEngine
 from ibweb.telemetry.store import record_emulated_state
 
+from . import history
 from .groups import broadcast_frame, last_seq, store_topology
 from .leader import LeaderLock, NoLock
 
@@ -52,13 +53,15 @@ class FabricEngine:
         """Compute and publish one frame; returns its sequence number."""
         totals = self._totals()
 
-        def compute() -> tuple[int, str]:
+        def compute():
             state = self.emulator.step()
             record_emulated_state(self.fabric_id, self.emulator.fabric, state)
-            return state.seq, json.dumps(state.to_frame(totals), separators=(",", ":"))
+            return state, json.dumps(state.to_frame(totals), separators=(",", ":"))
 
-        seq, text = await asyncio.to_thread(compute)
+        state, text = await asyncio.to_thread(compute)
+        seq = state.seq
         await broadcast_frame(self.fabric_id, seq, text)
+        await history.record(self.fabric_id, seq, state.t, state.rate_gbps, state.util)
         return seq
 
     async def run(self) -> None:

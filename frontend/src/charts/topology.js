@@ -16,6 +16,8 @@ const PAN_PX = 80;
 const NODE_FILL = ["#8a93a0", "#d5dae1", "#d5dae1", "#d5dae1"];
 const SELECTED = "#ff4fd8";
 const DASH = "#0e1217";
+const DIM = "rgba(14, 18, 23, 0.72)";
+const HIGHLIGHT_NODE = "#7cb7ff";
 const KEYS = "Left and right arrows pan, plus and minus zoom, 0 resets the view, Escape clears the selection.";
 
 /**
@@ -57,6 +59,7 @@ export function topology() {
   const offsets = new Uint32Array(BUCKETS + 1);
   const next = new Uint32Array(BUCKETS);
   let drawn = 0;
+  let highlighted = 0;
   let framesDrawn = 0;
   let lines = []; // tooltip lines shown, [] when hidden
 
@@ -83,7 +86,8 @@ export function topology() {
     canvas.call(zoomer).on("dblclick.zoom", null);
     new ResizeObserver(resized).observe(root.node());
     resized();
-    ctx.on("snapshot.topology", snapshot).on("frame.topology", redraw).on("select.topology", schedule);
+    ctx.on("snapshot.topology", snapshot).on("frame.topology", redraw).on("select.topology", schedule)
+      .on("highlight.topology", schedule);
   }
 
   function resized() {
@@ -192,6 +196,7 @@ export function topology() {
     }
     if (agg) drawAggregates();
     drawNodes(agg);
+    drawHighlight();
     drawSelection();
     ++framesDrawn;
     if (ctx.hovered) showTooltip(ctx.hovered);
@@ -238,6 +243,37 @@ export function topology() {
       g.fillStyle = NODE_FILL[t];
       g.fill();
     }
+  }
+
+  // Dim everything, then draw the highlighted cables again (a path in the selection colour, thicker) and mark
+  // the highlighted nodes.
+  function drawHighlight() {
+    const h = ctx.highlighted;
+    highlighted = 0;
+    if (!h) return;
+    const {a, b} = fabric.links;
+    const {cableUtil} = ctx.frame;
+    g.fillStyle = DIM;
+    g.fillRect(0, 0, width, height);
+    const path = h.kind === "path";
+    g.lineWidth = path ? 3 : 2;
+    const strokes = new Map(); // colour bucket -> Path2D: one stroke per colour, as for the whole map
+    for (const c of h.cables) {
+      const j = path ? -1 : bucketOf(cableUtil[c]);
+      let p = strokes.get(j);
+      if (!p) strokes.set(j, (p = new Path2D()));
+      p.moveTo(tx + k * px[a[c]], py[a[c]]);
+      p.lineTo(tx + k * px[b[c]], py[b[c]]);
+    }
+    for (const [j, p] of strokes) {
+      g.strokeStyle = j < 0 ? SELECTED : BUCKET_COLORS[j];
+      g.stroke(p);
+    }
+    highlighted = h.cables.length;
+    g.fillStyle = path ? SELECTED : HIGHLIGHT_NODE;
+    g.beginPath();
+    for (const i of h.nodes) g.rect(tx + k * px[i] - 3, py[i] - 3, 6, 6);
+    g.fill();
   }
 
   function drawSelection() {
@@ -327,6 +363,10 @@ export function topology() {
   };
   /** Cables drawn one by one in the last redraw (aggregated host cables not counted). */
   chart.drawnLinks = () => drawn;
+  /** Cables drawn highlighted in the last redraw. */
+  chart.highlightedLinks = () => highlighted;
+  /** The layout of the current fabric (layout.js), or null. */
+  chart.layout = () => lay;
   /** Redraws since start. */
   chart.framesDrawn = () => framesDrawn;
   /** Drawn cables per colour bucket in the last redraw: "bucket:count" for each non-empty bucket. */

@@ -1,0 +1,163 @@
+// Port detail: the selected cable (or a host's cable) with its recent history from the history API, both
+// directions' utilization as a time series, refreshed every few seconds, and the last hour's rollups.
+import {axisBottom, axisLeft, extent, format, line, max, scaleLinear, scaleTime, timeFormat} from "d3";
+import {directedLabel, formatRate, formatUtil, nodeLines} from "../format.js";
+
+const percent = format(".0%");
+const COLORS = ["#7cb7ff", "#ffb86b"];
+
+/**
+ * The detail panel: `selection.call(detail().context(ctx).api(client))`.
+ * @returns {function} the chart, with chained accessors context, api, seconds, refreshMs and read-out state()
+ */
+export function detail() {
+  let ctx = null;
+  let client = null;
+  let seconds = 300;
+  let refreshMs = 5000;
+  let cable = -1;
+  let series = null;
+  let error = "";
+  let fetchedAt = -Infinity;
+  let pending = false;
+  let generation = 0;
+  let width = 0;
+  let height = 0;
+
+  function chart(selection) {
+    const panel = selection.classed("ibweb-detail", true).attr("aria-label", "Port detail");
+    const head = panel.append("div").attr("class", "ibweb-panel-head");
+    const title = head.append("h2").text("Port detail");
+    head.append("button").attr("type", "button").attr("aria-label", "Close the port detail").text("×")
+      .on("click", () => ctx.select(null));
+    const info = panel.append("div").attr("class", "ibweb-detail-info");
+    const area = panel.append("div").attr("class", "ibweb-detail-chart");
+    const svg = area.append("svg").attr("role", "img");
+    const x = scaleTime();
+    const y = scaleLinear();
+    const plot = svg.append("g").attr("transform", "translate(40,8)");
+    const xAxis = plot.append("g").attr("class", "ibweb-axis");
+    const yAxis = plot.append("g").attr("class", "ibweb-axis");
+    const paths = plot.selectAll("path.ibweb-series").data([0, 1]).join("path").attr("class", "ibweb-series")
+      .attr("fill", "none").attr("stroke-width", 1.5).attr("stroke", (i) => COLORS[i]);
+    const keys = panel.append("div").attr("class", "ibweb-detail-keys");
+    const rollup = panel.append("div").attr("class", "ibweb-detail-rollup");
+    const message = panel.append("div").attr("class", "ibweb-detail-message").attr("aria-live", "polite");
+
+    new ResizeObserver(() => {
+      const box = area.node().getBoundingClientRect();
+      (width = box.width), (height = box.height);
+      render();
+    }).observe(area.node());
+
+    function open(item) {
+      ++generation;
+      series = null;
+      error = "";
+      fetchedAt = -Infinity;
+      cable = -1;
+      rollup.text("");
+      if (item?.kind === "link") cable = item.index;
+      else if (item?.kind === "node" && ctx.fabric.nodes.isHost[item.index]) cable = hostCable(item.index);
+      panel.classed("ibweb-empty", cable < 0);
+      if (cable < 0) {
+        title.text("Port detail");
+        info.selectAll("div").data(item?.kind === "node" ? nodeLines(ctx.fabric, item.index) : ["Click a link on the map, "
+          + "in the matrix or in the hotspots to see its history."]).join("div").text((d) => d);
+        keys.text("");
+        render();
+        return;
+      }
+      const {L} = ctx.fabric;
+      title.text(`Port detail: ${ctx.fabric.nodes.name[ctx.fabric.links.a[cable]]} ⇄ ${ctx.fabric.nodes.name[ctx.fabric.links.b[cable]]}`);
+      keys.selectAll("span").data([cable, cable + L]).join("span").attr("data-series", (_, i) => i)
+        .text((d) => directedLabel(ctx.fabric, d));
+      live();
+      refresh();
+      const mine = generation;
+      client.linkRollups(cable, 60).then((body) => {
+        if (mine !== generation || !body.minute.length) return;
+        const peak = max(body.max_util) ?? 0;
+        const mean = body.mean_util.reduce((s, v) => s + v, 0) / body.mean_util.length;
+        rollup.text(`last ${body.minute.length} min (${ctx.fabric.nodes.name[ctx.fabric.links.a[cable]]} side): `
+          + `mean ${formatUtil(mean)}, peak ${formatUtil(peak)}`);
+      }).catch(() => {});
+    }
+
+    function hostCable(h) {
+      const {a, b} = ctx.fabric.links;
+      for (let c = 0; c < ctx.fabric.L; ++c) if (a[c] === h || b[c] === h) return c;
+      return -1;
+    }
+
+    function live() {
+      if (cable < 0 || !ctx.frame) return;
+      const {L} = ctx.fabric;
+      const {rate, util} = ctx.frame;
+      info.selectAll("div").data([cable, cable + L]).join("div")
+        .text((d) => `${directedLabel(ctx.fabric, d)}  ${formatRate(rate[d])}  ${formatUtil(util[d])}`);
+    }
+
+    function refresh() {
+      if (cable < 0 || pending) return;
+      pending = true;
+      const mine = generation;
+      fetchedAt = performance.now();
+      client.linkHistory(cable, seconds).then((body) => {
+        if (mine !== generation) return;
+        series = body;
+        error = body.t.length ? "" : "no history yet: the engine keeps it from its next ticks";
+        render();
+      }).catch((e) => {
+        if (mine === generation) (error = `history unavailable: ${e.message}`), render();
+      }).finally(() => (pending = false));
+    }
+
+    function render() {
+      svg.attr("width", width).attr("height", height);
+      const w = Math.max(10, width - 52);
+      const h = Math.max(10, height - 30);
+      message.text(error);
+      const points = series && cable >= 0 ? series.t.length : 0;
+      svg.attr("aria-label", points ? `Utilization of both directions over the last ${seconds} s, ${points} points` : "No data");
+      if (!points) {
+        paths.attr("d", null);
+        xAxis.selectAll("*").remove();
+        yAxis.selectAll("*").remove();
+        return;
+      }
+      const t = series.t.map((s) => new Date(s * 1000));
+      const data = [series.util, series.reverse_util ?? []];
+      x.domain(extent(t)).range([0, w]);
+      y.domain([0, Math.max(1, max(data.flat()) ?? 1)]).range([h, 0]).nice();
+      xAxis.attr("transform", `translate(0,${h})`).call(axisBottom(x).ticks(Math.max(2, w / 90)).tickFormat(timeFormat("%H:%M:%S")));
+      yAxis.call(axisLeft(y).ticks(4).tickFormat(percent));
+      paths.attr("d", (i) => line().x((_, j) => x(t[j])).y((v) => y(v))(data[i]));
+    }
+
+    ctx.on("select.detail", open);
+    ctx.on("snapshot.detail", () => open(null));
+    ctx.on("frame.detail", live);
+    ctx.on("clock.detail", (now) => {
+      if (cable >= 0 && now - fetchedAt > refreshMs) refresh();
+    });
+    open(null);
+  }
+
+  chart.context = function (_) {
+    return arguments.length ? ((ctx = _), chart) : ctx;
+  };
+  chart.api = function (_) {
+    return arguments.length ? ((client = _), chart) : client;
+  };
+  /** Seconds of history shown. */
+  chart.seconds = function (_) {
+    return arguments.length ? ((seconds = _), chart) : seconds;
+  };
+  chart.refreshMs = function (_) {
+    return arguments.length ? ((refreshMs = _), chart) : refreshMs;
+  };
+  /** {cable, points (history points drawn), error}. */
+  chart.state = () => ({cable, points: series && cable >= 0 ? series.t.length : 0, error});
+  return chart;
+}

@@ -1,0 +1,83 @@
+// Jobs table: tenant, pattern, hosts, demanded vs achieved bandwidth, slowdown, SHARP; a row selects the job,
+// which highlights its hosts and the links its flows use on the map.
+import {format} from "d3";
+import {makeHighlight} from "../highlight.js";
+
+const slow = format(".2f");
+const si = format(".3~s");
+const shortRate = (gbps) => `${si(gbps * 1e9)}b/s`;
+
+/**
+ * The jobs table: `selection.call(jobs().context(ctx))`.
+ * @returns {function} the chart, with chained accessor context and read-out selected()
+ */
+export function jobs() {
+  let ctx = null;
+  let selected = null;
+  let sharp = false;
+
+  function chart(selection) {
+    const panel = selection.classed("ibweb-jobs-panel", true).attr("aria-label", "Jobs");
+    panel.append("h2").text("Jobs");
+    const wrap = panel.append("div").attr("class", "ibweb-scroll");
+    const table = wrap.append("table").attr("class", "ibweb-table ibweb-jobs-table");
+    table.append("caption").attr("class", "ibweb-sr").text("Jobs; press Enter or click a row to highlight its hosts and links");
+    const headRow = table.append("thead").append("tr");
+    const body = table.append("tbody");
+
+    const columns = () => [["Job", "id"], ["Tenant", "tenant"], ["Pattern", "pattern"], ["Hosts", "hosts"],
+      ["Demand", "demand"], ["Achieved", "achieved"], ["Slow", "slowdown", "Slowdown: collective time now / alone"], ...(sharp ? [["SHARP", "sharp"]] : [])];
+    const cell = (job, key) => {
+      switch (key) {
+        case "demand": return shortRate(job.demand_gbps ?? 0);
+        case "achieved": return shortRate(job.achieved_gbps ?? 0);
+        case "slowdown": return job.slowdown == null ? (job.phase === "comm" ? "∞" : "–") : `×${slow(job.slowdown)}`;
+        case "sharp": return job.sharp == null ? "–" : job.sharp ? "on" : "off";
+        case "pattern": return String(job.pattern ?? "").replace(/_/g, " ");
+        default: return String(job[key] ?? "");
+      }
+    };
+
+    const toggle = (id) => {
+      if (selected === id) return ctx.highlight(null);
+      const job = ctx.catalog.find((j) => j.id === id);
+      const live = ctx.frame.jobs.find((j) => j.id === id);
+      const links = job ? job.links : live?.limiting_links ?? [];
+      ctx.highlight(makeHighlight(ctx.fabric, {kind: "job", label: id, links, nodes: job ? job.hosts : []}));
+    };
+
+    ctx.on("highlight.jobs", (h) => {
+      selected = h && h.kind === "job" ? h.label : null;
+      body.selectAll("tr").attr("aria-selected", (d) => String(d.id === selected)).classed("ibweb-selected", (d) => d.id === selected);
+    });
+    ctx.on("snapshot.jobs", () => (selected = null));
+    ctx.on("frame.jobs", (frame) => {
+      const hasSharp = frame.jobs.some((j) => j.sharp != null);
+      if (hasSharp !== sharp || headRow.selectAll("th").empty()) {
+        sharp = hasSharp;
+        headRow.selectAll("th").data(columns()).join("th").attr("scope", "col").text((d) => d[0])
+          .attr("title", (d) => d[2] ?? null).attr("aria-label", (d) => d[2] ?? null);
+      }
+      const cols = columns();
+      body.selectAll("tr").data(frame.jobs, (j) => j.id)
+        .join((enter) => enter.append("tr").attr("tabindex", 0)
+          .on("click", (event, d) => toggle(d.id))
+          .on("keydown", (event, d) => {
+            if (event.key === "Enter" || event.key === " ") (event.preventDefault(), toggle(d.id));
+          }))
+        .attr("aria-selected", (d) => String(d.id === selected))
+        .classed("ibweb-selected", (d) => d.id === selected)
+        .classed("ibweb-idle", (d) => !d.active)
+        .selectAll("td").data((d) => cols.map(([, key]) => [d, key])).join("td")
+        .attr("class", ([, key]) => (["hosts", "demand", "achieved", "slowdown"].includes(key) ? "ibweb-num" : null))
+        .text(([d, key]) => cell(d, key));
+    });
+  }
+
+  chart.context = function (_) {
+    return arguments.length ? ((ctx = _), chart) : ctx;
+  };
+  /** Id of the selected job, or null. */
+  chart.selected = () => selected;
+  return chart;
+}

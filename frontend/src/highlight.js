@@ -1,0 +1,62 @@
+// Highlights: a set of nodes and cables to stand out on the map (a job, a tenant, a routed path). Pure.
+
+/**
+ * A highlight from directed links and nodes.
+ * @param {object} fabric from decodeSnapshot
+ * @param {{kind: string, label: string, links?: number[], nodes?: number[]}} spec directed link indices (0..2L-1)
+ *   and node indices; out-of-range values are ignored
+ * @returns {object} {kind, label, cables: Int32Array (distinct cable indices, ascending), nodes: Int32Array,
+ *   cableMask: Uint8Array(L), nodeMask: Uint8Array(n), links: Int32Array (the directed links given, in order)}
+ */
+export function makeHighlight(fabric, {kind, label, links = [], nodes = []}) {
+  const {n, L} = fabric;
+  const cableMask = new Uint8Array(L);
+  const nodeMask = new Uint8Array(n);
+  const kept = [];
+  for (const d of links) {
+    if (Number.isInteger(d) && d >= 0 && d < 2 * L) (cableMask[d % L] = 1), kept.push(d);
+  }
+  for (const i of nodes) if (Number.isInteger(i) && i >= 0 && i < n) nodeMask[i] = 1;
+  const pick = (mask) => {
+    const out = [];
+    for (let i = 0; i < mask.length; ++i) if (mask[i]) out.push(i);
+    return Int32Array.from(out);
+  };
+  return {kind, label, cables: pick(cableMask), nodes: pick(nodeMask), cableMask, nodeMask, links: Int32Array.from(kept)};
+}
+
+/**
+ * The hosts and directed links of a tenant: the union over its jobs.
+ * @param {object[]} jobs from the jobs API: {id, tenant, hosts: number[], links: number[]}
+ * @param {string} tenant
+ * @returns {{jobs: string[], hosts: number[], links: number[]}}
+ */
+export function tenantUnion(jobs, tenant) {
+  const hosts = new Set();
+  const links = new Set();
+  const ids = [];
+  for (const job of jobs) {
+    if (job.tenant !== tenant) continue;
+    ids.push(job.id);
+    for (const h of job.hosts) hosts.add(h);
+    for (const d of job.links) links.add(d);
+  }
+  const sorted = (s) => [...s].sort((p, q) => p - q);
+  return {jobs: ids, hosts: sorted(hosts), links: sorted(links)};
+}
+
+/**
+ * Which jobs use each directed link.
+ * @param {object[]} jobs from the jobs API
+ * @returns {Map<number, string[]>} directed link -> job ids
+ */
+export function jobsByLink(jobs) {
+  const out = new Map();
+  for (const job of jobs) {
+    for (const d of job.links) {
+      if (out.has(d)) out.get(d).push(job.id);
+      else out.set(d, [job.id]);
+    }
+  }
+  return out;
+}

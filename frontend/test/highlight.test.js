@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import {test} from "node:test";
+import {decodeSnapshot} from "../src/decode.js";
+import {jobsByLink, makeHighlight, tenantUnion} from "../src/highlight.js";
+import {synthetic, syntheticSnapshot} from "../scripts/synthetic.mjs";
+
+const fabric = decodeSnapshot(syntheticSnapshot(synthetic({leavesPerPod: 2, spinesPerPod: 2, hostsPerLeaf: 2}), 1));
+const {L} = fabric;
+
+test("a highlight folds directed links onto cables and ignores indices out of range", () => {
+  const h = makeHighlight(fabric, {kind: "path", label: "p", links: [1, 1 + L, 3, 2 * L, -1, 2.5], nodes: [0, 99]});
+  assert.deepEqual([...h.cables], [1, 3]);
+  assert.deepEqual([...h.links], [1, 1 + L, 3]);
+  assert.deepEqual([...h.nodes], [0]);
+  assert.equal(h.cableMask[1], 1);
+  assert.equal(h.cableMask[2], 0);
+});
+
+const jobs = [
+  {id: "a", tenant: "acme", hosts: [4, 5], links: [0, 1, L]},
+  {id: "b", tenant: "globex", hosts: [6], links: [1, 2]},
+  {id: "c", tenant: "acme", hosts: [5, 7], links: [3]},
+];
+
+test("a tenant's union covers the hosts and links of all its jobs", () => {
+  assert.deepEqual(tenantUnion(jobs, "acme"), {jobs: ["a", "c"], hosts: [4, 5, 7], links: [0, 1, 3, L]});
+  assert.deepEqual(tenantUnion(jobs, "nobody"), {jobs: [], hosts: [], links: []});
+});
+
+test("jobs by link lists every job crossing a directed link", () => {
+  const m = jobsByLink(jobs);
+  assert.deepEqual(m.get(1), ["a", "b"]);
+  assert.equal(m.get(L + 1), undefined);
+});

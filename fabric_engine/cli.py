@@ -38,6 +38,7 @@ __all__ = ["command", "main", "build_parser", "COMMANDS", "PLUGINS", "describe"]
 #: Modules that register more subcommands when imported (one line each).
 PLUGINS: tuple[str, ...] = (
     "fabric_engine.analysis.cli",
+    "fabric_engine.cli_routing",
 )
 
 

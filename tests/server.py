@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -54,10 +55,9 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
     _manage(env, "migrate", "--verbosity", "0")
     _manage(env, "ensure_demo")
     for spec in fabrics or []:
-        code = "from ibweb.fabrics.models import Fabric; import json,sys; Fabric.objects.create(**json.loads(sys.argv[1]))"
-        import json
-
-        _manage(env, "shell", "-c", code.replace("sys.argv[1]", repr(json.dumps(spec))))
+        fields = json.dumps(spec)
+        code = f"import json; from ibweb.fabrics.models import Fabric; Fabric.objects.create(**json.loads({fields!r}))"
+        _manage(env, "shell", "-c", code)
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),

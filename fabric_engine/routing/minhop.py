@@ -1,93 +1,241 @@
-"""OpenSM's min-hop routing: shortest paths, destinations spread over equal ports."""
+"""OpenSM's min-hop routing: shortest paths, destinations spread over equal ports.
+
+OpenSM (``osm_ucast_mgr.c``, ``osm_switch_recommend_path``) routes every LID on
+every switch through a port with the least hop count to the LID; among those ports
+it takes the one with the fewest LIDs routed so far on this switch (lowest port on
+ties). LIDs of switches are routed the same way but are not counted
+(``port_profile_switch_nodes`` is off by default).
+
+Done LID by LID that is a loop over ``switches x LIDs``. Here it is closed form:
+the ports that are one hop closer to a target switch form the *candidate set* of
+``(switch, target)``. When the candidate sets a switch sees are pairwise equal or
+disjoint (always so in a fat tree) the greedy least-loaded choice is a round robin
+over each set, so the ``k``-th counted LID routed through a set takes its
+``k mod size``-th port. Switches whose sets overlap (degraded or irregular
+fabrics) take the greedy loop, vectorised over those switches only.
+
+LIDs are visited grouped by the switch that delivers them, in LID order, the switches
+that deliver host LIDs first (OpenSM visits them in port-GUID order; the hop counts
+and the per-port balance are the same).
+"""
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import shortest_path
 
-from ..topology import KIND_HOST, Fabric
+from ..topology import Fabric
+from .graph import lid_targets, switch_distances, switch_port_peers
 from .tables import NO_PATH, Routing
 
-__all__ = ["minhop", "switch_distances", "lid_targets"]
+__all__ = ["minhop", "switch_distances", "lid_targets", "switch_port_peers", "minhop_tables"]
+
+#: Cells (switch x port x target) handled at once when building candidate sets.
+_CHUNK_CELLS = 1 << 24
 
 
-def switch_distances(fabric: Fabric) -> np.ndarray:
-    """Hop counts between all switches, int16 ``[S, S]`` (``-1`` where unreachable)."""
-    f = fabric
-    si = f.switch_index
-    both = (si[f.a_node] >= 0) & (si[f.b_node] >= 0)
-    a, b = si[f.a_node[both]], si[f.b_node[both]]
-    s = f.num_switches
-    adj = sp.csr_matrix((np.ones(len(a)), (a, b)), shape=(s, s))
-    dist = shortest_path(adj, directed=False, unweighted=True)
-    dist[np.isinf(dist)] = -1
-    return dist.astype(np.int16)
+def _candidate_keys(dist: np.ndarray, peer: np.ndarray, cand_fn=None) -> np.ndarray:
+    """Candidate sets as bit words, uint64 ``[S, T, W]``: bit ``p`` set if port ``p + 1`` is one hop closer.
+
+    ``cand_fn(t0, t1)``, when given, returns the candidate mask ``[S, P, t1 - t0]`` instead
+    (engines with turn restrictions, such as up/down, define "closer" their own way).
+    """
+    s_count, pmax = peer.shape
+    words = max(1, -(-pmax // 64))
+    keys = np.zeros((s_count, s_count, words), dtype=np.uint64)
+    valid = peer >= 0
+    pc = np.maximum(peer, 0)
+    small = dist.astype(np.int8) if dist.max(initial=0) < 127 else dist
+    step = max(1, _CHUNK_CELLS // max(1, s_count * pmax))
+    for t0 in range(0, s_count, step):
+        d_here = np.ascontiguousarray(small[:, t0:t0 + step])  # [S, c]
+        want = d_here - 1
+        ok = d_here > 0
+        block = None if cand_fn is None else cand_fn(t0, t0 + d_here.shape[1])
+        for w in range(words):
+            ports = range(64 * w, min(pmax, 64 * (w + 1)))
+            # the narrowest integer that holds this word's bits: less memory traffic per port
+            dt = next(d for d in (np.uint8, np.uint16, np.uint32, np.uint64) if np.iinfo(d).bits >= len(ports))
+            acc = np.zeros((s_count, d_here.shape[1]), dtype=dt)
+            for p in ports:  # one bit per port: cheaper than building and packing [S, P, c]
+                c = ((d_here[pc[:, p]] == want) & ok & valid[:, p:p + 1]) if block is None else block[:, p, :]
+                acc |= c.astype(dt) << dt(p % 64)
+            keys[:, t0:t0 + step, w] = acc
+    return keys
 
 
-def lid_targets(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every assigned LID: the switch that delivers it and the port it leaves that switch by.
+def _lowest_bit(keys: np.ndarray) -> np.ndarray:
+    """Index of the lowest set bit over the words of ``keys[..., W]`` (-1 when empty), int32."""
+    out = np.full(keys.shape[:-1], -1, dtype=np.int32)
+    for w in range(keys.shape[-1] - 1, -1, -1):
+        k = keys[..., w]
+        nz = k != 0
+        low = np.bitwise_count((k & (~k + np.uint64(1))) - np.uint64(1)).astype(np.int32)
+        out = np.where(nz, low + 64 * w, out)
+    return out
 
-    Returns ``(lids, target_switch_index, exit_port)``; ``exit_port`` is 0 for a switch's own LID.
-    LIDs of unconnected host ports are left out.
+
+def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) -> tuple[np.ndarray, dict]:
+    """The min-hop LFT of ``fabric`` and facts about how it was computed (see module doc).
+
+    ``dist`` (switch hop counts, -1 unreachable) and ``cand_fn`` (see ``_candidate_keys``)
+    let other engines reuse the least-loaded port selection on their own path metric.
     """
     f = fabric
-    host_slots = np.flatnonzero(f.kind[f.port_node] == KIND_HOST)
-    out = f.port_out_link[host_slots]
-    connected = out >= 0
-    host_slots, out = host_slots[connected], out[connected]
-    rev = f.reverse(out)
-    lids = np.concatenate([f.lid[f.switches], f.port_lid[host_slots]]).astype(np.int64)
-    target = np.concatenate([np.arange(f.num_switches), f.switch_index[f.dl_dst[out]]]).astype(np.int64)
-    port = np.concatenate([np.zeros(f.num_switches, dtype=np.int64), f.dl_src_port[rev].astype(np.int64)])
-    ok = target >= 0  # a host cabled to another host has no delivering switch
-    order = np.lexsort((lids[ok], target[ok]))
-    return lids[ok][order], target[ok][order], port[ok][order]
-
-
-def switch_port_peers(fabric: Fabric) -> np.ndarray:
-    """``peer[s, p - 1]``: switch index behind port ``p`` of switch ``s`` (-1 for none or a host)."""
-    f = fabric
-    pmax = int(f.nports[f.switches].max(initial=0))
-    peer = np.full((f.num_switches, pmax), -1, dtype=np.int32)
-    d = np.flatnonzero(f.switch_index[f.dl_src] >= 0)
-    peer[f.switch_index[f.dl_src[d]], f.dl_src_port[d] - 1] = f.switch_index[f.dl_dst[d]]
-    return peer
-
-
-def minhop(fabric: Fabric) -> Routing:
-    """Route every LID on a shortest path, spreading LIDs over equal-cost ports.
-
-    For each switch and destination LID the out port leads to a neighbour one hop
-    closer to the delivering switch; among those, the port with the fewest LIDs
-    routed so far wins (lowest port number on ties), as OpenSM's min-hop engine
-    does. LIDs are visited grouped by delivering switch, in LID order.
-
-    The loop runs over destination LIDs; each step is vectorised over all switches.
-    """
-    f = fabric
-    dist = switch_distances(f)
+    dist = switch_distances(f) if dist is None else dist
     peer = switch_port_peers(f)
     s_count, pmax = peer.shape
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, dtype=np.uint8)
-    load = np.zeros((s_count, pmax), dtype=np.int64)
-    lids, target, exit_port = lid_targets(f)
-    rows = np.arange(s_count)
+    tg = lid_targets(f)
+    if s_count == 0 or len(tg.lids) == 0:
+        return lft, {"greedy_switches": 0}
+    keys = _candidate_keys(dist, peer, cand_fn)  # [S, T, W]
+    low = _lowest_bit(keys)  # [S, T]
+    rows = np.arange(s_count)[:, None]
+    counted = tg.is_host.astype(np.int64)
+    ncount = np.bincount(tg.target, weights=counted, minlength=s_count).astype(np.int64)
+    # Only targets with counted (host) LIDs move the port loads. The set registered under its
+    # lowest port must be the same for every such target, and the registered sets of one switch
+    # must not share ports: then the sets are disjoint and the greedy choice is a round robin.
+    low_c = np.where(ncount[None, :] > 0, low, -1)
+    reg = np.zeros((s_count, pmax + 1, keys.shape[2]), dtype=np.uint64)
+    lc = np.where(low_c >= 0, low_c, pmax)
+    reg[np.broadcast_to(rows, low.shape), lc] = keys
+    reg[:, pmax] = 0
+    consistent = ((reg[rows, lc] == keys).all(axis=2) | (low_c < 0)).all(axis=1)
+    pop_sum = np.bitwise_count(reg).sum(axis=(1, 2), dtype=np.int64)
+    pop_or = np.bitwise_count(np.bitwise_or.reduce(reg, axis=1)).sum(axis=1, dtype=np.int64)
+    laminar = consistent & (pop_sum == pop_or)
+
+    # Ports of every class (switch, lowest port), in ascending order; class and position of every port.
+    bits = np.unpackbits(reg[:, :pmax].view(np.uint8), axis=2, bitorder="little")[:, :, :pmax].astype(bool)
+    bits = bits.reshape(s_count * pmax, pmax)
+    size = bits.sum(axis=1).astype(np.int64)
+    r_idx, c_idx = np.nonzero(bits)
+    table = np.zeros((s_count * pmax, max(1, pmax)), dtype=np.uint8)
+    starts = np.r_[0, np.cumsum(size)[:-1]]
+    pos_in = np.arange(len(r_idx)) - starts[r_idx]
+    table[r_idx, pos_in] = c_idx + 1
+    port_cls = np.full((s_count, pmax), -1, dtype=np.int64)
+    port_pos = np.zeros((s_count, pmax), dtype=np.int64)
+    port_cls[r_idx // pmax, c_idx] = r_idx % pmax
+    port_pos[r_idx // pmax, c_idx] = pos_in
+
+    # Each LID's position among its target's counted LIDs.
+    first = np.searchsorted(tg.target, tg.target)
+    cum = np.cumsum(counted) - counted
+    within = (cum - cum[first]).astype(np.int64)
+
+    # A target without counted LIDs (a switch without hosts) reads the loads without moving them:
+    # when its candidate set is a whole class, the least-loaded port is that class's next one.
+    ncl = keys.shape[2]
+    pop = np.bitwise_count(keys).sum(axis=2, dtype=np.int32)  # [S, T]
+    lsafe = np.maximum(low, 0)
+    whole = (low >= 0) & (reg[rows, lsafe] == keys).all(axis=2) if ncl else low >= 0
+    low_all = np.where((low_c >= 0) | (whole & (ncount[None, :] == 0)), low, -1)
+
+    # offset[s, t]: counted LIDs of earlier targets in the same class of switch s.
+    cls = np.where(low_all >= 0, rows * pmax + low_all, -1).astype(np.int32).ravel()
+    order = np.argsort(cls, kind="stable")
+    w = np.broadcast_to(ncount, (s_count, s_count)).ravel()[order]
+    cs = np.cumsum(w) - w
+    sc = cls[order]
+    gstart = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]])
+    glen = np.diff(np.r_[gstart, len(sc)])
+    offset = np.empty(len(cls), dtype=np.int64)
+    offset[order] = cs - np.repeat(cs[gstart], glen)
+    offset = offset.reshape(s_count, s_count)
+    # Targets without counted LIDs are visited after all others: they see the final loads.
+    has = cls >= 0
+    total = np.bincount(cls[has], weights=np.broadcast_to(ncount, (s_count, s_count)).ravel()[has],
+                        minlength=s_count * pmax + 1).astype(np.int64)
+    late = ncount == 0
+    offset[:, late] = total[cls.reshape(s_count, s_count)[:, late]]
+
+    # Per (switch, target): where its class's ports start, how many, and a fixed answer (a single
+    # candidate outside any class, or NO_PATH) that overrides the class.
+    cls2 = cls.reshape(s_count, s_count)
+    has_cls = cls2 >= 0
+    csafe = np.maximum(cls2, 0)
+    # ext[c, k] = the k-th port of class c taken round robin, k < width + most LIDs of a target,
+    # so a LID's port is ext[c, offset % size + its position] without a modulo per LID.
+    span = int(np.bincount(tg.target, minlength=s_count).max(initial=1))
+    width = table.shape[1] + span
+    k = np.arange(width)[None, :]
+    ext = np.take_along_axis(table, k % np.maximum(size, 1)[:, None], axis=1)
+    start = (csafe.astype(np.int64) * width + offset % np.maximum(size[csafe], 1)).astype(np.int32)
+    fixed = np.zeros((s_count, s_count), dtype=np.uint8)
+    single = (pop == 1) & ~has_cls
+    fixed[single] = (low[single] + 1).astype(np.uint8)
+    fixed[(dist < 0) | (~has_cls & ~single & (dist != 0))] = NO_PATH
+    t = tg.target
+    ports = ext.ravel()[start[:, t] + within.astype(np.int32)[None, :]]  # [S, NL]
+    fx = fixed[:, t]
+    ports = np.where(fx != 0, fx, ports)
+    lft[:, tg.lids] = ports
+    lft[t, tg.lids] = tg.exit_port.astype(np.uint8)  # the delivering switch itself
+
+    # The rest: several candidate ports that cut across classes; loads from the class histories.
+    rs, ts = np.nonzero((low_all < 0) & (pop > 1) & laminar[:, None])
+    if rs.size:
+        _route_uncounted(lft, rs, ts, keys, tg, total, port_cls, port_pos, size, pmax)
+
+    greedy = np.flatnonzero(~laminar)
+    if greedy.size:
+        _greedy(lft, greedy, keys, dist, tg, pmax)
+    return lft, {"greedy_switches": int(greedy.size)}
+
+
+def _route_uncounted(lft, rs, ts, keys, tg, total, port_cls, port_pos, size, pmax) -> None:
+    """Route the switch LIDs of pairs ``(rs[i], ts[i])`` whose candidate set spans several classes.
+
+    These targets are visited last, so they see the final port loads.
+    """
+    s_count = keys.shape[0]
+    cand = np.unpackbits(np.ascontiguousarray(keys[rs, ts]).view(np.uint8), axis=1, bitorder="little")
+    cand = cand[:, :pmax].astype(bool)  # [n, P]
+    # Final load of every port: its class took ``R`` LIDs, its ``k``-th port R // size + (k < R % size).
+    gcls = np.arange(s_count)[:, None] * pmax + np.maximum(port_cls, 0)
+    r = total[gcls]
+    cz = np.maximum(size[gcls], 1)
+    load = np.where(port_cls >= 0, r // cz + (port_pos < r % cz), 0).astype(np.int32)  # [S, P]
+    # least-loaded candidate, lowest port on ties: minimum of load * 256 + port, reduced over ports
+    score = np.where(cand.T, (load * 256 + np.arange(pmax, dtype=np.int32)[None, :]).T[:, rs], np.iinfo(np.int32).max)
+    choice = np.minimum.reduce(score, axis=0) % 256
+    for_lid = np.searchsorted(tg.target, ts)
+    stop = np.searchsorted(tg.target, ts, side="right")
+    n_l = stop - for_lid
+    pair = np.repeat(np.arange(len(rs)), n_l)
+    lid_pos = np.arange(n_l.sum()) - np.repeat(np.cumsum(n_l) - n_l, n_l) + np.repeat(for_lid, n_l)
+    lft[rs[pair], tg.lids[lid_pos]] = (choice[pair] + 1).astype(np.uint8)
+
+
+def _greedy(lft, rows, keys, dist, tg, pmax) -> None:
+    """OpenSM's LID-by-LID least-loaded choice for the switches ``rows`` (vectorised over them)."""
+    sub = keys[rows]  # [R, T, W]
+    cand = np.unpackbits(sub.view(np.uint8), axis=2, bitorder="little")[:, :, :pmax].astype(bool)  # [R, T, P]
+    load = np.zeros((len(rows), pmax), dtype=np.int64)
     big = np.iinfo(np.int64).max
-    starts = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
-    for g, start in enumerate(starts):
-        stop = starts[g + 1] if g + 1 < len(starts) else len(lids)
-        t = target[start]
-        d_here = dist[:, t]
-        d_peer = np.where(peer >= 0, dist[np.maximum(peer, 0), t], -2)
-        cand = (d_peer == (d_here - 1)[:, None]) & (d_here > 0)[:, None]
-        reachable = cand.any(axis=1)
-        rr = rows[reachable]
-        for k in range(start, stop):
-            lid = lids[k]
-            masked = np.where(cand[reachable], load[reachable], big)
-            choice = masked.argmin(axis=1)
-            lft[rr, lid] = choice + 1
-            load[rr, choice] += 1
-            lft[t, lid] = exit_port[k]
-    return Routing(f, lft, "minhop")
+    ar = np.arange(len(rows))
+    ncount = np.bincount(tg.target, weights=tg.is_host, minlength=keys.shape[1])
+    for k in np.lexsort((tg.lids, tg.target, ncount[tg.target] == 0)):
+        tt = tg.target[k]
+        c = cand[:, tt, :]
+        ok = c.any(axis=1)
+        if not ok.any():
+            continue
+        choice = np.where(c, load, big).argmin(axis=1)
+        lft[rows[ok], tg.lids[k]] = (choice[ok] + 1).astype(np.uint8)
+        if tg.is_host[k]:
+            load[ar[ok], choice[ok]] += 1
+
+
+def minhop(fabric: Fabric) -> Routing:
+    """Route every LID on a shortest path, spreading LIDs over equal-cost ports (OpenSM ``minhop``).
+
+    >>> from fabric_engine.topology.generate import fat_tree
+    >>> r = minhop(fat_tree(hosts=8, radix=4))
+    >>> int(r.lft[0, 9]), int(r.lft[0, 10])  # leaf01 -> the two hosts of leaf02: one per spine
+    (3, 4)
+    """
+    lft, info = minhop_tables(fabric)
+    return Routing(fabric, lft, "minhop", info)

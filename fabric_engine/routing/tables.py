@@ -82,13 +82,18 @@ class Routing:
         keep = ~broken[fl]
         return fl[keep], li[keep], broken, n
 
-    def paths(self, src_hosts: np.ndarray, dst_hosts: np.ndarray, *, return_broken: bool = False):
+    def paths(self, src_hosts: np.ndarray, dst_hosts: np.ndarray, *, return_broken: bool = False,
+              adaptive: bool = False):
         """Incidence of the routed paths of host pairs.
 
         Parameters
         ----------
         src_hosts, dst_hosts : array of int, shape ``(F,)``
             Node indices of the hosts; the destination is the LID of the host's first port.
+        adaptive : bool
+            Model adaptive routing instead of the LFTs: every flow is split evenly over its
+            minimal next hops at each switch (:func:`fabric_engine.routing.adaptive.adaptive_paths`);
+            entries are then fractions.
 
         Returns
         -------
@@ -100,18 +105,30 @@ class Routing:
         dst = np.asarray(dst_hosts, dtype=np.int64)
         if src.shape != dst.shape:
             raise RoutingError("src_hosts and dst_hosts differ in length")
+        if adaptive:
+            from .adaptive import adaptive_paths
+
+            m = adaptive_paths(self.fabric, src, dst)
+            broken = (np.diff(m.indptr) == 0) & (src != dst)
+            return (m, broken) if return_broken else m
         dst_lids = self.fabric.port_lid[self.fabric.port_offset[dst]].astype(np.int64)
         fl, li, broken, n = self._walk(src, dst_lids)
         m = sp.csr_matrix((np.ones(len(fl)), (fl, li)), shape=(n, 2 * self.fabric.num_links))
         m.sum_duplicates()
         return (m, broken) if return_broken else m
 
-    def trace(self, src: int | str, dst: int | str) -> list[dict]:
+    def trace(self, src: int | str, dst: int | str, model=None) -> list[dict]:
         """The hops from host ``src`` to host ``dst``, like ``ibtracert``.
 
-        Each hop: ``{"node", "name", "lid", "in_port", "out_port", "link"}``.
-        Raises :class:`RoutingError` when the path breaks.
+        Each hop: ``{"node", "name", "lid", "in_port", "out_port", "link", "latency_ns"}``;
+        ``latency_ns`` is the estimated time from leaving ``src`` to reaching this node
+        (:mod:`fabric_engine.routing.latency`; ``model`` is a ``LatencyModel``, default
+        130 ns per switch and 5 ns per metre of cable). Raises :class:`RoutingError` when
+        the path breaks.
         """
+        from .latency import LatencyModel
+
+        model = model or LatencyModel()
         f = self.fabric
         s = f.node(src) if isinstance(src, str) else int(src)
         t = f.node(dst) if isinstance(dst, str) else int(dst)
@@ -120,12 +137,15 @@ class Routing:
             raise RoutingError(f"no route from {f.node_name[s]} to {f.node_name[t]}")
         links = m.indices  # unordered; order them by following the chain from s
         nxt = {int(f.dl_src[d]): int(d) for d in links}
-        hops, node, in_port = [], s, None
+        hops, node, in_port, ns = [], s, None, 0.0
         while True:
             d = nxt.get(node)
             hops.append({"node": node, "name": str(f.node_name[node]), "lid": int(f.lid[node]),
                          "in_port": in_port, "out_port": int(f.dl_src_port[d]) if d is not None else None,
-                         "link": d})
+                         "link": d, "latency_ns": round(ns, 3)})
             if d is None:
                 return hops
+            if f.switch_index[node] >= 0:
+                ns += model.switch_ns
+            ns += float(f.length_m[d % f.num_links]) * model.ns_per_m
             node, in_port = int(f.dl_dst[d]), int(f.dl_dst_port[d])

@@ -78,7 +78,7 @@ def reference_max_min(paths: list[set[int]], capacity: list[float]) -> list[floa
     while not all(frozen):
         counts = [sum(1 for i, p in enumerate(paths) if not frozen[i] and e in p) for e in range(len(free))]
         step = min(free[e] / counts[e] for e in range(len(free)) if counts[e])
-        for i, p in enumerate(paths):
+        for i in range(len(paths)):
             if not frozen[i]:
                 rate[i] += step
         for e in range(len(free)):

@@ -1,0 +1,189 @@
+"""Read and write linear forwarding tables as OpenSM and ``ibroute`` print them.
+
+``opensm-lfts.dump`` (written by OpenSM into ``OSM_CACHE_DIR``/``dump_files_dir``
+when the routing log bit ``0x40`` of ``-D`` is on, ``osm_ucast_mgr.c``)::
+
+    Unicast lids [0-14] of switch Lid 2 guid 0x0000000000200000 ('leaf01'):
+    0x0001 001 # Channel Adapter portguid 0x0000000000100001: 'gpu0001'
+    0x0002 000 # Switch portguid 0x0000000000200000: 'leaf01'
+    14 lids dumped
+
+``ibroute <switch-lid>`` (infiniband-diags) prints the same table as::
+
+    Unicast lids [0x0-0xe] of switch Lid 2 guid 0x0000000000200000 (leaf01):
+      Lid  Out   Destination
+           Port     Info
+    0x0001 001 : (Channel Adapter portguid 0x0000000000100001: 'gpu0001')
+    14 valid lids dumped
+
+:func:`read` takes either (several ``ibroute`` outputs may be concatenated) and maps
+them onto a :class:`Fabric`: switches by node GUID (else by name), destination LIDs
+through the port GUID in the comment to the fabric's own LID of that port (so a dump
+of a subnet whose SM gave other LIDs still loads), else through the node name in the
+comment, else by LID number. Entries the
+fabric has no port for are counted in ``info["unmapped_entries"]``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import FormatError
+from ..routing.tables import NO_PATH, Routing
+from ..topology import KIND_HOST, Fabric
+from ._common import HCA_SUFFIX
+
+__all__ = ["read", "write", "detect"]
+
+_HEADER = re.compile(
+    r"^Unicast lids \[(?P<lo>0x[0-9a-fA-F]+|\d+)-(?P<hi>0x[0-9a-fA-F]+|\d+)\] of switch Lid (?P<lid>\d+) "
+    r"guid (?P<guid>0x[0-9a-fA-F]+) \((?P<q>'?)(?P<name>.*)(?P=q)\):\s*$")
+_ENTRY = re.compile(r"^(?P<lid>0x[0-9a-fA-F]+)\s+(?P<port>\d+)(?:\s*[#:](?P<rest>.*))?$")
+_PGUID = re.compile(r"portguid\s+(0x[0-9a-fA-F]+)")
+_NAME = re.compile(r"'(.*)'")
+_FOOTER = re.compile(r"^\d+ (?:valid )?lids dumped\s*$")
+_SKIP = re.compile(r"^\s*(?:Lid\s+Out\s+Destination|Port\s+Info)\s*$")
+
+
+def detect(text: str) -> bool:
+    """True if ``text`` looks like an LFT dump or ``ibroute`` output."""
+    return any(_HEADER.match(line) for line in text.splitlines()[:50])
+
+
+def _lookup_switch(fabric: Fabric, guid: int, name: str, source: str, line: int) -> int:
+    """Switch index by node GUID, else by name (a GUID may belong to another node in a foreign dump)."""
+    for key in (guid, name, HCA_SUFFIX.sub("", name)):
+        try:
+            node = fabric.node(key)
+        except KeyError:
+            continue
+        if key == guid and name and not _same_name(fabric.node_name[node], name):
+            continue
+        if fabric.switch_index[node] >= 0:
+            return int(fabric.switch_index[node])
+    raise FormatError(source, line, f"switch {name!r} (guid 0x{guid:016x}) is not a switch of fabric {fabric.name!r}")
+
+
+def _same_name(ours: str, theirs: str) -> bool:
+    return str(ours) in (theirs, HCA_SUFFIX.sub("", theirs))
+
+
+def _lid_by_name(fabric: Fabric, name: str) -> int | None:
+    """LID of the node called ``name`` (a host's first port), trying without an ``HCA-n`` suffix."""
+    for key in (name, HCA_SUFFIX.sub("", name)):
+        try:
+            node = fabric.node(key)
+        except KeyError:
+            continue
+        host = fabric.kind[node] == KIND_HOST
+        return int(fabric.port_lid[fabric.port_offset[node]]) if host else int(fabric.lid[node])
+    return None
+
+
+def read(text: str, fabric: Fabric, source: str = "<lfts>") -> Routing:
+    """Load the LFTs in ``text`` (OpenSM dump or ``ibroute`` output) as a :class:`Routing` of ``fabric``.
+
+    Switches without a table in the text keep NO_PATH everywhere (``info["switches_missing"]``).
+    """
+    f = fabric
+    lft = np.full((f.num_switches, f.max_lid + 1), NO_PATH, dtype=np.uint8)
+    seen = np.zeros(f.num_switches, dtype=bool)
+    # Port GUID -> our LID of that port (host ports; a switch's GUID -> its LID).
+    host_slots = np.flatnonzero(f.kind[f.port_node] == KIND_HOST)
+    guid_to_lid = {int(g): (int(lid), int(n)) for g, lid, n in
+                   zip(f.port_guid[host_slots], f.port_lid[host_slots], f.port_node[host_slots], strict=True)}
+    guid_to_lid.update({int(f.guid[n]): (int(f.lid[n]), int(n)) for n in f.switches})
+    cur = -1
+    unmapped = 0
+    rows: list[int] = []
+    lids: list[int] = []
+    ports: list[int] = []
+    for no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if not line.strip() or _FOOTER.match(line.strip()) or _SKIP.match(line):
+            continue
+        m = _HEADER.match(line)
+        if m:
+            cur = _lookup_switch(f, int(m["guid"], 16), m["name"], source, no)
+            if seen[cur]:
+                raise FormatError(source, no, f"switch {m['name']!r} has a second table")
+            seen[cur] = True
+            continue
+        e = _ENTRY.match(line.strip())
+        if not e:
+            raise FormatError(source, no, f"cannot parse {line.strip()!r} (expected 'LID PORT # ...')")
+        if cur < 0:
+            raise FormatError(source, no, "LFT entry before any 'Unicast lids ... of switch' header")
+        lid, port = int(e["lid"], 16), int(e["port"])
+        rest = e["rest"] or ""
+        pg, nm = _PGUID.search(rest), _NAME.search(rest)
+        pguid, ename = (int(pg.group(1), 16) if pg else None), (nm.group(1) if nm else None)
+        node = int(f.switches[cur])
+        if port > int(f.nports[node]) and port != NO_PATH:
+            raise FormatError(source, no, f"port {port} is outside 0..{int(f.nports[node])} of "
+                                          f"{f.node_name[node]}")
+        hit = guid_to_lid.get(pguid) if pguid is not None else None
+        # Trust the GUID only when the name in the comment (if any) agrees with it.
+        ours = hit[0] if hit and (not ename or _same_name(f.node_name[hit[1]], ename)) else None
+        if ours is None and ename:
+            ours = _lid_by_name(f, ename)
+        if ours is None and pguid is None and not ename and lid <= f.max_lid:
+            ours = lid
+        if ours is None:
+            unmapped += 1
+            continue
+        rows.append(cur)
+        lids.append(ours)
+        ports.append(port)
+    if not seen.any():
+        raise FormatError(source, None, "no 'Unicast lids ... of switch' table found")
+    lft[np.asarray(rows, dtype=np.int64), np.asarray(lids, dtype=np.int64)] = np.asarray(ports, dtype=np.uint8)
+    missing = [str(f.node_name[f.switches[i]]) for i in np.flatnonzero(~seen)]
+    return Routing(f, lft, "opensm-dump", {"source": source, "unmapped_entries": unmapped,
+                                           "switches_missing": missing})
+
+
+def write(routing: Routing, style: str = "opensm") -> str:
+    """The LFTs of ``routing`` as ``opensm-lfts.dump`` (``style="opensm"``) or ``ibroute`` output.
+
+    Only routed entries are written (NO_PATH entries are left out, as both tools do).
+
+    >>> from fabric_engine.routing import route
+    >>> from fabric_engine.topology.generate import fat_tree
+    >>> f = fat_tree(hosts=8, radix=4)
+    >>> text = write(route(f, "minhop"))
+    >>> read(text, f).lft.tolist() == route(f, "minhop").lft.tolist()
+    True
+    """
+    if style not in ("opensm", "ibroute"):
+        raise ValueError(f"unknown LFT style {style!r}; use 'opensm' or 'ibroute'")
+    f = routing.fabric
+    owner = f.lid_to_node
+    slot = f.lid_to_slot
+    out: list[str] = []
+    top = routing.lft.shape[1] - 1
+    for s, node in enumerate(f.switches):
+        name, guid, lid = str(f.node_name[node]), int(f.guid[node]), int(f.lid[node])
+        row = routing.lft[s]
+        valid = np.flatnonzero(row != NO_PATH)
+        valid = valid[valid > 0]
+        if style == "opensm":
+            out.append(f"Unicast lids [0-{top}] of switch Lid {lid} guid 0x{guid:016x} ('{name}'):")
+        else:
+            out.append(f"Unicast lids [0x0-0x{top:x}] of switch Lid {lid} guid 0x{guid:016x} ({name}):")
+            out.append("  Lid  Out   Destination")
+            out.append("       Port     Info ")
+        for d in valid.tolist():
+            n = int(owner[d]) if d < len(owner) else -1
+            if n >= 0:
+                kind = "Channel Adapter" if f.kind[n] == KIND_HOST else "Switch"
+                pg = int(f.port_guid[slot[d]])
+                info = f"{kind} portguid 0x{pg:016x}: '{f.node_name[n]}'"
+            else:
+                info = "unknown"
+            sep = f"# {info}" if style == "opensm" else f": ({info})"
+            out.append(f"0x{d:04x} {int(row[d]):03d} {sep}")
+        out.append(f"{len(valid)} lids dumped" if style == "opensm" else f"{len(valid)} valid lids dumped ")
+    return "\n".join(out) + "\n"

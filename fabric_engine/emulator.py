@@ -186,6 +186,11 @@ class Emulator:
             raise FabricEngineError(f"no job {name!r}")
         self._load([j for j in self.jobs if j.name != name], self._saved())
 
+    def set_policy(self, policy) -> None:
+        """Apply a new partition and QoS policy (``fabric_engine.policy.Policy`` or None) from the next tick."""
+        self.policy = policy
+        self._load(self.jobs, self._saved())
+
     # ------------------------------------------------------------------ tick
     def _flow_time(self, rate: np.ndarray, job_rows: np.ndarray | None = None) -> np.ndarray:
         """Seconds each job flow needs for its bytes at ``rate`` (0 without bytes, inf at rate 0)."""

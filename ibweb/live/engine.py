@@ -18,6 +18,7 @@ from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 from ibweb.telemetry.engine import TelemetryEngine
 from ibweb.telemetry.store import record_emulated_state
+from ibweb.tenancy.engine_policy import policy_for, policy_version
 
 from . import history
 from .groups import broadcast_frame, last_seq, store_topology
@@ -36,7 +37,9 @@ class FabricEngine:
         self.mode = fabric.mode
         self.scenario = fabric.scenario()
         self.tick_s = fabric.tick_s
+        self.fabric = fabric
         self.emulator: Emulator | None = None
+        self.policy_version: int | None = None
 
     def _totals(self) -> dict:
         f = self.emulator.fabric
@@ -49,8 +52,19 @@ class FabricEngine:
         topology = await asyncio.to_thread(lambda: json.dumps(to_json(self.emulator.fabric)))
         await store_topology(self.fabric_id, header, topology)
 
+    async def apply_policy_changes(self) -> None:
+        """Hand the fabric's partitions and QoS to the emulator when they changed since the last tick."""
+        version = await sync_to_async(policy_version)(self.fabric_id)
+        if version == self.policy_version:
+            return
+        policy, _ = await sync_to_async(policy_for)(self.fabric)
+        await asyncio.to_thread(self.emulator.set_policy, policy)
+        self.policy_version = version
+        log.info("fabric %s: policy version %d applied", self.slug, version)
+
     async def tick(self) -> int:
-        """Compute and publish one frame; returns its sequence number."""
+        """Apply policy changes, then compute and publish one frame; returns its sequence number."""
+        await self.apply_policy_changes()
         totals = self._totals()
 
         def compute():

@@ -63,7 +63,15 @@ DEMO_SPEC: dict = {
 
 
 def build_fabric(topology: dict) -> Fabric:
-    """The fabric a topology spec describes (``{"generator": name, **params}``)."""
+    """The fabric a topology spec describes.
+
+    Either ``{"generator": name, **params}``, or ``{"fabric": <ibweb-fabric JSON>, ...}``
+    for a fabric read from a file (the other keys, e.g. ``source`` and ``format``, say where from).
+    """
+    if "fabric" in topology:
+        from .formats.json_format import from_json
+
+        return from_json(topology["fabric"], source=str(topology.get("source", "topology.fabric")))
     params = dict(topology)
     name = params.pop("generator", None)
     try:

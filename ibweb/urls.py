@@ -6,6 +6,7 @@ from .health import healthz
 from .security import RateLimitedLoginView
 
 urlpatterns = [
+    path("", include("ibweb.fabrics.urls")),
     path("", include("ibweb.dashboard.urls")),
     path("admin/", admin.site.urls),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),

@@ -2,11 +2,24 @@
 
 from django.db import models
 
+from fabric_engine.routing import engine_choices
+
 
 class FabricMode(models.TextChoices):
     EMULATED = "emulated", "Emulated"
     TELEMETRY = "telemetry", "Telemetry-fed"
 
 
-class RoutingEngine(models.TextChoices):
-    MINHOP = "minhop", "Min-hop"
+#: Routing engines a fabric may use: ``(name, human name)`` from the engine's own registry.
+ROUTING_ENGINES = engine_choices()
+
+
+class TopologySource(models.TextChoices):
+    GENERATOR = "generator", "Generated design"
+    UPLOAD = "upload", "Uploaded file (ibnetdiscover, ibsim net, ibweb JSON)"
+
+
+class Generator(models.TextChoices):
+    FAT_TREE = "fat_tree", "Fat tree"
+    RAIL_OPTIMIZED = "rail_optimized", "Rail-optimized (SuperPOD-style)"
+    DRAGONFLY_PLUS = "dragonfly_plus", "Dragonfly+"

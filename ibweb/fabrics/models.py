@@ -9,7 +9,10 @@ from django.db import models
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.scenario import build_fabric
 
-from .choices import FabricMode, RoutingEngine
+from .choices import ROUTING_ENGINES, FabricMode
+
+#: Slugs that name pages rather than fabrics.
+RESERVED_SLUGS = {"add"}
 
 
 class FabricQuerySet(models.QuerySet):
@@ -28,7 +31,8 @@ class Fabric(models.Model):
     description = models.TextField(blank=True)
     mode = models.CharField(max_length=16, choices=FabricMode.choices, default=FabricMode.EMULATED)
     spec = models.JSONField(default=dict, blank=True, help_text="Scenario: topology generator, jobs, background.")
-    routing_engine = models.CharField(max_length=16, choices=RoutingEngine.choices, default=RoutingEngine.MINHOP)
+    routing_engine = models.CharField(max_length=16, choices=ROUTING_ENGINES, default="minhop",
+                                      help_text="Changing it reroutes the running engine.")
     tick_s = models.FloatField(default=1.0, validators=[MinValueValidator(0.05)], help_text="Engine tick, seconds.")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
@@ -42,6 +46,8 @@ class Fabric(models.Model):
         return self.name
 
     def clean(self) -> None:
+        if self.slug in RESERVED_SLUGS:
+            raise ValidationError({"slug": f"{self.slug!r} is reserved"})
         if self.mode == FabricMode.EMULATED:
             try:
                 build_fabric(self.spec.get("topology", {}))

@@ -46,6 +46,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
             return
         self.fabric_id = fabric_id
         self._latest: tuple[int, str] | None = None
+        self._resnapshot = False
         self._last_seq = -1
         self._wake = asyncio.Event()
         await self.channel_layer.group_add(group_name(fabric_id), self.channel_name)
@@ -60,10 +61,21 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self._latest = (event["seq"], event["text"])
         self._wake.set()
 
+    async def fabric_snapshot(self, event: dict) -> None:
+        self._resnapshot = True
+        self._wake.set()
+
     async def _send_newest(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
+            if self._resnapshot:
+                self._resnapshot = False
+                snapshot = await snapshot_text(self.fabric_id)
+                if snapshot is not None:
+                    await self.send(text_data=snapshot)
+            if self._latest is None:
+                continue
             seq, text = self._latest
             if seq > self._last_seq:
                 self._last_seq = seq

@@ -21,7 +21,7 @@ from ibweb.telemetry.store import record_emulated_state
 from ibweb.tenancy.engine_policy import policy_for, policy_version
 
 from . import history
-from .groups import broadcast_frame, last_seq, store_topology
+from .groups import broadcast_frame, broadcast_snapshot, last_seq, store_topology
 from .leader import LeaderLock, NoLock
 
 log = logging.getLogger("ibweb.live")
@@ -50,7 +50,11 @@ class FabricEngine:
         self.emulator = await asyncio.to_thread(build_emulator, self.scenario)
         header = json.dumps({"slug": self.slug, "name": self.name, "mode": self.mode, "tick_s": self.tick_s})
         topology = await asyncio.to_thread(lambda: json.dumps(to_json(self.emulator.fabric)))
+        previous = await last_seq(self.fabric_id)
+        self.emulator.seq = max(self.emulator.seq, previous)  # a restart continues the sequence
         await store_topology(self.fabric_id, header, topology)
+        if previous:
+            await broadcast_snapshot(self.fabric_id)  # clients already connected get the new topology
 
     async def apply_policy_changes(self) -> None:
         """Hand the fabric's partitions and QoS to the emulator when they changed since the last tick."""
@@ -107,17 +111,58 @@ class FabricEngine:
 
 
 class EngineSupervisor:
-    """Keeps one engine task running per fabric: emulated, or telemetry-fed with a collector."""
+    """Keeps one engine task per fabric in step with the database.
 
-    def __init__(self) -> None:
+    Every ``reconcile_s`` seconds it starts the engines of new fabrics, restarts those
+    whose row changed (routing engine, scenario, tick) and stops those deleted, so a
+    setting saved in the admin or the API takes effect within seconds in whichever
+    process runs the engine. Emulated fabrics, and telemetry-fed ones with a collector.
+    """
+
+    def __init__(self, slugs: list[str] | None = None, reconcile_s: float = 2.0) -> None:
+        self.slugs = slugs or None
+        self.reconcile_s = reconcile_s
         self.tasks: dict[int, asyncio.Task] = {}
+        self.engines: dict[int, FabricEngine | TelemetryEngine] = {}
+        self.versions: dict[int, object] = {}
+        self._loop: asyncio.Task | None = None
 
-    async def start(self, slugs: list[str] | None = None) -> None:
-        fabrics = await sync_to_async(list)(self._fabrics(slugs))
-        for fabric in fabrics:
-            engine = TelemetryEngine(fabric) if fabric.mode == FabricMode.TELEMETRY else FabricEngine(fabric)
-            self.tasks[fabric.pk] = asyncio.create_task(engine.run(), name=f"engine:{fabric.slug}")
-            log.info("engine started for fabric %s", fabric.slug)
+    async def start(self) -> None:
+        """Start every fabric's engine now, then keep reconciling in the background."""
+        await self.reconcile()
+        self._loop = asyncio.create_task(self._reconcile_forever(), name="engine:supervisor")
+
+    async def wait(self) -> None:
+        """Run until cancelled."""
+        await self._loop
+
+    async def reconcile(self) -> None:
+        rows = {f.pk: f for f in await sync_to_async(list)(self._fabrics(self.slugs))}
+        for pk in list(self.tasks):
+            if pk not in rows or rows[pk].updated != self.versions[pk]:
+                await self._stop_one(pk)
+        for pk, fabric in rows.items():
+            if pk not in self.tasks:
+                engine = TelemetryEngine(fabric) if fabric.mode == FabricMode.TELEMETRY else FabricEngine(fabric)
+                self.tasks[pk] = asyncio.create_task(engine.run(), name=f"engine:{fabric.slug}")
+                self.engines[pk] = engine
+                self.versions[pk] = fabric.updated
+                log.info("engine started for fabric %s (%s routing)", fabric.slug, fabric.routing_engine)
+
+    async def _reconcile_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.reconcile_s)
+            try:
+                await self.reconcile()
+            except Exception:  # the database may be away for a while; keep the running engines
+                log.exception("engine supervisor: reconcile failed")
+
+    async def _stop_one(self, pk: int) -> None:
+        task = self.tasks.pop(pk)
+        self.versions.pop(pk, None)
+        self.engines.pop(pk, None)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
     @staticmethod
     def _fabrics(slugs: list[str] | None):
@@ -125,7 +170,8 @@ class EngineSupervisor:
         return qs.filter(slug__in=slugs) if slugs else qs
 
     async def stop(self) -> None:
-        for task in self.tasks.values():
-            task.cancel()
-        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
-        self.tasks.clear()
+        if self._loop is not None:
+            self._loop.cancel()
+            await asyncio.gather(self._loop, return_exceptions=True)
+        for pk in list(self.tasks):
+            await self._stop_one(pk)

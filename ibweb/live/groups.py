@@ -12,6 +12,7 @@ from channels.layers import get_channel_layer
 from django.core.cache import cache
 
 FRAME_EVENT = "fabric.frame"
+SNAPSHOT_EVENT = "fabric.snapshot"
 _TTL_S = 24 * 3600
 
 
@@ -28,6 +29,11 @@ async def broadcast_frame(fabric_id: int, seq: int, text: str) -> None:
     """Store the newest frame and send it to every client of the fabric."""
     await cache.aset_many({_key(fabric_id, "frame"): text, _key(fabric_id, "seq"): seq}, _TTL_S)
     await get_channel_layer().group_send(group_name(fabric_id), {"type": FRAME_EVENT, "seq": seq, "text": text})
+
+
+async def broadcast_snapshot(fabric_id: int) -> None:
+    """Tell every client of the fabric to take a new snapshot (the topology or engine changed)."""
+    await get_channel_layer().group_send(group_name(fabric_id), {"type": SNAPSHOT_EVENT})
 
 
 async def last_seq(fabric_id: int) -> int:

@@ -61,14 +61,17 @@ def test_a_client_that_reads_nothing_does_not_grow_server_memory_or_slow_others(
                 await ws.recv()
                 end = time.monotonic() + 12
                 while time.monotonic() < end:
-                    frame = json.loads(await asyncio.wait_for(ws.recv(), 5))
-                    got.append((frame["seq"], time.time() - frame["t"]))
+                    text = await asyncio.wait_for(ws.recv(), 5)
+                    frame = json.loads(text)
+                    got.append((frame["seq"], time.time() - frame["t"], len(text)))
             after = rss_kib(server.proc.pid)
             stalled.transport.abort()
             return before, after, got
 
         before, after, got = asyncio.run(scenario())
     assert len(got) >= 40, f"the reading client got only {len(got)} frames in 12 s at 10 frames/s"
-    assert max(lag for _, lag in got[5:]) < 2.0
-    # A queue per stalled client would hold ~250 KiB per frame at 10 frames/s: tens of MiB over this test.
-    assert after - before < 8_000, f"RSS grew {after - before} KiB while a client stalled"
+    assert max(lag for _, lag, _ in got[5:]) < 2.0
+    # Queuing frames for the stalled client would hold every frame sent while it stalled; the server also keeps
+    # a bounded history of recent ticks, so allow half of that queue's size.
+    queued_kib = sum(size for *_, size in got) / 1024
+    assert after - before < 0.5 * queued_kib, f"RSS grew {after - before} KiB; a queue would be {queued_kib:.0f} KiB"

@@ -2,24 +2,48 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from ..models import Fabric
+from ..uploads import topology_from_upload
 
 
 class FabricSerializer(serializers.ModelSerializer):
+    """A fabric; create one from a ``spec`` (generator) or a multipart ``topology_file`` upload."""
+
     url = serializers.HyperlinkedIdentityField(view_name="fabrics-api:fabric-detail", lookup_field="slug")
+    topology_file = serializers.FileField(write_only=True, required=False,
+                                          help_text="ibnetdiscover output, an ibsim net file or ibweb JSON.")
 
     class Meta:
         model = Fabric
         fields = ["id", "url", "name", "slug", "description", "mode", "routing_engine", "tick_s", "spec", "created",
-                  "updated"]
+                  "updated", "topology_file"]
         read_only_fields = ["created", "updated"]
 
     def validate(self, attrs: dict) -> dict:
+        upload = attrs.pop("topology_file", None)
+        if upload is not None:
+            try:
+                topology = topology_from_upload(upload)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(exc.message_dict) from exc
+            attrs["spec"] = {**attrs.get("spec", {}), "topology": topology}
+            attrs["spec"].setdefault("jobs", [])
         instance = Fabric(**{**({} if self.instance is None else self._current()), **attrs})
         try:
             instance.clean()
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
         return attrs
+
+    def to_representation(self, instance: Fabric) -> dict:
+        """The fabric; an uploaded topology is summarised (its full JSON is in the feed snapshot)."""
+        data = super().to_representation(instance)
+        topology = (data.get("spec") or {}).get("topology") or {}
+        if "fabric" in topology:
+            nodes, links = topology["fabric"].get("nodes", {}), topology["fabric"].get("links", {})
+            summary = {"nodes": len(nodes.get("name", [])), "links": len(links.get("a_node", []))}
+            data["spec"] = {**data["spec"], "topology": {**{k: v for k, v in topology.items() if k != "fabric"},
+                                                         "fabric": summary}}
+        return data
 
     def _current(self) -> dict:
         return {f: getattr(self.instance, f) for f in ("name", "slug", "mode", "spec", "routing_engine", "tick_s")}

@@ -6,7 +6,7 @@ from ibweb.live.engine import EngineSupervisor
 
 
 class Command(BaseCommand):
-    help = "Run the engine loop of emulated fabrics in this process (all, or those named)."
+    help = "Run the engines of fabrics in this process (all, or those named), following changes to them."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("slugs", nargs="*", help="fabric slugs (default: every emulated fabric)")
@@ -15,12 +15,11 @@ class Command(BaseCommand):
         asyncio.run(self._run(slugs))
 
     async def _run(self, slugs: list[str]) -> None:
-        supervisor = EngineSupervisor()
-        await supervisor.start(slugs or None)
+        supervisor = EngineSupervisor(slugs)
+        await supervisor.start()
         if not supervisor.tasks:
-            self.stderr.write("no emulated fabric to run")
-            return
+            self.stderr.write("no fabric to run yet; waiting for one to be created")
         try:
-            await asyncio.gather(*supervisor.tasks.values())
+            await supervisor.wait()
         finally:
             await supervisor.stop()

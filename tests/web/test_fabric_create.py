@@ -1,0 +1,82 @@
+"""Fabrics created from a generator or an uploaded topology file, in the UI and the API (issue 3)."""
+
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from ibweb.fabrics.models import Fabric
+
+DATA = Path(__file__).resolve().parents[1] / "engine" / "data"
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def operator(client):
+    user = User.objects.create_user("op", password="pw")
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_fabric", "change_fabric"]))
+    client.force_login(user)
+    return client
+
+
+def upload(name: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, (DATA / name).read_bytes(), content_type="text/plain")
+
+
+def test_ui_creates_a_fabric_from_an_ibnetdiscover_file(operator):
+    response = operator.post("/fabrics/add/", {"name": "Lab", "slug": "lab", "routing_engine": "minhop", "tick_s": 1,
+                                               "source": "upload", "topology_file": upload("ibnd_fat_tree_2l.txt")})
+    assert response.status_code == 302 and response.url == "/fabrics/lab/"
+    fabric = Fabric.objects.get(slug="lab")
+    assert fabric.spec["topology"]["format"] == "ibnetdiscover"
+    assert len(fabric.spec["topology"]["fabric"]["nodes"]["name"]) > 0
+
+
+@pytest.mark.parametrize("name", ["broken_truncated.txt", "broken_duplicate_guid.txt", "broken_unknown_speed.txt",
+                                  "broken_port_above_count.txt", "broken_unconfirmed_link.txt"])
+def test_ui_shows_the_line_of_a_broken_file_and_saves_nothing(operator, name):
+    response = operator.post("/fabrics/add/", {"name": "Bad", "slug": "bad", "routing_engine": "minhop",
+                                               "tick_s": 1, "source": "upload", "topology_file": upload(name)})
+    assert response.status_code == 200
+    errors = response.context["form"].errors["topology_file"]
+    assert errors and errors[0].startswith(f"{name}:") and any(ch.isdigit() for ch in errors[0].split(":")[1])
+    assert not Fabric.objects.filter(slug="bad").exists()
+
+
+def test_ui_generator_errors_name_the_field(operator):
+    response = operator.post("/fabrics/add/", {"name": "Gen", "slug": "gen", "routing_engine": "ftree", "tick_s": 1,
+                                               "source": "generator", "generator": "fat_tree",
+                                               "generator_params": '{"hosts": 100000, "radix": 8}'})
+    assert response.status_code == 200 and "generator_params" in response.context["form"].errors
+    response = operator.post("/fabrics/add/", {"name": "Gen", "slug": "gen", "routing_engine": "ftree", "tick_s": 1,
+                                               "source": "generator", "generator": "fat_tree",
+                                               "generator_params": '{"hosts": 64, "radix": 16}'})
+    assert response.status_code == 302
+    assert Fabric.objects.get(slug="gen").spec["topology"] == {"generator": "fat_tree", "hosts": 64, "radix": 16}
+
+
+def test_add_page_needs_the_permission(client):
+    assert client.get("/fabrics/add/").status_code == 302  # to the login page
+    user = User.objects.create_user("viewer", password="pw")
+    client.force_login(user)
+    assert client.get("/fabrics/add/").status_code in (302, 403)
+
+
+def test_api_upload_and_summary(operator):
+    response = operator.post("/api/fabrics/fabrics/", {"name": "API", "slug": "api-lab",
+                                                       "topology_file": upload("ibnd_fat_tree_2l.txt")})
+    assert response.status_code == 201, response.content
+    topology = response.json()["spec"]["topology"]
+    assert topology["format"] == "ibnetdiscover" and topology["fabric"]["nodes"] > 0  # summarised, not the whole file
+    bad = operator.post("/api/fabrics/fabrics/", {"name": "X", "slug": "x", "topology_file":
+                                                  upload("broken_duplicate_guid.txt")})
+    assert bad.status_code == 400 and bad.json()["topology_file"][0].startswith("broken_duplicate_guid.txt:")
+    assert not Fabric.objects.filter(slug="x").exists()
+
+
+def test_api_rejects_an_unknown_routing_engine(operator):
+    spec = {"topology": {"generator": "fat_tree", "hosts": 8, "radix": 4}}
+    response = operator.post("/api/fabrics/fabrics/", {"name": "R", "slug": "r", "routing_engine": "bogus",
+                                                       "spec": spec}, content_type="application/json")
+    assert response.status_code == 400 and "routing_engine" in response.json()

@@ -4,9 +4,11 @@ Domke, Hoefler and Nagel, "Deadlock-Free Oblivious Routing for Arbitrary Topolog
 (IPDPS 2011), the algorithm behind OpenSM's ``osm_ucast_dfsssp.c``:
 
 1. **Balanced shortest paths.** Destinations are routed one LID at a time with
-   Dijkstra on link weights that start at 1; after each destination every link's
-   weight grows by the number of host sources whose path to it crosses the link,
-   so later destinations avoid busy links (``scipy.sparse.csgraph.dijkstra``).
+   Dijkstra on link weights; after each destination every link's weight grows by
+   the number of host sources whose path to it crosses the link, so later
+   destinations avoid busy links (``scipy.sparse.csgraph.dijkstra``). A hop is
+   weighted more than all the balancing a link can collect, so paths keep the
+   fewest hops and the weights choose among the equally short ones.
 2. **Virtual lanes against credit loops.** All destinations start on VL 0. While the
    channel dependency graph of a lane has a cycle, the destinations that create its
    weakest edge (the fewest destinations) move to the next lane; each lane ends
@@ -50,8 +52,11 @@ def dfsssp(fabric: Fabric, max_vls: int = 8) -> Routing:
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, dtype=np.uint8)
     tg = lid_targets(f)
     link, src, dst, sport = _switch_links(f)
-    weight = np.ones(len(link), dtype=np.float64)
     hosts_at = np.bincount(tg.target[tg.is_host], minlength=s_count).astype(np.float64)
+    # A hop costs more than all the balancing a link can collect (hosts x destinations), so paths
+    # stay minimal and the weights only choose among equally short ones.
+    hop = 1.0 + hosts_at.sum() * tg.is_host.sum()
+    weight = np.full(len(link), hop, dtype=np.float64)
     # Order: host LIDs first (they move the weights), then switch LIDs.
     order = np.lexsort((tg.lids, tg.target, ~tg.is_host))
     rows = np.arange(s_count)

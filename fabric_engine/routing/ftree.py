@@ -78,12 +78,13 @@ def first_shortest_table(dist: np.ndarray, peer: np.ndarray, targets: np.ndarray
     d_here = np.ascontiguousarray(small[:, targets])  # [S, T]
     want = np.where(d_here > 0, d_here - 1, -100).astype(d_here.dtype)  # -100: never matches
     out = np.where(d_here == 0, 0, NO_PATH).astype(np.uint8)
+    pc = np.maximum(peer, 0)
+    dead = peer < 0
     for p in range(pmax - 1, -1, -1):  # the lowest port written last wins
-        rows = np.flatnonzero(peer[:, p] >= 0)
-        hit = d_here[peer[rows, p]] == want[rows]
-        sub = out[rows]
-        sub[hit] = p + 1
-        out[rows] = sub
+        hit = d_here[pc[:, p]] == want
+        if dead[:, p].any():
+            hit[dead[:, p]] = False
+        np.copyto(out, np.uint8(p + 1), where=hit)
     return out
 
 

@@ -101,7 +101,9 @@ def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) 
     lc = np.where(low_c >= 0, low_c, pmax)
     reg[np.broadcast_to(rows, low.shape), lc] = keys
     reg[:, pmax] = 0
-    consistent = ((reg[rows, lc] == keys).all(axis=2) | (low_c < 0)).all(axis=1)
+    lsafe = np.maximum(low, 0)
+    same = (reg[rows, lsafe] == keys).all(axis=2)  # the set equals the one registered under its lowest port
+    consistent = (same | (low_c < 0)).all(axis=1)
     pop_sum = np.bitwise_count(reg).sum(axis=(1, 2), dtype=np.int64)
     pop_or = np.bitwise_count(np.bitwise_or.reduce(reg, axis=1)).sum(axis=1, dtype=np.int64)
     laminar = consistent & (pop_sum == pop_or)
@@ -127,16 +129,15 @@ def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) 
 
     # A target without counted LIDs (a switch without hosts) reads the loads without moving them:
     # when its candidate set is a whole class, the least-loaded port is that class's next one.
-    ncl = keys.shape[2]
     pop = np.bitwise_count(keys).sum(axis=2, dtype=np.int32)  # [S, T]
-    lsafe = np.maximum(low, 0)
-    whole = (low >= 0) & (reg[rows, lsafe] == keys).all(axis=2) if ncl else low >= 0
+    whole = (low >= 0) & same
     low_all = np.where((low_c >= 0) | (whole & (ncount[None, :] == 0)), low, -1)
 
     # offset[s, t]: counted LIDs of earlier targets in the same class of switch s.
     cls = np.where(low_all >= 0, rows * pmax + low_all, -1).astype(np.int32).ravel()
-    order = np.argsort(cls, kind="stable")
-    w = np.broadcast_to(ncount, (s_count, s_count)).ravel()[order]
+    # small class ids sort as int16 (numpy's stable sort is a radix sort for 16-bit keys)
+    order = np.argsort(cls.astype(np.int16) if s_count * pmax < 32767 else cls, kind="stable")
+    w = ncount[order % s_count]
     cs = np.cumsum(w) - w
     sc = cls[order]
     gstart = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]])
@@ -151,8 +152,7 @@ def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) 
     late = ncount == 0
     offset[:, late] = total[cls.reshape(s_count, s_count)[:, late]]
 
-    # Per (switch, target): where its class's ports start, how many, and a fixed answer (a single
-    # candidate outside any class, or NO_PATH) that overrides the class.
+    # Per (switch, target): where the round robin over its class's ports starts.
     cls2 = cls.reshape(s_count, s_count)
     has_cls = cls2 >= 0
     csafe = np.maximum(cls2, 0)
@@ -160,16 +160,25 @@ def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) 
     # so a LID's port is ext[c, offset % size + its position] without a modulo per LID.
     span = int(np.bincount(tg.target, minlength=s_count).max(initial=1))
     width = table.shape[1] + span
-    k = np.arange(width)[None, :]
-    ext = np.take_along_axis(table, k % np.maximum(size, 1)[:, None], axis=1)
-    start = (csafe.astype(np.int64) * width + offset % np.maximum(size[csafe], 1)).astype(np.int32)
+    used = np.flatnonzero(size > 1)  # classes of several ports (a few per switch)
+    compact = np.zeros(len(size), dtype=np.int64)
+    compact[used] = np.arange(len(used))
+    k = np.arange(width, dtype=np.int32)[None, :]
+    ext = np.zeros((1, width), dtype=np.uint8)
+    if len(used):
+        rows_u = (used.astype(np.int32) * table.shape[1])[:, None]
+        ext = table.ravel()[rows_u + k % size[used].astype(np.int32)[:, None]]
+    size32 = np.maximum(size, 1).astype(np.int32)
+    start = compact[csafe].astype(np.int32) * width + offset.astype(np.int32) % size32[csafe]
+    # A fixed answer overrides the class: the port of a one-port set, or NO_PATH.
     fixed = np.zeros((s_count, s_count), dtype=np.uint8)
-    single = (pop == 1) & ~has_cls
+    single = pop == 1
     fixed[single] = (low[single] + 1).astype(np.uint8)
     fixed[(dist < 0) | (~has_cls & ~single & (dist != 0))] = NO_PATH
     t = tg.target
-    ports = ext.ravel()[start[:, t] + within.astype(np.int32)[None, :]]  # [S, NL]
-    fx = fixed[:, t]
+    per_target = np.bincount(t, minlength=s_count)  # LIDs are grouped by target: repeat columns
+    ports = ext.ravel()[np.repeat(start, per_target, axis=1) + within.astype(np.int32)[None, :]]  # [S, NL]
+    fx = np.repeat(fixed, per_target, axis=1)
     ports = np.where(fx != 0, fx, ports)
     lft[:, tg.lids] = ports
     lft[t, tg.lids] = tg.exit_port.astype(np.uint8)  # the delivering switch itself
@@ -191,16 +200,24 @@ def _route_uncounted(lft, rs, ts, keys, tg, total, port_cls, port_pos, size, pma
     These targets are visited last, so they see the final port loads.
     """
     s_count = keys.shape[0]
-    cand = np.unpackbits(np.ascontiguousarray(keys[rs, ts]).view(np.uint8), axis=1, bitorder="little")
-    cand = cand[:, :pmax].astype(bool)  # [n, P]
     # Final load of every port: its class took ``R`` LIDs, its ``k``-th port R // size + (k < R % size).
     gcls = np.arange(s_count)[:, None] * pmax + np.maximum(port_cls, 0)
     r = total[gcls]
     cz = np.maximum(size[gcls], 1)
     load = np.where(port_cls >= 0, r // cz + (port_pos < r % cz), 0).astype(np.int32)  # [S, P]
+    # The choice depends on (switch, candidate set) only: decide once per distinct pair.
+    kk = keys[rs, ts]  # [n, W]
+    if kk.shape[1] == 1 and pmax <= 48 and s_count < (1 << 16):
+        uniq, inv = np.unique((rs.astype(np.uint64) << np.uint64(48)) | kk[:, 0], return_inverse=True)
+        u_rs = (uniq >> np.uint64(48)).astype(np.int64)
+        u_keys = (uniq & np.uint64((1 << 48) - 1))[:, None]
+    else:
+        u_rs, u_keys, inv = rs, kk, np.arange(len(rs))
+    cand = np.unpackbits(np.ascontiguousarray(u_keys).view(np.uint8), axis=1, bitorder="little")
+    cand = cand[:, :pmax].astype(bool)  # [u, P]
     # least-loaded candidate, lowest port on ties: minimum of load * 256 + port, reduced over ports
-    score = np.where(cand.T, (load * 256 + np.arange(pmax, dtype=np.int32)[None, :]).T[:, rs], np.iinfo(np.int32).max)
-    choice = np.minimum.reduce(score, axis=0) % 256
+    score = np.where(cand, load[u_rs] * 256 + np.arange(pmax, dtype=np.int32)[None, :], np.iinfo(np.int32).max)
+    choice = (score.min(axis=1) % 256)[inv]
     for_lid = np.searchsorted(tg.target, ts)
     stop = np.searchsorted(tg.target, ts, side="right")
     n_l = stop - for_lid

@@ -11,6 +11,8 @@ from __future__ import annotations
 from channels.layers import get_channel_layer
 from django.core.cache import cache
 
+#: Topology texts this process published, kept to restore them if the cache loses them (a Redis restart).
+_published: dict[int, tuple[str, str]] = {}
 FRAME_EVENT = "fabric.frame"
 SNAPSHOT_EVENT = "fabric.snapshot"
 _TTL_S = 24 * 3600
@@ -26,7 +28,13 @@ def _key(fabric_id: int, part: str) -> str:
 
 
 async def broadcast_frame(fabric_id: int, seq: int, text: str) -> None:
-    """Store the newest frame and send it to every client of the fabric."""
+    """Store the newest frame and send it to every client of the fabric.
+
+    If the cache lost the topology since this process stored it, it is stored again,
+    so that new clients can be greeted after a Redis restart.
+    """
+    if fabric_id in _published and await cache.aget(_key(fabric_id, "topology")) is None:
+        await store_topology(fabric_id, *_published[fabric_id])
     await cache.aset_many({_key(fabric_id, "frame"): text, _key(fabric_id, "seq"): seq}, _TTL_S)
     await get_channel_layer().group_send(group_name(fabric_id), {"type": FRAME_EVENT, "seq": seq, "text": text})
 
@@ -43,6 +51,7 @@ async def last_seq(fabric_id: int) -> int:
 
 async def store_topology(fabric_id: int, header: str, topology: str) -> None:
     """Store the snapshot's fabric header and topology (JSON texts) for new clients."""
+    _published[fabric_id] = (header, topology)
     await cache.aset_many({_key(fabric_id, "header"): header, _key(fabric_id, "topology"): topology}, _TTL_S)
 
 

@@ -11,7 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from ibweb.fabrics.models import Fabric
 from ibweb.permissions import can_view
 
-from .groups import group_name, snapshot_text
+from .groups import group_name, snapshot_text, starting
 
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
@@ -40,17 +40,23 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if fabric_id is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        snapshot = await snapshot_text(fabric_id)
-        if snapshot is None:
-            await self.close(code=CLOSE_UNAVAILABLE)
-            return
-        self.fabric_id = fabric_id
         self._latest: tuple[int, str] | None = None
         self._resnapshot = False
+        self._progress: dict[tuple, dict] = {}
         self._last_seq = -1
         self._wake = asyncio.Event()
         await self.channel_layer.group_add(group_name(fabric_id), self.channel_name)
-        await self.send(text_data=snapshot)
+        self.fabric_id = fabric_id
+        snapshot = await snapshot_text(fabric_id)
+        self._has_snapshot = snapshot is not None
+        if snapshot is not None:
+            await self.send(text_data=snapshot)
+        else:
+            progress = await starting(fabric_id)
+            if progress is None:  # no engine runs this fabric
+                await self.close(code=CLOSE_UNAVAILABLE)
+                return
+            await self.send(text_data=json.dumps({"v": 1, "type": "progress", **progress}))
         self._sender = asyncio.create_task(self._send_newest())
 
     @database_sync_to_async
@@ -65,16 +71,25 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self._resnapshot = True
         self._wake.set()
 
+    async def fabric_progress(self, event: dict) -> None:
+        payload = event["payload"]
+        self._progress[(payload.get("task"), payload.get("id"))] = payload
+        self._wake.set()
+
     async def _send_newest(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
+            while self._progress:
+                _, payload = self._progress.popitem()
+                await self.send(text_data=json.dumps({"v": 1, "type": "progress", **payload}))
             if self._resnapshot:
                 self._resnapshot = False
                 snapshot = await snapshot_text(self.fabric_id)
                 if snapshot is not None:
                     await self.send(text_data=snapshot)
-            if self._latest is None:
+                    self._has_snapshot = True
+            if self._latest is None or not self._has_snapshot:
                 continue
             seq, text = self._latest
             if seq > self._last_seq:

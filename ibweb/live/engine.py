@@ -21,7 +21,7 @@ from ibweb.telemetry.store import record_emulated_state
 from ibweb.tenancy.engine_policy import policy_for, policy_version
 
 from . import history
-from .groups import broadcast_frame, broadcast_snapshot, last_seq, store_topology
+from .groups import broadcast_frame, broadcast_progress, broadcast_snapshot, last_seq, set_starting, store_topology
 from .leader import LeaderLock, NoLock
 
 log = logging.getLogger("ibweb.live")
@@ -45,16 +45,28 @@ class FabricEngine:
         f = self.emulator.fabric
         return {"hosts": f.num_hosts, "switches": f.num_switches, "links": f.num_links}
 
+    async def _progress(self, fraction: float, message: str, status: str = "running") -> None:
+        payload = {"task": "engine", "id": self.fabric_id, "fraction": fraction, "status": status, "message": message}
+        await set_starting(self.fabric_id, payload if status == "running" else None)
+        if status != "running":
+            await broadcast_progress(self.fabric_id, payload)
+
     async def start(self) -> None:
-        """Build the emulator (in a thread: routing takes a while on big fabrics) and publish the topology."""
+        """Build the emulator (in a thread: routing takes a while on big fabrics) and publish the topology.
+
+        Clients that connect meanwhile are sent ``progress`` messages, then the snapshot.
+        """
+        engine = self.scenario.get("routing", "minhop")
+        await self._progress(0.05, f"building the fabric and routing it with {engine}")
         self.emulator = await asyncio.to_thread(build_emulator, self.scenario)
+        await self._progress(0.8, "encoding the topology")
         header = json.dumps({"slug": self.slug, "name": self.name, "mode": self.mode, "tick_s": self.tick_s})
         topology = await asyncio.to_thread(lambda: json.dumps(to_json(self.emulator.fabric)))
         previous = await last_seq(self.fabric_id)
         self.emulator.seq = max(self.emulator.seq, previous)  # a restart continues the sequence
         await store_topology(self.fabric_id, header, topology)
-        if previous:
-            await broadcast_snapshot(self.fabric_id)  # clients already connected get the new topology
+        await self._progress(1.0, "running", status="done")
+        await broadcast_snapshot(self.fabric_id)  # waiting and connected clients get the (new) topology
 
     async def apply_policy_changes(self) -> None:
         """Hand the fabric's partitions and QoS to the emulator when they changed since the last tick."""

@@ -15,6 +15,7 @@ from django.core.cache import cache
 _published: dict[int, tuple[str, str]] = {}
 FRAME_EVENT = "fabric.frame"
 SNAPSHOT_EVENT = "fabric.snapshot"
+PROGRESS_EVENT = "fabric.progress"
 _TTL_S = 24 * 3600
 
 
@@ -64,3 +65,26 @@ async def snapshot_text(fabric_id: int) -> str | None:
         return None
     frame = parts.get(_key(fabric_id, "frame"), "null")
     return f'{{"v": 1, "type": "snapshot", "fabric": {header}, "topology": {topology}, "frame": {frame}}}'
+
+
+async def broadcast_progress(fabric_id: int, payload: dict) -> None:
+    """Send a ``progress`` message (protocol v1) about a long operation to every client of the fabric.
+
+    ``payload`` carries ``task`` (``"engine"``, ``"analysis"``, ...), ``fraction`` (0..1), ``status`` and a
+    ``message``; clients keep the newest payload per ``(task, id)``.
+    """
+    await get_channel_layer().group_send(group_name(fabric_id), {"type": PROGRESS_EVENT, "payload": payload})
+
+
+async def set_starting(fabric_id: int, payload: dict | None) -> None:
+    """Record (or clear, with None) that the fabric's engine is starting, and tell waiting clients."""
+    if payload is None:
+        await cache.adelete(_key(fabric_id, "starting"))
+        return
+    await cache.aset(_key(fabric_id, "starting"), payload, 600)
+    await broadcast_progress(fabric_id, payload)
+
+
+async def starting(fabric_id: int) -> dict | None:
+    """The engine's start-up progress, while it is starting."""
+    return await cache.aget(_key(fabric_id, "starting"))

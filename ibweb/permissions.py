@@ -9,6 +9,13 @@ def can_view(user) -> bool:
     return bool(settings.IBWEB_PUBLIC_READ or (user and user.is_authenticated))
 
 
+def visible_tenants(user) -> set[str] | None:
+    """Slugs and names of the tenants whose jobs ``user`` may see; ``None`` for all (see ``tenancy.access``)."""
+    from ibweb.tenancy.access import visible_tenant_slugs
+
+    return visible_tenant_slugs(user)
+
+
 class PublicReadOrModelPermissions(DjangoModelPermissions):
     """Reads follow :func:`can_view`; writes need the model's add/change/delete permission."""
 

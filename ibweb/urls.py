@@ -12,6 +12,7 @@ urlpatterns = [
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/fabrics/", include("ibweb.fabrics.api.urls")),
+    path("api/fabrics/", include("ibweb.live.api.urls")),
     path("api/tenancy/", include("ibweb.tenancy.api.urls")),
     path("tenancy/", include("ibweb.tenancy.urls")),
     path("api/telemetry/", include("ibweb.telemetry.api.urls")),

@@ -10,8 +10,10 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ibweb.fabrics.models import Fabric
 from ibweb.permissions import can_view
+from ibweb.tenancy.access import visible_tenant_slugs
 
 from .groups import group_name, snapshot_text, starting
+from .tenant_view import filter_snapshot_text, filter_text
 
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
@@ -45,9 +47,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self._progress: dict[tuple, dict] = {}
         self._last_seq = -1
         self._wake = asyncio.Event()
+        self._tenants = await database_sync_to_async(visible_tenant_slugs)(self.scope.get("user"))
         await self.channel_layer.group_add(group_name(fabric_id), self.channel_name)
         self.fabric_id = fabric_id
-        snapshot = await snapshot_text(fabric_id)
+        snapshot = await self._snapshot()
         self._has_snapshot = snapshot is not None
         if snapshot is not None:
             await self.send(text_data=snapshot)
@@ -58,6 +61,12 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 return
             await self.send(text_data=json.dumps({"v": 1, "type": "progress", **progress}))
         self._sender = asyncio.create_task(self._send_newest())
+
+    async def _snapshot(self) -> str | None:
+        text = await snapshot_text(self.fabric_id)
+        if text is not None and self._tenants is not None:
+            text = await asyncio.to_thread(filter_snapshot_text, text, self._tenants)
+        return text
 
     @database_sync_to_async
     def _visible_fabric(self, slug: str) -> int | None:
@@ -85,7 +94,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=json.dumps({"v": 1, "type": "progress", **payload}))
             if self._resnapshot:
                 self._resnapshot = False
-                snapshot = await snapshot_text(self.fabric_id)
+                snapshot = await self._snapshot()
                 if snapshot is not None:
                     await self.send(text_data=snapshot)
                     self._has_snapshot = True
@@ -94,6 +103,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
             seq, text = self._latest
             if seq > self._last_seq:
                 self._last_seq = seq
+                if self._tenants is not None:  # a tenant's user sees only its tenants' jobs
+                    text = await asyncio.to_thread(filter_text, text, self._tenants)
                 await self.send(text_data=text)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:

@@ -1,10 +1,9 @@
 from rest_framework.routers import DefaultRouter
 
-from .live_views import urlpatterns as live_urlpatterns
 from .views import FabricViewSet
 
 app_name = "fabrics-api"
 
 router = DefaultRouter()
 router.register("fabrics", FabricViewSet, basename="fabric")
-urlpatterns = router.urls + live_urlpatterns
+urlpatterns = router.urls

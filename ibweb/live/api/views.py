@@ -24,7 +24,6 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from django.shortcuts import get_object_or_404
-from django.urls import path
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -34,13 +33,14 @@ from fabric_engine.errors import FabricEngineError, RoutingError
 from fabric_engine.scenario import build_emulator
 from fabric_engine.topology import KIND_HOST
 from fabric_engine.workload import expand_jobs
-from ibweb.live import history
-from ibweb.live.models import LinkRollup
+from ibweb.fabrics.choices import FabricMode
+from ibweb.fabrics.models import Fabric
+from ibweb.permissions import visible_tenants
 
-from ..choices import FabricMode
-from ..models import Fabric
+from .. import history
+from ..models import LinkRollup
 
-__all__ = ["LinkHistoryView", "LinkRollupsView", "PortHistoryView", "PathView", "JobsView", "urlpatterns",
+__all__ = ["LinkHistoryView", "LinkRollupsView", "PortHistoryView", "PathView", "JobsView",
            "scenario_model", "job_links", "link_history"]
 
 _MODELS_KEEP = 2
@@ -206,7 +206,9 @@ class JobsView(_FabricView):
         cached = _cached(fabric.scenario())
         if cached.job_links is None:
             cached.job_links = job_links(cached.emulator)
-        return Response({"fabric": fabric.slug, "jobs": cached.job_links})
+        tenants = visible_tenants(request.user)
+        jobs = [j for j in cached.job_links if tenants is None or j["tenant"] in tenants]
+        return Response({"fabric": fabric.slug, "jobs": jobs})
 
 
 def job_links(model: Emulator) -> list[dict]:
@@ -222,11 +224,3 @@ def job_links(model: Emulator) -> list[dict]:
     return out
 
 
-urlpatterns = [
-    path("fabrics/<slug:slug>/links/<int:link>/history/", LinkHistoryView.as_view(), name="link-history"),
-    path("fabrics/<slug:slug>/links/<int:link>/rollups/", LinkRollupsView.as_view(), name="link-rollups"),
-    path("fabrics/<slug:slug>/links/-1/rollups/", LinkRollupsView.as_view(), {"link": -1}, name="fabric-rollups"),
-    path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/history/", PortHistoryView.as_view(), name="port-history"),
-    path("fabrics/<slug:slug>/path/", PathView.as_view(), name="fabric-path"),
-    path("fabrics/<slug:slug>/jobs/", JobsView.as_view(), name="fabric-jobs"),
-]

@@ -1,0 +1,16 @@
+"""Live data of a fabric under ``/api/fabrics/fabrics/<slug>/``: history, rollups, paths, jobs."""
+
+from django.urls import path
+
+from .views import JobsView, LinkHistoryView, LinkRollupsView, PathView, PortHistoryView
+
+app_name = "live-api"
+
+urlpatterns = [
+    path("fabrics/<slug:slug>/links/<int:link>/history/", LinkHistoryView.as_view(), name="link-history"),
+    path("fabrics/<slug:slug>/links/<int:link>/rollups/", LinkRollupsView.as_view(), name="link-rollups"),
+    path("fabrics/<slug:slug>/links/-1/rollups/", LinkRollupsView.as_view(), {"link": -1}, name="fabric-rollups"),
+    path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/history/", PortHistoryView.as_view(), name="port-history"),
+    path("fabrics/<slug:slug>/path/", PathView.as_view(), name="fabric-path"),
+    path("fabrics/<slug:slug>/jobs/", JobsView.as_view(), name="fabric-jobs"),
+]

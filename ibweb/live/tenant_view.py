@@ -1,0 +1,47 @@
+"""What a tenant-restricted user sees of a feed frame: only their tenants' jobs."""
+
+from __future__ import annotations
+
+import json
+
+OTHER = "other tenant"
+
+
+def filter_frame(frame: dict, tenants: set[str]) -> dict:
+    """A copy of ``frame`` whose jobs, job alerts and hotspot job lists name only ``tenants``' jobs.
+
+    Link arrays are the fabric's and stay whole; traffic of other tenants' jobs on a
+    hotspot is summed under ``"other tenant"`` so that the link's load still adds up.
+    """
+    jobs = [j for j in frame.get("jobs", []) if j.get("tenant") in tenants]
+    mine = {j["id"] for j in jobs}
+    out = {**frame, "jobs": jobs}
+    out["alerts"] = [a for a in frame.get("alerts", []) if "job" not in a or a["job"] in mine]
+    if "hotspots" in frame:
+        out["hotspots"] = [_hotspot(h, mine) for h in frame["hotspots"]]
+    return out
+
+
+def _hotspot(hotspot: dict, mine: set[str]) -> dict:
+    kept, other = [], 0.0
+    for j in hotspot.get("jobs", []):
+        if j["id"] in mine or j["id"] == "background":
+            kept.append(j)
+        else:
+            other += j.get("gbps") or 0.0
+    if other:
+        kept.append({"id": OTHER, "gbps": round(other, 3)})
+    return {**hotspot, "jobs": kept}
+
+
+def filter_text(text: str, tenants: set[str]) -> str:
+    """:func:`filter_frame` on a frame's JSON text."""
+    return json.dumps(filter_frame(json.loads(text), tenants), separators=(",", ":"))
+
+
+def filter_snapshot_text(text: str, tenants: set[str]) -> str:
+    """The snapshot with its embedded frame filtered."""
+    snapshot = json.loads(text)
+    if snapshot.get("frame"):
+        snapshot["frame"] = filter_frame(snapshot["frame"], tenants)
+    return json.dumps(snapshot, separators=(",", ":"))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .cli import command
 from .errors import FabricEngineError
+from .progress import Progress
 
 __all__ = ["route_command", "trace_command", "report_command", "add_parsers"]
 
@@ -65,20 +66,27 @@ def route_command(args: argparse.Namespace) -> int:
     from .routing import route
     from .routing.quality import report
 
+    bar = Progress("route")
+    bar.stage(f"reading {args.fabric}")
     fabric = formats.read(Path(args.fabric), fmt=args.from_fmt)
+    bar(0.2)
+    bar.stage(f"routing with {args.engine}")
     t0 = time.perf_counter()
     routing = route(fabric, args.engine)
     elapsed = time.perf_counter() - t0
+    bar(0.8)
     print(f"{args.engine}: routed {fabric!r} in {elapsed * 1000:.1f} ms "
           f"(LFTs {routing.lft.shape[0]} x {routing.lft.shape[1]}, {routing.lft.nbytes / 1e6:.1f} MB)",
           file=sys.stderr)
     if args.dump_lfts:
+        bar.stage(f"writing {args.dump_lfts}")
         text = opensm_lfts.write(routing, args.style)
         if args.dump_lfts == "-":
             sys.stdout.write(text)
         else:
             Path(args.dump_lfts).write_text(text)
             print(f"wrote LFTs to {args.dump_lfts}", file=sys.stderr)
+    bar.done()
     if args.report:
         print(report(routing))
     return 0

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..cli import command
 from ..errors import FabricEngineError
+from ..progress import Progress
 from ..routing import ENGINES, route
 from .ebb import METHODS, effective_bisection_bandwidth
 from .patterns import PAIR_PATTERNS
@@ -42,14 +43,20 @@ def ebb_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--method", default="count", choices=METHODS, help="count (Hoefler et al.) or maxmin")
     p.add_argument("--pattern", default="bisection", choices=PAIR_PATTERNS)
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
 
 
 @command("ebb", help="effective bisection bandwidth of a routed fabric (Hoefler et al. 2008)",
          arguments=ebb_arguments)
 def run_ebb(args: argparse.Namespace) -> int:
     """Print the eBB the parsed ``args`` ask for as one JSON object."""
-    res = effective_bisection_bandwidth(_routing(args), args.patterns, args.seed, method=args.method,
-                                        pattern=args.pattern)
+    bar = Progress("ebb", enabled=not args.quiet)
+    bar.stage(f"routing with {args.engine}" if not args.lfts else f"loading {args.lfts}")
+    routing = _routing(args)
+    bar.stage(f"{args.patterns} {args.pattern} patterns")
+    res = effective_bisection_bandwidth(routing, args.patterns, args.seed, method=args.method,
+                                        pattern=args.pattern, progress=bar)
+    bar.done()
     print(json.dumps(res.as_dict()))
     return 0
 

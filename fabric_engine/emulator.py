@@ -19,6 +19,17 @@ duration ``T``, compute, ...) in closed form; link rates are averaged over the
 tick, so the fabric breathes as jobs iterate. The same job alone on the idle
 fabric (one block-diagonal solve over all jobs when they are loaded) gives the
 reference for its offered load and its slowdown.
+
+SHARP and storage
+-----------------
+With an aggregation manager (``sharp=``), a job that asks for SHARP gets a
+reduction tree when its run window opens and runs ``sharp_allreduce`` on it, or
+falls back to its own pattern (:mod:`fabric_engine.sharp.session`). With a storage
+model (``storage=``), data-loading reads, checkpoint writes and background reads
+join the same solve (:mod:`fabric_engine.storage.session`); the servers' backends
+are extra columns of the incidence, after the ``2L`` directed links, stripped
+before anything is published. A job writing a checkpoint neither computes nor
+communicates; its writes form a lock-step group like a collective.
 """
 
 from __future__ import annotations
@@ -34,13 +45,29 @@ from .congestion import ecn_fraction, rank_hotspots, xmit_wait_ticks
 from .errors import FabricEngineError
 from .flows import group_max, max_min_fair, solve_paced
 from .routing import Routing
+from .sharp import AggregationManager
+from .sharp.session import SharpSession
 from .state import HOTSPOTS, FabricState, JobState
+from .storage import StorageModel
+from .storage.session import StorageSession
+from .storage.traffic import ROLE_CHECKPOINT
 from .topology import KIND_HOST
-from .workload import KIND_BACKGROUND, Flows, Job, JobFlows, background_pairs, expand_jobs, run_window
+from .workload import (
+    KIND_BACKGROUND,
+    Flows,
+    Job,
+    JobFlows,
+    background_pairs,
+    compute_hosts,
+    expand_jobs,
+    run_window,
+)
 
 __all__ = ["Emulator", "Background"]
 
 _COMPUTE, _COMM = 0, 1
+_TIME_FIELDS = ("_phase", "_left", "_running", "_iterations", "_last_comm")
+_STORAGE_KEY = "\x00storage"  # key of the storage state among saved per-job states
 _SLOWEST_TOL = 1e-3  # flows within this fraction of a job's slowest count as limiting
 
 
@@ -83,6 +110,10 @@ class Emulator:
         ``Tick`` code of PortSamplesControl for the PortXmitWait estimate.
     ecn_threshold : float
         Load, as a fraction of capacity, above which ports mark ECN.
+    sharp : fabric_engine.sharp.AggregationManager, optional
+        Allocates SHARP trees to jobs that ask for them (none: every request falls back).
+    storage : fabric_engine.storage.StorageModel, optional
+        Storage servers and backends (needed by jobs with ``read_gbps`` or ``checkpoint``).
 
     Examples
     --------
@@ -96,7 +127,8 @@ class Emulator:
 
     def __init__(self, routing: Routing, jobs: Sequence[Job], background: Background | None = None,
                  tick_s: float = 1.0, seed: int = 0, *, policy=None, paths=None, xmit_wait_tick: int = 0,
-                 ecn_threshold: float = 0.9) -> None:
+                 ecn_threshold: float = 0.9, sharp: AggregationManager | None = None,
+                 storage: StorageModel | None = None) -> None:
         if tick_s <= 0:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
         self.routing = routing
@@ -114,6 +146,12 @@ class Emulator:
         self.capacity = f.capacity_gbps
         self._width = np.concatenate([f.width, f.width]).astype(np.float64)
         self._into_host = f.kind[f.dl_dst] == KIND_HOST
+        self._hosts = compute_hosts(f)
+        self.sharp = SharpSession(sharp)
+        self.storage = StorageSession(storage) if storage is not None else None
+        extra = storage.backend_gbps if storage is not None else np.zeros(0)
+        #: Capacity of every column of the incidence: directed links, then storage backends.
+        self._cap = np.concatenate([self.capacity, extra])
         self.jobs: list[Job] = []
         self._load(list(jobs), {})
 
@@ -134,34 +172,58 @@ class Emulator:
         names = [j.name for j in jobs]
         if len(set(names)) != len(names):
             raise FabricEngineError("job names must be unique")
+        needs_storage = [j.name for j in jobs if j.read_gbps > 0 or j.checkpoint is not None]
+        if needs_storage and self.storage is None:
+            raise FabricEngineError(f"job {needs_storage[0]}: reads or checkpoints need a storage model")
         self.jobs = jobs
         self.tenants = sorted({j.tenant for j in jobs})
-        jf: JobFlows = expand_jobs(jobs, self.fabric, self.paths, self.tenants)
+        jf: JobFlows = expand_jobs([self.sharp.effective(j) for j in jobs], self.fabric, self.paths, self.tenants)
         self._jf = jf
         fl = jf.flows
+        e_all = len(self._cap)
+        self._jinc = sp.csr_matrix((jf.incidence.data, jf.incidence.indices, jf.incidence.indptr),
+                                   shape=(len(fl), e_all))
         dem, prio, weight, fp = self._policy_inputs(fl)
         dem[jf.broken] = 0.0
         self._dem, self._prio, self._weight, self._fp = dem, prio, weight, fp
         self._flow_job = fl.job.astype(np.int64)
         self._bits = _bits(fl.nbytes)
         n = len(jobs)
+        if self.storage is not None:
+            sf = self.storage.load(jobs, self.tenants, self.seed, keep.get(_STORAGE_KEY, {}))
+            sdem, sprio, sweight, _ = self._policy_inputs(sf.flows)
+            self._s = (sdem, sprio, sweight, _bits(np.where(sf.role == ROLE_CHECKPOINT, sf.flows.nbytes, 0.0)))
         self._compute = np.array([j.compute_s for j in jobs], dtype=np.float64)
         self._start = np.array([j.start_s for j in jobs], dtype=np.float64)
         self._stop = np.array([np.nan if j.stop_s is None else j.stop_s for j in jobs], dtype=np.float64)
         self._repeat = np.array([np.nan if j.repeat_s is None else j.repeat_s for j in jobs], dtype=np.float64)
-        # Alone on the idle fabric: one solve, every job on its own copy of the links.
-        e = len(self.capacity)
-        if len(fl):
-            inc = jf.incidence
-            row_job = np.repeat(self._flow_job, np.diff(inc.indptr))
-            block = sp.csr_matrix((inc.data, inc.indices + row_job * e, inc.indptr), shape=(len(fl), n * e))
-            alone = max_min_fair(block, np.tile(self.capacity, n), dem, weight)
+        # Alone on the idle fabric: one solve, every job (and every job's checkpoint) on its own copy of the links.
+        inc, bits, owner = self._jinc, self._bits, self._flow_job
+        if self.storage is not None:
+            ck = np.flatnonzero(self.storage.sf.role == ROLE_CHECKPOINT)
+            inc = sp.vstack([inc, self.storage.sf.incidence[ck]], format="csr")
+            dem, weight = np.concatenate([dem, self._s[0][ck]]), np.concatenate([weight, self._s[2][ck]])
+            bits = np.concatenate([bits, self._s[3][ck]])
+            owner = np.concatenate([owner, n + self.storage.sf.flows.job[ck].astype(np.int64)])
+        if len(owner):
+            row_job = np.repeat(owner, np.diff(inc.indptr))
+            block = sp.csr_matrix((inc.data, inc.indices + row_job * e_all, inc.indptr),
+                                  shape=(len(owner), 2 * n * e_all))
+            alone = max_min_fair(block, np.tile(self._cap, 2 * n), dem, weight)
         else:
             alone = np.zeros(0)
-        self._alone_s = group_max(self._flow_time(alone), self._flow_job, n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            pace = np.where(self._alone_s[self._flow_job] > 0, self._bits / self._alone_s[self._flow_job], 0.0)
-        self._offered_alone = np.where(np.isfinite(pace), pace, 0.0)
+            t_alone = np.where(bits > 0, bits / alone, 0.0)
+        t_all = group_max(np.where(np.isnan(t_alone), np.inf, t_alone), owner, 2 * n)
+        self._alone_s, self._ck_alone_s = t_all[:n], t_all[n:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pace = np.where(t_all[owner] > 0, bits / t_all[owner], 0.0)
+        pace = np.where(np.isfinite(pace), pace, 0.0)
+        self._offered_alone = pace[:len(fl)]
+        if self.storage is not None:
+            self._s_offered = np.where(self.storage.sf.role == ROLE_CHECKPOINT, 0.0, self._s[0])
+            self._s_offered[ck] = pace[len(fl):]
+        self.sharp.prepare(jobs, jf, self._alone_s, self.fabric, self.paths, self.tenants)
         # Time state: phase, what is left of it (compute seconds, or fraction of the collective), counters.
         self._phase = np.zeros(n, dtype=np.int8)
         self._left = self._compute.copy()
@@ -170,11 +232,14 @@ class Emulator:
         self._last_comm = self._alone_s.copy()
         for k, name in enumerate(names):
             if name in keep:
-                self._phase[k], self._left[k], self._running[k], self._iterations[k], self._last_comm[k] = keep[name]
+                for field, value in zip(_TIME_FIELDS, keep[name], strict=True):
+                    getattr(self, field)[k] = value
 
-    def _saved(self) -> dict[str, tuple]:
-        return {j.name: (self._phase[k], self._left[k], self._running[k], self._iterations[k], self._last_comm[k])
-                for k, j in enumerate(self.jobs)}
+    def _saved(self) -> dict:
+        out = {j.name: tuple(getattr(self, f)[k] for f in _TIME_FIELDS) for k, j in enumerate(self.jobs)}
+        if self.storage is not None:
+            out[_STORAGE_KEY] = self.storage.saved()
+        return out
 
     def start_job(self, job: Job) -> None:
         """Add ``job`` (it starts when its run window opens, counted from the emulation's start)."""
@@ -201,66 +266,118 @@ class Emulator:
 
     def _background(self) -> tuple[Flows, sp.csr_matrix]:
         rng = np.random.default_rng((self.seed, self.seq))
-        src, dst = background_pairs(self.fabric.hosts, self.background.fraction, rng)
+        src, dst = background_pairs(self._hosts, self.background.fraction, rng)
         flows = Flows(src, dst, np.full(len(src), self.background.gbps), kind=KIND_BACKGROUND)
         inc, broken = self.paths(src, dst, return_broken=True)
         flows.demand_gbps[broken] = 0.0
-        return flows, sp.csr_matrix(inc, dtype=np.float64)
+        inc = sp.csr_matrix(inc, dtype=np.float64)
+        return flows, sp.csr_matrix((inc.data, inc.indices, inc.indptr), shape=(len(flows), len(self._cap)))
 
     def step(self, now: float | None = None) -> FabricState:
         """Advance one tick and return the fabric's state for it."""
         self.seq += 1
         now = time.time() if now is None else now
         tick, t0 = self.tick_s, self.elapsed
-        jf, n_jobs = self._jf, len(self.jobs)
+        n_jobs = len(self.jobs)
         running = run_window(self._start, self._stop, self._repeat, t0)
         fresh = running & ~self._running
+        if self.sharp.transitions(self.jobs, fresh, ~running & self._running, t0):
+            self._load(self.jobs, self._saved())
+        jf = self._jf
         self._phase[fresh], self._left[fresh] = _COMPUTE, self._compute[fresh]
         self._running = running
-        reach = running & ((self._phase == _COMM) | (self._left < tick))
+        st = self.storage
+        writing = np.zeros(n_jobs, dtype=bool)
+        if st is not None:
+            st.restart(fresh, self._iterations)
+            writing = st.begin(running, self._iterations)
+        reach = running & ~writing & ((self._phase == _COMM) | (self._left < tick))
         rows = jf.rows(reach)
-        inc = jf.incidence[rows]
-        dem, weight = self._dem[rows], self._weight[rows]
-        prio = None if self._prio is None else self._prio[rows]
-        owner = self._flow_job[rows]
+        blocks = [self._jinc[rows]]
+        dem, weight = [self._dem[rows]], [self._weight[rows]]
+        prio = None if self._prio is None else [self._prio[rows]]
+        owner = [self._flow_job[rows]]
+        gbits, group, offered = [self._bits[rows]], [self._flow_job[rows]], [self._offered_alone[rows]]
         n_job_flows = len(rows)
+        if st is not None:  # storage flows: groups n_jobs + k are the checkpoints
+            s_rows = st.rows(running, writing)
+            sdem, sprio, sweight, sbits = self._s
+            s_job = st.sf.flows.job[s_rows].astype(np.int64)
+            is_ck = st.sf.role[s_rows] == ROLE_CHECKPOINT
+            blocks.append(st.sf.incidence[s_rows])
+            dem.append(sdem[s_rows])
+            weight.append(sweight[s_rows])
+            if prio is not None:
+                prio.append(sprio[s_rows])
+            owner.append(s_job)
+            gbits.append(sbits[s_rows])
+            group.append(np.where(is_ck, n_jobs + s_job, -1))
+            offered.append(self._s_offered[s_rows])
+        else:
+            s_rows, s_job, is_ck = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
+        n_fixed = sum(len(d) for d in dem)
         if self.background is not None:
             bg, bg_inc = self._background()
             bdem, bprio, bweight, _ = self._policy_inputs(bg)
-            inc = sp.vstack([inc, bg_inc], format="csr")
-            dem, weight = np.concatenate([dem, bdem]), np.concatenate([weight, bweight])
-            prio = None if prio is None else np.concatenate([prio, bprio])
-            owner = np.concatenate([owner, np.full(len(bg), -1)])
-            bg_offered = bdem
-        else:
-            bg_offered = np.zeros(0)
+            blocks.append(bg_inc)
+            dem.append(bdem)
+            weight.append(bweight)
+            if prio is not None:
+                prio.append(bprio)
+            owner.append(np.full(len(bg), -1))
+            gbits.append(np.zeros(len(bg)))
+            group.append(np.full(len(bg), -1))
+            offered.append(bdem)
+        inc = sp.vstack(blocks, format="csr") if len(blocks) > 1 else blocks[0]
+        dem, weight, owner = np.concatenate(dem), np.concatenate(weight), np.concatenate(owner)
+        prio = None if prio is None else np.concatenate(prio)
+        gbits, group = np.concatenate(gbits), np.concatenate(group)
         # Two passes: greedy (collective durations, limiting links), then flows paced to their collective.
-        gbits = np.concatenate([self._bits[rows], np.zeros(len(dem) - n_job_flows)])
-        group = np.where(np.arange(len(dem)) < n_job_flows, owner, -1)
-        rate, bott, comm_now = solve_paced(inc, self.capacity, dem, weight, gbits, group, n_jobs, priority=prio)
-        comm_frac = self._advance(running, reach, comm_now)
+        rate, bott, dur = solve_paced(inc, self._cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio)
+        comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
+        avail = np.full(n_jobs, tick)
+        if st is not None:
+            spent = st.advance(writing, ck_now, tick, self._iterations)
+            # After a checkpoint the job computes for the rest of the tick (its collective was not solved).
+            avail = np.where(writing, np.minimum(tick - spent, self._left), tick)
+            ck_frac = spent / tick
+        comm_frac = self._advance(running, reach, comm_now, avail)
+        self.sharp.account(reach, comm_frac, comm_now, tick)
         # Per-link load, averaged over the tick.
-        on = np.concatenate([comm_frac[owner[:n_job_flows]], np.ones(len(rate) - n_job_flows)])
+        on = np.ones(len(rate))
+        on[:n_job_flows] = comm_frac[owner[:n_job_flows]]
+        if st is not None:
+            on[n_job_flows:n_fixed] = np.where(is_ck, ck_frac[s_job], 1.0)
         carried = rate * on
-        offered = np.concatenate([self._offered_alone[rows], bg_offered]) * on
-        link_rate = np.asarray(inc.T @ carried).ravel()
-        link_offered = np.maximum(np.asarray(inc.T @ offered).ravel(), link_rate)
+        e = len(self.capacity)
+        col_rate = np.asarray(inc.T @ carried).ravel()
+        col_offered = np.asarray(inc.T @ (np.concatenate(offered) * on)).ravel()
+        link_rate = col_rate[:e]
+        link_offered = np.maximum(col_offered[:e], link_rate)
         wait = xmit_wait_ticks(link_offered, link_rate, self.capacity, self._width, tick, self.xmit_wait_tick)
         ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
         util = link_rate / np.maximum(self.capacity, 1e-12)
-        jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, rows, util)
+        jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, rows, util, writing)
         names = [j.name for j in self.jobs]
         hotspots = rank_hotspots(link_offered, link_rate, self.capacity, wait, ecn, inc, carried, owner, names,
                                  HOTSPOTS)
+        storage = None
+        if st is not None:
+            storage = st.frame(s_rows, carried[n_job_flows:n_fixed], bott[n_job_flows:n_fixed], col_rate[e:],
+                               link_rate, self.capacity, ck_now)
         self.elapsed += tick
         return FabricState(self.seq, now, tick, link_rate.astype(np.float32), util.astype(np.float32),
                            throughput_gbps=float(link_rate[self._into_host].sum()), jobs=jobs,
-                           alerts=self._alerts(running), offered_gbps=link_offered.astype(np.float32),
-                           xmit_wait=wait.astype(np.float32), ecn=ecn.astype(np.float32), hotspots=hotspots,
-                           capacity_gbps=self.capacity)
+                           alerts=self._alerts(running) + self.sharp.alerts(running),
+                           offered_gbps=link_offered.astype(np.float32), xmit_wait=wait.astype(np.float32),
+                           ecn=ecn.astype(np.float32), hotspots=hotspots, capacity_gbps=self.capacity,
+                           sharp=self.sharp.frame(self.fabric, running), storage=storage)
 
-    def _advance(self, running: np.ndarray, reach: np.ndarray, comm_now: np.ndarray) -> np.ndarray:
+    def _advance(self, running: np.ndarray, reach: np.ndarray, comm_now: np.ndarray,
+                 avail: np.ndarray | None = None) -> np.ndarray:
         """Move every running job along its timeline by one tick; returns the fraction of the tick it communicated.
+
+        ``avail``: seconds of the tick each job spends on its timeline (default the whole tick).
 
         Closed form over whole iterations: with ``C`` compute and ``T`` collective
         seconds, the communication time up to position ``x`` in the job's cycle is
@@ -273,7 +390,7 @@ class Emulator:
         tf = np.where(stalled, 0.0, t)
         p = np.maximum(c + tf, 1e-12)
         pos = np.where(self._phase == _COMPUTE, c - self._left, c + (1 - self._left) * tf)
-        end = pos + tick
+        end = pos + (tick if avail is None else avail)
 
         def comm_upto(x):
             return np.floor(x / p) * tf + np.clip(np.mod(x, p) - c, 0.0, tf)
@@ -292,7 +409,7 @@ class Emulator:
         self._last_comm[reach] = comm_now[reach]
         return np.where(running, np.clip(comm / tick, 0.0, 1.0), 0.0)
 
-    def _job_states(self, running, reach, comm_now, comm_frac, rate, bott, rows, util) -> list[JobState]:
+    def _job_states(self, running, reach, comm_now, comm_frac, rate, bott, rows, util, writing) -> list[JobState]:
         e = len(self.capacity)
         n_jobs = len(self.jobs)
         n = len(rows)
@@ -312,6 +429,8 @@ class Emulator:
         for k, job in enumerate(self.jobs):  # one entry per job
             phase = ("comm" if self._phase[k] == _COMM else "compute") if running[k] else (
                 "waiting" if self.elapsed < job.start_s else "stopped")
+            if writing[k] and self.storage is not None and self.storage.ck["left"][k] > 0:
+                phase = "checkpoint"
             now_s = comm_now[k] if reach[k] else self._last_comm[k]
             alone = self._alone_s[k]
             slowdown = (np.inf if not np.isfinite(now_s) else now_s / alone) if alone > 0 else 1.0
@@ -319,7 +438,7 @@ class Emulator:
                 job.name, job.tenant, job.pattern, len(job.hosts), bool(active[k]),
                 float(demand[k]) if active[k] else 0.0, float(achieved[k]) if active[k] else 0.0,
                 phase=phase, comm_s=float(now_s), comm_alone_s=float(alone), slowdown=float(slowdown),
-                iterations=int(self._iterations[k]),
+                iterations=int(self._iterations[k]), sharp=bool(self.sharp.on[k]),
                 limiting_links=tuple(int(x) for x in k_link[bounds[k]:bounds[k + 1]][:3]) if reach[k] else ()))
         return out
 

@@ -12,8 +12,12 @@ A spec is JSON-ready, so the web app stores it as is and builds the emulator fro
 Job keys: ``name``, ``tenant``, ``hosts`` (a count), ``placement`` (``packed`` or
 ``scattered``), ``pattern`` (see :mod:`fabric_engine.workload.patterns`),
 ``buffer_gb`` (bytes per iteration, 1e9), ``compute_s``, ``sl``, ``start_s``,
-``stop_s``, ``repeat_s`` and ``params`` (pattern options, e.g. ``{"stages": 4}``).
-Optional top-level keys: ``policy`` (partitions and QoS, as
+``stop_s``, ``repeat_s``, ``params`` (pattern options, e.g. ``{"stages": 4}``),
+``sharp`` (ask for SHARP aggregation), ``read_gbps`` (data loading from storage)
+and ``checkpoint`` (``{"params", "every", "bytes_per_param", "stripe_count"}``, see
+:class:`fabric_engine.storage.Checkpoint`).
+Optional top-level keys: ``sharp`` (:func:`fabric_engine.sharp.spec.manager_from_spec`),
+``storage`` (:func:`fabric_engine.storage.spec.model_from_spec`), ``policy`` (partitions and QoS, as
 :meth:`fabric_engine.policy.Policy.from_dict` takes them), ``adaptive`` (use the
 routing's adaptive path model ``routing.adaptive_paths``), ``ecn_threshold`` and
 ``xmit_wait_tick`` (see :class:`~fabric_engine.emulator.Emulator`).
@@ -28,6 +32,9 @@ import numpy as np
 from .emulator import Background, Emulator
 from .errors import FabricEngineError
 from .routing import route
+from .sharp.spec import manager_from_spec
+from .storage import Checkpoint
+from .storage.spec import model_from_spec
 from .topology import Fabric, generate
 from .workload import PLACEMENTS, Job
 
@@ -36,27 +43,37 @@ __all__ = ["DEMO_SPEC", "build_fabric", "build_emulator"]
 GENERATORS = {"fat_tree": generate.fat_tree, "rail_optimized": generate.rail_optimized,
               "dragonfly_plus": generate.dragonfly_plus}
 
-#: The demo: a non-blocking 2-level NDR fat tree of 512 hosts (16 leaves x 32 hosts,
-#: one cable from every leaf to each of 32 spines) running 8 jobs of 3 tenants.
+#: The demo: a non-blocking 2-level NDR fat tree of 512 GPU hosts (16 leaves x 32 hosts, one
+#: cable from every leaf to each of 32 spines) plus 8 storage servers of 2 HCA ports on a
+#: dedicated storage leaf (``sleaf01``), running 8 jobs of 3 tenants. Four jobs ask for SHARP
+#: (initech is not allowed it, so diffusion-xl falls back to its own all-reduce); llama-70b
+#: writes a checkpoint every 20 iterations; four jobs load data and a tenth of the hosts read
+#: in the background.
 DEMO_SPEC: dict = {
-    "topology": {"generator": "fat_tree", "hosts": 512, "radix": 64, "levels": 2, "speed": "NDR", "name": "demo"},
+    "topology": {"generator": "fat_tree", "hosts": 512, "radix": 64, "levels": 2, "speed": "NDR", "name": "demo",
+                 "storage_servers": 8, "storage_ports": 2},
     "routing": "minhop",
     "jobs": [
-        {"name": "llama-70b", "tenant": "acme", "hosts": 128, "placement": "packed", "buffer_gb": 16, "compute_s": 1.6},
+        {"name": "llama-70b", "tenant": "acme", "hosts": 128, "placement": "packed", "buffer_gb": 16, "compute_s": 1.6,
+         "sharp": True, "read_gbps": 400, "checkpoint": {"params": 70e9, "every": 20}},
         {"name": "moe-8x22b", "tenant": "acme", "hosts": 64, "placement": "packed", "pattern": "all_to_all",
          "buffer_gb": 8, "compute_s": 0.8},
         {"name": "vit-huge", "tenant": "globex", "hosts": 64, "placement": "scattered", "pattern": "tree_allreduce",
-         "buffer_gb": 4, "compute_s": 0.6},
-        {"name": "bert-ft", "tenant": "globex", "hosts": 32, "placement": "packed", "buffer_gb": 2, "compute_s": 0.5},
+         "buffer_gb": 4, "compute_s": 0.6, "read_gbps": 800},
+        {"name": "bert-ft", "tenant": "globex", "hosts": 32, "placement": "packed", "buffer_gb": 2, "compute_s": 0.5,
+         "sharp": True},
         {"name": "gpt-13b", "tenant": "initech", "hosts": 64, "placement": "scattered", "pattern": "pipeline",
          "params": {"stages": 8}, "buffer_gb": 6, "compute_s": 1.2, "start_s": 3},
         {"name": "diffusion-xl", "tenant": "initech", "hosts": 64, "placement": "scattered",
-         "pattern": "hierarchical_allreduce", "buffer_gb": 5, "compute_s": 0.9},
-        {"name": "rlhf-7b", "tenant": "acme", "hosts": 32, "placement": "scattered", "buffer_gb": 3, "compute_s": 0.7},
+         "pattern": "hierarchical_allreduce", "buffer_gb": 5, "compute_s": 0.9, "sharp": True, "read_gbps": 600},
+        {"name": "rlhf-7b", "tenant": "acme", "hosts": 32, "placement": "scattered", "buffer_gb": 3, "compute_s": 0.7,
+         "sharp": True, "read_gbps": 100},
         {"name": "eval-sweep", "tenant": "globex", "hosts": 32, "placement": "packed", "pattern": "uniform_random",
          "buffer_gb": 1, "compute_s": 0.4, "start_s": 5, "stop_s": 35, "repeat_s": 60},
     ],
     "background": {"fraction": 0.25, "gbps": 20},
+    "sharp": {"allowed_tenants": ["acme", "globex"]},
+    "storage": {"read_gbps": 320, "write_gbps": 160, "background_read_gbps": 200, "background_fraction": 0.1},
     "tick_s": 1.0,
     "seed": 1,
 }
@@ -96,6 +113,8 @@ def _jobs(fabric: Fabric, specs: list[dict]) -> list[Job]:
             hosts = place(fabric, int(spec.pop("hosts")), taken)
             taken = np.concatenate([taken, hosts])
             buffer_bytes = float(spec.pop("buffer_gb", 8)) * 1e9
+            if spec.get("checkpoint") is not None:
+                spec["checkpoint"] = Checkpoint.from_dict(spec["checkpoint"])
             jobs.append(Job(hosts=hosts, buffer_bytes=buffer_bytes, **spec))
         except KeyError as exc:
             raise FabricEngineError(f"{where}: missing or unknown {exc}") from None
@@ -104,8 +123,11 @@ def _jobs(fabric: Fabric, specs: list[dict]) -> list[Job]:
     return jobs
 
 
-def build_emulator(spec: dict) -> Emulator:
-    """An :class:`Emulator` ready to ``step()`` for the scenario ``spec``."""
+def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None) -> Emulator:
+    """An :class:`Emulator` ready to ``step()`` for the scenario ``spec``.
+
+    ``sharp_tenants``: tenants allowed to use SHARP (overrides ``spec["sharp"]["allowed_tenants"]``).
+    """
     spec = copy.deepcopy(spec)
     fabric = build_fabric(spec.get("topology", {}))
     routing = route(fabric, spec.get("routing", "minhop"))
@@ -125,6 +147,11 @@ def build_emulator(spec: dict) -> Emulator:
         paths = getattr(routing, "adaptive_paths", None)
         if paths is None:
             raise FabricEngineError(f"adaptive: routing engine {routing.engine!r} has no adaptive path model")
+    try:
+        sharp = manager_from_spec(routing, spec.get("sharp"), jobs, sharp_tenants)
+        storage = model_from_spec(routing, spec.get("storage"), jobs)
+    except TypeError as exc:
+        raise FabricEngineError(f"sharp/storage: {exc}") from None
     return Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0),
                     policy=policy, paths=paths, xmit_wait_tick=spec.get("xmit_wait_tick", 0),
-                    ecn_threshold=spec.get("ecn_threshold", 0.9))
+                    ecn_threshold=spec.get("ecn_threshold", 0.9), sharp=sharp, storage=storage)

@@ -30,7 +30,9 @@ class JobState:
     one collective now and alone; ``slowdown = comm_s / comm_alone_s`` (``inf``
     when a flow has no route). ``limiting_links``: directed links that held back
     its slowest flows, most utilized first. ``phase``: ``compute``, ``comm``,
-    ``waiting`` (before its run window) or ``stopped``.
+    ``checkpoint`` (writing a synchronous checkpoint), ``waiting`` (before its run
+    window) or ``stopped``. ``sharp``: its all-reduce runs on a SHARP tree
+    (``pattern`` stays the one it falls back to).
     """
 
     name: str
@@ -46,6 +48,7 @@ class JobState:
     slowdown: float = 1.0
     iterations: int = 0
     limiting_links: tuple[int, ...] = ()
+    sharp: bool = False
 
     def as_dict(self) -> dict:
         return {"id": self.name, "tenant": self.tenant, "pattern": self.pattern, "hosts": self.hosts,
@@ -53,7 +56,7 @@ class JobState:
                 "achieved_gbps": round(self.achieved_gbps, 3), "phase": self.phase,
                 "comm_s": _num(self.comm_s, 4), "comm_alone_s": _num(self.comm_alone_s, 4),
                 "slowdown": _num(self.slowdown, 4), "iterations": self.iterations,
-                "limiting_links": list(self.limiting_links)}
+                "limiting_links": list(self.limiting_links), "sharp": self.sharp}
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class FabricState:
 
     ``throughput_gbps`` is the traffic delivered to hosts (the sum over directed
     links that end at a host). ``hotspots``: the most congested links, ranked.
+    ``sharp`` and ``storage``: the frame sections of :class:`fabric_engine.sharp.session.SharpSession`
+    and :class:`fabric_engine.storage.session.StorageSession` (``None`` when not modelled).
     """
 
     seq: int
@@ -89,6 +94,8 @@ class FabricState:
     ecn: np.ndarray | None = None
     hotspots: list[dict] = field(default_factory=list)
     capacity_gbps: np.ndarray | None = None
+    sharp: dict | None = None
+    storage: dict | None = None
 
     def hottest(self) -> tuple[int, float]:
         """Directed link with the highest utilization and that utilization."""
@@ -133,4 +140,6 @@ class FabricState:
             "xmit_wait": np.round(wait.astype(np.float64)).tolist(),
             "ecn": np.round(ecn.astype(np.float64), 4).tolist(),
             "hotspots": self.hotspots,
+            "sharp": self.sharp,
+            "storage": self.storage,
         }

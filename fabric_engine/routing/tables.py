@@ -43,16 +43,31 @@ class Routing:
             raise RoutingError(f"LFT of shape {self.lft.shape} {self.lft.dtype} does not fit {want} uint8")
 
     # ------------------------------------------------------------------ walking
-    def _walk(self, src_nodes: np.ndarray, dst_lids: np.ndarray):
-        """Follow the LFTs from the first port of every source to its destination LID.
+    def port_paths(self, first_link: np.ndarray, dst_lid: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Incidence of paths that leave on ``first_link`` and follow the LFTs to ``dst_lid``.
 
-        Yields ``(flow_indices, directed_links)`` per hop and returns the mask of flows
-        whose path broke (no route, unconnected port or loop) via ``self._broken``.
+        The general walk behind :meth:`paths`; a multi-port HCA (a storage server)
+        sends from a chosen port. One step per hop, vectorised over flows.
+
+        Parameters
+        ----------
+        first_link : ndarray of int, ``(F,)``
+            Directed link out of the sending port (-1: not cabled).
+        dst_lid : ndarray of int, ``(F,)``
+            LID of the receiving port.
+
+        Returns
+        -------
+        incidence : scipy.sparse.csr_matrix, float64, ``(F, 2L)``
+            1 on every directed link crossed; empty rows for broken paths.
+        broken : ndarray of bool, ``(F,)``
+            No route, an uncabled port or a loop (still travelling after ``MAX_HOPS``).
         """
         f = self.fabric
-        n = len(src_nodes)
-        dst_nodes = f.lid_to_node[np.minimum(dst_lids, len(f.lid_to_node) - 1)]
-        first = f.port_out_link[f.port_offset[src_nodes]]
+        first = np.asarray(first_link, dtype=np.int64)
+        lids = np.asarray(dst_lid, dtype=np.int64)
+        n = len(first)
+        dst_nodes = f.lid_to_node[np.clip(lids, 0, len(f.lid_to_node) - 1)]
         broken = (first < 0) | (dst_nodes < 0)
         flow = np.flatnonzero(~broken)
         link = first[flow]
@@ -66,7 +81,7 @@ class Routing:
             arrived = cur == dst_nodes[flow]
             flow, cur = flow[~arrived], cur[~arrived]
             sw = f.switch_index[cur]
-            port = np.where(sw >= 0, self.lft[np.maximum(sw, 0), dst_lids[flow]], NO_PATH).astype(np.int64)
+            port = np.where(sw >= 0, self.lft[np.maximum(sw, 0), lids[flow]], NO_PATH).astype(np.int64)
             ok = (port != 0) & (port != NO_PATH) & (port <= f.nports[cur])
             broken[flow[~ok]] = True
             flow, cur, port = flow[ok], cur[ok], port[ok]
@@ -75,12 +90,12 @@ class Routing:
             broken[flow[dead]] = True
             flow, link = flow[~dead], link[~dead]
         broken[flow] = True  # still travelling after MAX_HOPS: a loop
-        if hops_f:
-            fl, li = np.concatenate(hops_f), np.concatenate(hops_l)
-        else:
-            fl = li = np.zeros(0, dtype=np.int64)
+        fl = np.concatenate(hops_f) if hops_f else np.zeros(0, dtype=np.int64)
+        li = np.concatenate(hops_l) if hops_l else np.zeros(0, dtype=np.int64)
         keep = ~broken[fl]
-        return fl[keep], li[keep], broken, n
+        m = sp.csr_matrix((np.ones(int(keep.sum())), (fl[keep], li[keep])), shape=(n, 2 * f.num_links))
+        m.sum_duplicates()
+        return m, broken
 
     def paths(self, src_hosts: np.ndarray, dst_hosts: np.ndarray, *, return_broken: bool = False,
               adaptive: bool = False):
@@ -111,10 +126,8 @@ class Routing:
             m = adaptive_paths(self.fabric, src, dst)
             broken = (np.diff(m.indptr) == 0) & (src != dst)
             return (m, broken) if return_broken else m
-        dst_lids = self.fabric.port_lid[self.fabric.port_offset[dst]].astype(np.int64)
-        fl, li, broken, n = self._walk(src, dst_lids)
-        m = sp.csr_matrix((np.ones(len(fl)), (fl, li)), shape=(n, 2 * self.fabric.num_links))
-        m.sum_duplicates()
+        f = self.fabric
+        m, broken = self.port_paths(f.port_out_link[f.port_offset[src]], f.port_lid[f.port_offset[dst]])
         return (m, broken) if return_broken else m
 
     def trace(self, src: int | str, dst: int | str, model=None) -> list[dict]:

@@ -6,7 +6,7 @@ optionally with its own incidence rows; :func:`expand_jobs` stacks them for the 
 """
 
 from .expand import JobFlows, expand_jobs
-from .job import Job, run_window
+from .job import ALLREDUCE_PATTERNS, Job, run_window
 from .patterns import (
     PATTERNS,
     PatternFlows,
@@ -16,7 +16,7 @@ from .patterns import (
     ring_pairs,
     rings_within,
 )
-from .placement import PLACEMENTS, place_packed, place_scattered
+from .placement import PLACEMENTS, compute_hosts, place_packed, place_scattered
 from .traffic import (
     FLOW_KINDS,
     KIND_BACKGROUND,
@@ -31,5 +31,5 @@ __all__ = [
     "Job", "Flows", "JobFlows", "PATTERNS", "PLACEMENTS", "FLOW_KINDS", "KIND_COLLECTIVE", "KIND_BACKGROUND",
     "KIND_STORAGE_READ", "KIND_STORAGE_WRITE", "KIND_SHARP", "PatternFlows", "register_pattern", "expand_jobs",
     "run_window", "ring_pairs", "rings_within", "btree_parents", "background_pairs", "place_packed",
-    "place_scattered",
+    "place_scattered", "ALLREDUCE_PATTERNS", "compute_hosts",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,7 +12,13 @@ from ..topology import Fabric
 from .patterns import PATTERNS, PatternFlows
 from .traffic import KIND_COLLECTIVE, Flows
 
-__all__ = ["Job", "run_window"]
+if TYPE_CHECKING:
+    from ..storage.checkpoint import Checkpoint
+
+__all__ = ["Job", "run_window", "ALLREDUCE_PATTERNS"]
+
+#: Patterns that are all-reduces (SHARP can replace them).
+ALLREDUCE_PATTERNS = ("ring_allreduce", "tree_allreduce", "hierarchical_allreduce")
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,13 @@ class Job:
         Run window (see above).
     params : dict
         Pattern options (``stages`` for ``pipeline``, ``seed`` for ``uniform_random``).
+    sharp : bool
+        The job asks for SHARP in-network aggregation (all-reduce patterns only; see
+        :mod:`fabric_engine.sharp`); it keeps ``pattern`` as its fallback.
+    read_gbps : float
+        Data loading: Gb/s the job reads from storage while it runs, over all its hosts.
+    checkpoint : fabric_engine.storage.Checkpoint, optional
+        Synchronous checkpoints (size and period).
 
     Examples
     --------
@@ -62,6 +76,9 @@ class Job:
     stop_s: float | None = None
     repeat_s: float | None = None
     params: dict = field(default_factory=dict)
+    sharp: bool = False
+    read_gbps: float = 0.0
+    checkpoint: Checkpoint | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hosts", np.asarray(self.hosts, dtype=np.int64))
@@ -80,19 +97,22 @@ class Job:
             raise FabricEngineError(f"{where}: an iteration needs compute time or bytes")
         if self.stop_s is not None and self.stop_s <= self.start_s:
             raise FabricEngineError(f"{where}: stop_s {self.stop_s} is not after start_s {self.start_s}")
+        if self.read_gbps < 0:
+            raise FabricEngineError(f"{where}: read_gbps must not be negative")
         if self.repeat_s is not None and (self.stop_s is None or self.repeat_s < self.stop_s - self.start_s):
             raise FabricEngineError(f"{where}: repeat_s needs stop_s and must cover the run window")
 
     def expand(self, fabric: Fabric, index: int = -1, tenant_index: int = -1) -> tuple[Flows, object]:
         """This job's flows for one iteration and, if its pattern builds them, their incidence rows.
 
-        Flows are greedy (``demand_gbps = inf``) and carry ``nbytes`` per iteration;
+        Flows are greedy (``demand_gbps = inf``) unless the pattern caps them, and carry ``nbytes`` per iteration;
         ``job`` and ``tenant`` are set to ``index`` and ``tenant_index``.
         """
         pf: PatternFlows = PATTERNS[self.pattern](self, fabric)
         n = len(pf.src)
-        flows = Flows(pf.src, pf.dst, np.full(n, np.inf), sl=self.sl, job=index, tenant=tenant_index,
-                      nbytes=pf.nbytes, kind=KIND_COLLECTIVE)
+        demand = np.full(n, np.inf) if pf.demand_gbps is None else pf.demand_gbps
+        flows = Flows(pf.src, pf.dst, demand, sl=self.sl, job=index, tenant=tenant_index,
+                      nbytes=pf.nbytes, kind=KIND_COLLECTIVE if pf.kind is None else pf.kind)
         return flows, pf.incidence
 
 

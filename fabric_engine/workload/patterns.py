@@ -48,13 +48,17 @@ __all__ = ["PatternFlows", "PATTERNS", "register_pattern", "ring_pairs", "rings_
 class PatternFlows(NamedTuple):
     """Transfers of one job per iteration: ``src``, ``dst`` node indices, ``nbytes`` float64, all ``(F,)``.
 
-    ``incidence`` (CSR ``(F, 2L)``), when given, replaces the routed paths of these flows.
+    ``incidence`` (CSR ``(F, 2L)``), when given, replaces the routed paths of these flows;
+    ``demand_gbps`` (float64 ``(F,)``), when given, caps their rates (default: greedy);
+    ``kind`` is the flow kind code (default :data:`~.traffic.KIND_COLLECTIVE`).
     """
 
     src: np.ndarray
     dst: np.ndarray
     nbytes: np.ndarray
     incidence: sp.csr_matrix | None = None
+    demand_gbps: np.ndarray | None = None
+    kind: int | None = None
 
 
 def ring_pairs(hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

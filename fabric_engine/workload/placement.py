@@ -1,17 +1,27 @@
-"""Placement of jobs on hosts: packed (whole leaves) or scattered (round-robin over leaves)."""
+"""Placement of jobs on hosts: packed (whole leaves) or scattered (round-robin over leaves).
+
+Jobs run on GPU hosts only (role ``gpu``); storage servers and management nodes are never placed on.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import FabricEngineError
-from ..topology import Fabric
+from ..topology import ROLES, Fabric
 
-__all__ = ["place_packed", "place_scattered", "PLACEMENTS"]
+__all__ = ["place_packed", "place_scattered", "PLACEMENTS", "compute_hosts"]
+
+
+def compute_hosts(fabric: Fabric) -> np.ndarray:
+    """Node indices of the hosts jobs run on (role ``gpu``), int64, ascending."""
+    h = fabric.hosts
+    return h[fabric.role[h] == ROLES.index("gpu")]
 
 
 def _free(fabric: Fabric, count: int, taken: np.ndarray) -> np.ndarray:
-    free = fabric.hosts[~np.isin(fabric.hosts, taken)]
+    hosts = compute_hosts(fabric)
+    free = hosts[~np.isin(hosts, taken)]
     if count > len(free):
         raise FabricEngineError(f"{count} hosts asked, {len(free)} free")
     return free

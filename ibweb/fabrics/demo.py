@@ -14,7 +14,8 @@ def ensure_demo() -> tuple[Fabric, bool]:
         slug=DEMO_SLUG,
         defaults={
             "name": "Demo: 512-GPU NDR fat tree",
-            "description": "Non-blocking 2-level NDR fat tree, 16 leaves x 32 hosts, 32 spines; 8 jobs of 3 tenants.",
+            "description": "Non-blocking 2-level NDR fat tree, 16 leaves x 32 GPU hosts, 32 spines, 8 storage servers "
+                           "on a storage leaf; 8 jobs of 3 tenants with SHARP, data loading and checkpoints.",
             "spec": spec,
             "routing_engine": DEMO_SPEC["routing"],
             "tick_s": DEMO_SPEC["tick_s"],

@@ -45,6 +45,14 @@ async def broadcast_snapshot(fabric_id: int) -> None:
     await get_channel_layer().group_send(group_name(fabric_id), {"type": SNAPSHOT_EVENT})
 
 
+def newest_frame(fabric_id: int) -> dict | None:
+    """The newest published frame of a fabric, parsed (``None`` before the first); for synchronous views."""
+    import json
+
+    text = cache.get(_key(fabric_id, "frame"))
+    return json.loads(text) if text else None
+
+
 async def last_seq(fabric_id: int) -> int:
     """Sequence number of the newest frame published for the fabric (0 before the first)."""
     return int(await cache.aget(_key(fabric_id, "seq"), 0))

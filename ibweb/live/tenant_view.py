@@ -1,4 +1,4 @@
-"""What a tenant-restricted user sees of a feed frame: only their tenants' jobs."""
+"""What a tenant-restricted user sees of a feed frame: only their tenants' jobs (also in SHARP and storage)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,30 @@ def filter_frame(frame: dict, tenants: set[str]) -> dict:
     out["alerts"] = [a for a in frame.get("alerts", []) if "job" not in a or a["job"] in mine]
     if "hotspots" in frame:
         out["hotspots"] = [_hotspot(h, mine) for h in frame["hotspots"]]
+    if "sharp" in frame:
+        out["sharp"] = filter_sharp(frame["sharp"], tenants)
+    if "storage" in frame:
+        out["storage"] = filter_storage(frame["storage"], tenants)
     return out
+
+
+def filter_sharp(section: dict | None, tenants: set[str]) -> dict | None:
+    """The ``sharp`` section as ``tenants``' users see it: their jobs, their jobs' names on switches and events."""
+    if not section:
+        return section
+    jobs = [j for j in section.get("jobs", []) if j.get("tenant") in tenants]
+    mine = {j["id"] for j in jobs}
+    switches = [{**s, "jobs": [j for j in s.get("jobs", []) if j in mine]} for s in section.get("switches", [])]
+    events = [e for e in section.get("events", []) if e.get("job") in mine]
+    return {**section, "jobs": jobs, "switches": switches, "events": events}
+
+
+def filter_storage(section: dict | None, tenants: set[str]) -> dict | None:
+    """The ``storage`` section as ``tenants``' users see it: their jobs and tenants (and the background row)."""
+    if not section:
+        return section
+    return {**section, "jobs": [j for j in section.get("jobs", []) if j.get("tenant") in tenants],
+            "tenants": [t for t in section.get("tenants", []) if t["tenant"] in tenants or t["tenant"] == "background"]}
 
 
 def _hotspot(hotspot: dict, mine: set[str]) -> dict:

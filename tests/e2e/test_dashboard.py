@@ -6,14 +6,13 @@ The page runs under the server's content security policy (no eval), so waits pol
 
 import json
 import signal
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from fabric_engine.scenario import DEMO_SPEC, build_fabric
-from tests.browser import chromium_page
+from tests.browser import chromium_page, poll
 from tests.server import running_server
 
 pytestmark = pytest.mark.browser
@@ -29,18 +28,6 @@ def server(tmp_path_factory):
         yield srv
 
 
-def wait_for(page, expression: str, timeout_s: float = 20.0):
-    """Poll a JavaScript expression until it is truthy; returns its value."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = page.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {expression}")
-        time.sleep(0.1)
-
-
 def api(server, path: str) -> dict:
     with urllib.request.urlopen(f"{server.url}/api/fabrics/fabrics/demo/{path}", timeout=30) as response:
         return json.load(response)
@@ -51,9 +38,9 @@ def open_demo(page, server, catalog: bool = False):
     page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
     page.csp_violations = violations
     page.goto(server.url + "/fabrics/demo/")
-    wait_for(page, "window.ibweb && window.ibweb.ready === true", 30)
+    poll(page, "window.ibweb && window.ibweb.ready === true", 30)
     if catalog:
-        wait_for(page, "window.ibweb.catalog > 0")
+        poll(page, "window.ibweb.catalog > 0")
 
 
 def shot(page, name: str, selector: str | None = None) -> None:
@@ -73,12 +60,12 @@ def test_fabric_list_links_to_the_demo(server):
 def test_topology_draws_links_and_colors_change_between_frames(server):
     with chromium_page() as page:
         open_demo(page, server)
-        assert page.evaluate("window.ibweb.drawnLinks") == 1024
+        assert page.evaluate("window.ibweb.drawnLinks") == L
         digests = {page.evaluate("window.ibweb.colorDigest()")}
         first = page.evaluate("window.ibweb.seq")
         for _ in range(4):
             seq = page.evaluate("window.ibweb.seq")
-            wait_for(page, f"window.ibweb.seq > {seq}", 10)
+            poll(page, f"window.ibweb.seq > {seq}", 10)
             digests.add(page.evaluate("window.ibweb.colorDigest()"))
         assert page.evaluate("window.ibweb.seq") >= first + 4
         assert len(digests) > 1, "link colors never changed across frames"
@@ -97,22 +84,22 @@ def test_hover_shows_the_tooltip_of_a_known_link(server):
         open_demo(page, server)
         point = page.evaluate(f"window.ibweb.linkAt({d})")
         page.mouse.move(point["x"], point["y"])
-        text = wait_for(page, "window.ibweb.tooltipText()")
+        text = poll(page, "window.ibweb.tooltipText()")
         assert text.splitlines()[0] == f"{a} port {DEMO.a_port[d]} ⇄ {b} port {DEMO.b_port[d]}"
         assert f"{a}:{DEMO.a_port[d]} → {b}:{DEMO.b_port[d]}" in text and "Gb/s" in text
         assert page.locator(".ibweb-topology .ibweb-tooltip").is_visible()
         page.mouse.move(2, 2)
-        wait_for(page, "window.ibweb.tooltipText() === ''")
+        poll(page, "window.ibweb.tooltipText() === ''")
 
 
 def test_clicking_a_link_shows_its_history_chart_from_the_api(server):
     d = 40  # host cable gpu -> leaf
     with chromium_page() as page:
         open_demo(page, server)
-        wait_for(page, "window.ibweb.seq >= 3")
+        poll(page, "window.ibweb.seq >= 3")
         point = page.evaluate(f"window.ibweb.linkAt({d})")
         page.mouse.click(point["x"], point["y"])
-        state = wait_for(page, "window.ibweb.detail.points >= 2 && window.ibweb.detail")
+        state = poll(page, "window.ibweb.detail.points >= 2 && window.ibweb.detail")
         assert state["cable"] == d and state["error"] == ""
         served = api(server, f"links/{d}/history/?seconds=300")
         assert served["link"] == d and served["reverse"] == d + L
@@ -123,7 +110,7 @@ def test_clicking_a_link_shows_its_history_chart_from_the_api(server):
         assert str(DEMO.node_name[DEMO.a_node[d]]).lower() in title
         shot(page, "port-detail.png", ".ibweb-lower")
         page.get_by_role("button", name="Close the port detail").click()
-        wait_for(page, "window.ibweb.detail.cable === -1")
+        poll(page, "window.ibweb.detail.cable === -1")
 
 
 def test_matrix_shows_a_cell_per_leaf_and_spine_with_hover(server):
@@ -133,13 +120,13 @@ def test_matrix_shows_a_cell_per_leaf_and_spine_with_hover(server):
         assert page.locator(".ibweb-matrix select").first.is_disabled()  # a 2-level tree has no spine x core
         point = page.evaluate("window.ibweb.matrixCellAt(0, 0)")
         page.mouse.move(point["x"], point["y"])
-        text = wait_for(page, "window.ibweb.matrixTooltip()")
+        text = poll(page, "window.ibweb.matrixTooltip()")
         leaf, spine = str(DEMO.node_name[DEMO.switches[0]]), None
         lines = text.splitlines()
         assert lines[0].startswith(f"{leaf} ⇄ spine") and lines[1] == "1 cable" and "up" in lines[2]
         spine = lines[0].split(" ⇄ ")[1]
         page.mouse.click(point["x"], point["y"])
-        state = wait_for(page, "window.ibweb.detail.cable >= 0 && window.ibweb.detail")
+        state = poll(page, "window.ibweb.detail.cable >= 0 && window.ibweb.detail")
         c = state["cable"]
         assert {str(DEMO.node_name[DEMO.a_node[c]]), str(DEMO.node_name[DEMO.b_node[c]])} == {leaf, spine}
         shot(page, "matrix.png", ".ibweb-matrix")
@@ -153,15 +140,15 @@ def test_selecting_a_job_highlights_its_hosts_and_links(server):
         open_demo(page, server, catalog=True)
         row = page.locator(".ibweb-jobs-table tbody tr").filter(has_text="llama-70b")
         row.click()
-        h = wait_for(page, "window.ibweb.highlight")
+        h = poll(page, "window.ibweb.highlight")
         assert h == {"kind": "job", "label": "llama-70b", "cables": len(cables), "nodes": len(job["hosts"])}
-        wait_for(page, f"window.ibweb.highlightedLinks === {len(cables)}")
+        poll(page, f"window.ibweb.highlightedLinks === {len(cables)}")
         assert row.get_attribute("aria-selected") == "true"
         assert page.evaluate("window.ibweb.selectedJob") == "llama-70b"
         shot(page, "job-highlight.png")
         row.focus()
         page.keyboard.press("Enter")  # the keyboard toggles it off
-        wait_for(page, "window.ibweb.highlight === null && window.ibweb.highlightedLinks === 0")
+        poll(page, "window.ibweb.highlight === null && window.ibweb.highlightedLinks === 0")
 
 
 def test_tenant_filter_highlights_the_tenants_hosts_and_links(server):
@@ -174,12 +161,12 @@ def test_tenant_filter_highlights_the_tenants_hosts_and_links(server):
         select = page.get_by_label("Highlight a tenant")
         assert set(select.locator("option").all_inner_texts()) == {"all tenants", "acme", "globex", "initech"}
         select.select_option("globex")
-        h = wait_for(page, "window.ibweb.highlight")
+        h = poll(page, "window.ibweb.highlight")
         assert h == {"kind": "tenant", "label": "globex", "cables": len(cables), "nodes": len(hosts)}
-        wait_for(page, f"window.ibweb.highlightedLinks === {len(cables)}")
+        poll(page, f"window.ibweb.highlightedLinks === {len(cables)}")
         shot(page, "tenant-filter.png")
         select.select_option("")
-        wait_for(page, "window.ibweb.highlight === null")
+        poll(page, "window.ibweb.highlight === null")
 
 
 def test_path_view_draws_the_routed_path(server):
@@ -190,28 +177,28 @@ def test_path_view_draws_the_routed_path(server):
         page.get_by_label("From", exact=True).fill(src)
         page.get_by_label("To", exact=True).fill(dst)
         page.get_by_role("button", name="Path", exact=True).click()
-        h = wait_for(page, "window.ibweb.highlight")
+        h = poll(page, "window.ibweb.highlight")
         assert h == {"kind": "path", "label": f"{src} → {dst}", "cables": len(served["links"]),
                      "nodes": len(served["hops"])}
-        wait_for(page, f"window.ibweb.highlightedLinks === {len(served['links'])}")
+        poll(page, f"window.ibweb.highlightedLinks === {len(served['links'])}")
         text = page.locator(".ibweb-path-out").inner_text()
         assert text.startswith(f"{src}:1 → {served['hops'][1]['name']}:") and text.endswith(dst)
         shot(page, "path.png")
         page.get_by_label("From", exact=True).fill("no-such-host")
         page.get_by_role("button", name="Path", exact=True).click()
-        wait_for(page, "document.querySelector('.ibweb-path-out').textContent.includes('no-such-host')")
+        poll(page, "document.querySelector('.ibweb-path-out').textContent.includes('no-such-host')")
 
 
 def test_hotspots_list_links_with_their_jobs_and_select_them(server):
     with chromium_page() as page:
         open_demo(page, server, catalog=True)
-        rows = wait_for(page, "window.ibweb.hotspots.length > 0 && window.ibweb.hotspots")
+        rows = poll(page, "window.ibweb.hotspots.length > 0 && window.ibweb.hotspots")
         loads = [r["congestion"] for r in rows]
         assert loads == sorted(loads, reverse=True)
         assert any(r["jobs"] for r in rows), "no hotspot names a job"
         before = {r["link"] % L for r in page.evaluate("window.ibweb.hotspots")}
         page.locator(".ibweb-hotspots tbody button").first.click()
-        state = wait_for(page, "window.ibweb.detail.cable >= 0 && window.ibweb.detail")
+        state = poll(page, "window.ibweb.detail.cable >= 0 && window.ibweb.detail")
         after = {r["link"] % L for r in page.evaluate("window.ibweb.hotspots")}
         assert state["cable"] in before | after
         shot(page, "panels.png", ".ibweb-side")
@@ -229,7 +216,7 @@ def test_controls_are_labelled_and_frames_do_not_move_the_layout(server):
             .map(el => { const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"""
         before = page.evaluate(boxes)
         seq = page.evaluate("window.ibweb.seq")
-        wait_for(page, f"window.ibweb.seq >= {seq + 3}")
+        poll(page, f"window.ibweb.seq >= {seq + 3}")
         assert page.evaluate(boxes) == before
         page.keyboard.press("Tab")
         assert page.evaluate("document.activeElement !== document.body")
@@ -240,10 +227,10 @@ def test_status_turns_stale_when_the_server_stops_sending_and_live_again(server)
         open_demo(page, server)
         server.proc.send_signal(signal.SIGSTOP)
         try:
-            wait_for(page, "window.ibweb.status === 'stale'", 15)
+            poll(page, "window.ibweb.status === 'stale'", 15)
             assert "stale" in page.locator(".ibweb-state").inner_text()
             shot(page, "stale.png", ".ibweb-status")
         finally:
             server.proc.send_signal(signal.SIGCONT)
         seq = page.evaluate("window.ibweb.seq")
-        wait_for(page, f"window.ibweb.status === 'live' && window.ibweb.seq > {seq}", 15)
+        poll(page, f"window.ibweb.status === 'live' && window.ibweb.seq > {seq}", 15)

@@ -8,7 +8,7 @@ from fabric_engine.flows import max_min_fair
 from fabric_engine.routing import NO_PATH, route
 from fabric_engine.routing.minhop import switch_distances
 from fabric_engine.scenario import DEMO_SPEC, build_emulator, build_fabric
-from fabric_engine.topology import KIND_SWITCH
+from fabric_engine.topology import KIND_SWITCH, ROLES
 
 
 @pytest.fixture(scope="module")
@@ -22,14 +22,18 @@ def demo_routing(demo):
 
 
 def test_demo_shape(demo):
-    assert (demo.num_hosts, demo.num_switches, demo.num_links) == (512, 48, 512 + 16 * 32)
+    gpu = demo.hosts[demo.role[demo.hosts] == ROLES.index("gpu")]
+    storage = demo.hosts[demo.role[demo.hosts] == ROLES.index("storage")]
+    assert (len(gpu), len(storage), demo.num_switches) == (512, 8, 49)
+    # 512 GPU cables + 16 storage ports + 17 leaves x 32 spines
+    assert demo.num_links == 512 + 8 * 2 + 17 * 32
     leaves = np.flatnonzero(demo.tier == 1)
     spines = np.flatnonzero(demo.tier == 2)
-    assert len(leaves) == 16 and len(spines) == 32
+    assert len(leaves) == 17 and len(spines) == 32
     assert np.all(demo.capacity_gbps == 400.0)
-    # each leaf: 32 hosts and exactly one cable to each spine
-    leaf_of_host = demo.host_leaf[demo.hosts]
-    assert np.all(np.bincount(leaf_of_host, minlength=demo.num_nodes)[leaves] == 32)
+    # each GPU leaf: 32 hosts; the storage leaf: the 8 servers' 16 ports; every leaf one cable to each spine
+    assert np.all(np.bincount(demo.host_leaf[gpu], minlength=demo.num_nodes)[leaves[:16]] == 32)
+    assert np.all(demo.nports[storage] == 2) and set(demo.node_name[demo.host_leaf[storage]]) == {"sleaf01"}
     sw_sw = (demo.kind[demo.a_node] == KIND_SWITCH) & (demo.kind[demo.b_node] == KIND_SWITCH)
     pairs = set(zip(demo.a_node[sw_sw].tolist(), demo.b_node[sw_sw].tolist(), strict=True))
     assert pairs == {(int(a), int(b)) for a in leaves for b in spines}
@@ -50,7 +54,7 @@ def test_every_lid_reachable_from_every_switch_on_a_shortest_path(demo, demo_rou
 
 
 def test_all_pairs_paths_are_minimal_and_spread(demo, demo_routing):
-    h = demo.hosts
+    h = demo.hosts[demo.role[demo.hosts] == ROLES.index("gpu")]
     src, dst = np.repeat(h, len(h)), np.tile(h, len(h))
     keep = src != dst
     m, broken = demo_routing.paths(src[keep], dst[keep], return_broken=True)
@@ -58,8 +62,9 @@ def test_all_pairs_paths_are_minimal_and_spread(demo, demo_routing):
     same_leaf = demo.host_leaf[src[keep]] == demo.host_leaf[dst[keep]]
     hops = np.diff(m.indptr)
     assert np.all(hops[same_leaf] == 2) and np.all(hops[~same_leaf] == 4)
-    # min-hop spreads destinations: every leaf up-port carries the same number of destination LIDs
-    up = (demo.tier[demo.dl_src] == 1) & (demo.tier[demo.dl_dst] == 2)
+    # min-hop spreads destinations: every GPU leaf up-port carries the same number of destination LIDs
+    gpu_leaf = np.isin(demo.dl_src, demo.host_leaf[h])
+    up = gpu_leaf & (demo.tier[demo.dl_src] == 1) & (demo.tier[demo.dl_dst] == 2)
     load = np.asarray(m[~same_leaf].sum(axis=0)).ravel()[up]
     assert load.max() == load.min()
 

@@ -34,7 +34,7 @@ async def test_snapshot_then_frames_in_process():
         snap = json.loads(await comm.receive_from(timeout=5))
         assert snap["v"] == 1 and snap["type"] == "snapshot"
         n_links = len(snap["topology"]["links"]["a_node"])
-        assert n_links == 1024 and snap["frame"]["seq"] == 1
+        assert n_links == 1072 and snap["frame"]["seq"] == 1  # 1024 GPU-side cables + 8 servers x 2 + 32 sleaf up
         for expected in (2, 3):
             await engine.tick()
             frame = json.loads(await comm.receive_from(timeout=5))

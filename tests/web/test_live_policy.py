@@ -21,7 +21,7 @@ def _frame(engine_text: str) -> dict:
 
 async def test_removing_members_isolates_a_job_at_the_next_tick(monkeypatch):
     fabric, _ = await asyncio.to_thread(ensure_demo)
-    assert await sync_to_async(ensure_demo_policy)(fabric) == 3
+    assert await sync_to_async(ensure_demo_policy)(fabric) == 4  # three tenants and the storage partition
     sent: list[str] = []
 
     async def capture(fabric_id, seq, text):

@@ -50,6 +50,8 @@ async def test_a_tenants_user_gets_filtered_frames():
         await engine.tick()
         frame = json.loads(await comm.receive_from(timeout=5))
         assert frame["type"] == "frame" and {j["tenant"] for j in frame["jobs"]} == {"acme"}
+        assert frame["sharp"]["jobs"] and {j["tenant"] for j in frame["sharp"]["jobs"]} == {"acme"}
+        assert {j["tenant"] for j in frame["storage"]["jobs"]} <= {"acme"}
         assert len(frame["util"]) == 2 * fabric_links(snap)
     finally:
         await comm.disconnect()

@@ -121,7 +121,12 @@ class FabricState:
         raise KeyError(name)
 
     def to_frame(self, totals: dict) -> dict:
-        """The feed ``frame`` message (protocol v1) as a JSON-ready dict."""
+        """The feed ``frame`` message (protocol v1) as a JSON-ready dict.
+
+        Per-link arrays carry what a heatmap resolves and no more (frames go to every
+        client each tick): rates in Gb/s to 0.01, utilization to 0.0001, XmitWait in
+        whole counter units.
+        """
         d, u = self.hottest()
         n = len(self.rate_gbps)
         offered = self.offered_gbps if self.offered_gbps is not None else self.rate_gbps
@@ -130,15 +135,15 @@ class FabricState:
         congested = int((self.congestion > 1.0 + 1e-6).sum())
         return {
             "v": FEED_VERSION, "type": "frame", "seq": self.seq, "t": round(self.t, 3), "tick_s": self.tick_s,
-            "rate": np.round(self.rate_gbps.astype(np.float64), 3).tolist(),
-            "util": np.round(self.util.astype(np.float64), 5).tolist(),
+            "rate": np.round(self.rate_gbps.astype(np.float64), 2).tolist(),
+            "util": np.round(self.util.astype(np.float64), 4).tolist(),
             "totals": {**totals, "throughput_gbps": round(self.throughput_gbps, 3),
                        "hottest": {"link": d, "util": round(u, 5)}, "congested_links": congested},
             "jobs": [j.as_dict() for j in self.jobs],
             "alerts": self.alerts,
-            "offered": np.round(offered.astype(np.float64), 3).tolist(),
-            "xmit_wait": np.round(wait.astype(np.float64)).tolist(),
-            "ecn": np.round(ecn.astype(np.float64), 4).tolist(),
+            "offered": np.round(offered.astype(np.float64), 2).tolist(),
+            "xmit_wait": np.rint(wait).astype(np.int64).tolist(),
+            "ecn": np.round(ecn.astype(np.float64), 3).tolist(),
             "hotspots": self.hotspots,
             "sharp": self.sharp,
             "storage": self.storage,

@@ -13,14 +13,16 @@ function quantile(values, p) {
 /**
  * Create the context. Events (listen with `.on(type, listener)`, namespaced like "frame.topology"):
  * snapshot(fabric), frame(frame), status(status, detail), hover(item), select(item), highlight(highlight),
- * catalog(jobs), clock(now); `this` is the context.
+ * catalog(jobs), clock(now), progress(msg); `this` is the context. A progress message is the feed's `progress`
+ * (long operations: {task, id, fraction, status, message}, see docs/feed-protocol.md).
  * An item is null or {kind: "node" | "link" | "leaf", index}, a "link" index being a cable. A highlight is null or
  * from makeHighlight (a job's, a tenant's or a path's nodes and links); the catalog is the jobs API's list.
  * @param {{clockMs?: number}} [options] clock period in ms
  * @returns {object} the context
  */
 export function context({clockMs = 250} = {}) {
-  const events = dispatch("snapshot", "frame", "status", "hover", "select", "highlight", "catalog", "clock");
+  const events = dispatch("snapshot", "frame", "status", "hover", "select", "highlight", "catalog", "clock",
+    "progress");
   const renderMs = [];
   let clock = null;
 
@@ -81,6 +83,11 @@ export function context({clockMs = 250} = {}) {
       renderMs.push(ctx.receivedAt - start);
       if (renderMs.length > KEEP) renderMs.shift();
       return true;
+    },
+
+    /** Pass on a progress message of the feed (an engine starting, an analysis running). */
+    applyProgress(msg) {
+      events.call("progress", ctx, msg);
     },
 
     setStatus(status, detail = "") {

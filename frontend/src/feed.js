@@ -104,6 +104,8 @@ export function feed() {
         ctx.setStatus("live");
       } else if (msg.type === "frame" && ctx.applyFrame(msg)) {
         ctx.setStatus("live");
+      } else if (msg.type === "progress") {
+        ctx.applyProgress(msg);
       }
     } catch (error) {
       if (!(error instanceof FeedFormatError || error instanceof SyntaxError)) throw error;

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Fabric
+from .models import Analysis, Fabric
 
 
 @admin.register(Fabric)
@@ -9,3 +9,16 @@ class FabricAdmin(admin.ModelAdmin):
     list_filter = ("mode", "routing_engine")
     search_fields = ("name", "slug", "description")
     prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Analysis)
+class AnalysisAdmin(admin.ModelAdmin):
+    """Analyses are started from the API or the dashboard (which queue the task); here they are read or deleted."""
+
+    list_display = ("id", "fabric", "kind", "status", "progress", "created", "finished", "requested_by")
+    list_filter = ("kind", "status", "fabric")
+    readonly_fields = ("fabric", "kind", "params", "status", "progress", "result", "error", "created", "started",
+                       "finished", "requested_by")
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.scenario import build_fabric
 
+from .analyses import AnalysisKind, AnalysisStatus
 from .choices import ROUTING_ENGINES, FabricMode
 
 #: Slugs that name pages rather than fabrics.
@@ -57,3 +59,31 @@ class Fabric(models.Model):
     def scenario(self) -> dict:
         """The engine spec of this fabric, with the model's routing engine and tick."""
         return {**self.spec, "routing": self.routing_engine, "tick_s": self.tick_s}
+
+
+class Analysis(models.Model):
+    """An analysis of a fabric run as a task (eBB or a what-if): its parameters, progress and result.
+
+    ``params`` are cleaned by :func:`ibweb.fabrics.analyses.clean_params`; ``result`` is what
+    :func:`ibweb.fabrics.analyses.run` returns; ``progress`` (0..1) is updated while it runs.
+    """
+
+    fabric = models.ForeignKey(Fabric, on_delete=models.CASCADE, related_name="analyses")
+    kind = models.CharField(max_length=16, choices=AnalysisKind.choices)
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=AnalysisStatus.choices, default=AnalysisStatus.QUEUED)
+    progress = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+        verbose_name_plural = "analyses"
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of {self.fabric} #{self.pk} ({self.status})"

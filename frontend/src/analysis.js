@@ -1,0 +1,147 @@
+// Analyses of the fabric (eBB, what-if): their REST source and the pure helpers the panel draws with.
+import {ApiError} from "./api.js";
+
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+
+/**
+ * The CSRF token Django set in its cookie (name "csrftoken"), or "" if there is none.
+ * @param {string} cookie document.cookie
+ * @param {string} [name]
+ * @returns {string}
+ */
+export function csrfToken(cookie, name = "csrftoken") {
+  for (const part of String(cookie ?? "").split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return "";
+}
+
+/**
+ * One line from an error answer of the API: DRF field errors, nested ones too ({"params": {"patterns": ["…"]}}).
+ * @param {object|null} body
+ * @param {number} status
+ * @returns {string}
+ */
+export function errorText(body, status) {
+  if (!body || typeof body !== "object") return `HTTP ${status}`;
+  if (body.detail) return String(body.detail);
+  const flat = (value, path) => (Array.isArray(value) ? [`${path}: ${value.join(" ")}`]
+    : value && typeof value === "object" ? Object.entries(value).flatMap(([k, v]) => flat(v, path ? `${path}.${k}` : k))
+      : [`${path}: ${value}`]);
+  return flat(body, "").join("; ") || `HTTP ${status}`;
+}
+
+const RANK = {queued: 0, running: 1, done: 2, failed: 2};
+
+/**
+ * Put an analysis into the list (newest first) unless the list already knows a later state of it
+ * (answers and feed messages may arrive in any order). Returns a new array.
+ * @param {object[]} rows
+ * @param {object} a an analysis as the API gives it, or a partial one from a progress message
+ * @returns {object[]}
+ */
+export function mergeAnalysis(rows, a) {
+  const known = rows.find((r) => r.id === a.id);
+  if (!known) return [a, ...rows].sort((x, y) => y.id - x.id);
+  const [was, is] = [RANK[known.status] ?? 0, RANK[a.status] ?? 0];
+  if (is < was || (is === was && is === 1 && (a.progress ?? 0) < (known.progress ?? 0))) return rows;
+  // a final answer from the API (with its result) wins over a final feed message (without it)
+  if (is === was && is === 2 && known.result && !a.result) return rows;
+  return rows.map((r) => (r.id === a.id ? {...known, ...a} : r));
+}
+
+/**
+ * Fold a `progress` feed message into the analyses known (newest first); the result is a new array.
+ * An analysis not known yet (started by someone else) gets a row of its own.
+ * @param {object[]} rows analyses as the API gives them
+ * @param {{task: string, id: number, kind: string, fraction: number, status: string, message: string}} msg
+ * @returns {object[]}
+ */
+export function mergeProgress(rows, msg) {
+  if (msg.task !== "analysis") return rows;
+  const known = rows.find((r) => r.id === msg.id);
+  const row = {...(known ?? {id: msg.id, kind: msg.kind, params: {}, result: null, error: ""}),
+    status: msg.status, progress: msg.fraction, message: msg.message};
+  if (msg.status === "failed") row.error = row.error || msg.message;
+  return mergeAnalysis(rows, row);
+}
+
+/**
+ * What an analysis found, as a few short lines (its result when done, its error when failed).
+ * @param {object} a an analysis (API) or a row from mergeProgress
+ * @returns {string[]}
+ */
+export function describe(a) {
+  if (a.status === "failed") return [a.error || a.message || "failed"];
+  if (a.status !== "done" || !a.result) return a.message ? [a.message] : [];
+  const r = a.result;
+  if (a.kind === "ebb") {
+    return [`eBB ${pct(r.ebb)} (${r.engine}, ${r.patterns} ${r.pattern} patterns)`,
+      `range ${pct(r.min)}–${pct(r.max)}, 90% within ${pct(r.p5)}–${pct(r.p95)}`];
+  }
+  const s = r.summary;
+  const lines = [`${r.baseline.engine} → ${r.alternative.engine}` +
+    (r.failed?.length ? ` without ${r.failed.map((f) => `${f.a}–${f.b}`).join(", ")}` : "")];
+  if (s.ebb_delta != null) lines.push(`eBB ${pct(r.baseline.ebb)} → ${pct(r.alternative.ebb)}`);
+  if (s.jobs) {
+    lines.push(`${s.jobs_slower} of ${s.jobs} jobs slower, ${s.jobs_faster} faster` +
+      (s.jobs_broken ? `, ${s.jobs_broken} without a route` : "") +
+      (s.worst_job ? `; worst ${s.worst_job.id} ×${s.worst_job.comm_ratio.toFixed(2)}` : ""));
+  }
+  return lines;
+}
+
+/**
+ * The analyses client: `analysesClient().base("/api/").fabric("demo")`; calls return promises of parsed JSON.
+ * @returns {object} with chained accessors base, fabric, fetch, cookie and calls list, get, canCreate, create
+ */
+export function analysesClient() {
+  let base = "/api/";
+  let slug = "";
+  let fetcher = (...args) => globalThis.fetch(...args);
+  let cookie = () => globalThis.document?.cookie ?? "";
+
+  const root = () => `${base.replace(/\/?$/, "/")}fabrics/fabrics/${encodeURIComponent(slug)}/analyses/`;
+
+  async function call(path, {method = "GET", body} = {}) {
+    const headers = {Accept: "application/json"};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (method !== "GET" && method !== "OPTIONS") headers["X-CSRFToken"] = csrfToken(cookie());
+    let response;
+    try {
+      response = await fetcher(`${root()}${path}`, {method, headers, credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body)});
+    } catch (error) {
+      throw new ApiError(0, `network error: ${error.message}`);
+    }
+    const answer = await response.json().catch(() => null);
+    if (!response.ok) throw new ApiError(response.status, errorText(answer, response.status));
+    return answer;
+  }
+
+  const client = {
+    base(_) {
+      return arguments.length ? ((base = _), client) : base;
+    },
+    fabric(_) {
+      return arguments.length ? ((slug = _), client) : slug;
+    },
+    /** The fetch function (a stand-in for tests). */
+    fetch(_) {
+      return arguments.length ? ((fetcher = _), client) : fetcher;
+    },
+    /** A function returning the cookie string (a stand-in for tests). */
+    cookie(_) {
+      return arguments.length ? ((cookie = _), client) : cookie;
+    },
+    /** The newest analyses: [{id, kind, params, status, progress, result, error, ...}]. */
+    list: (limit = 20) => call(`?limit=${limit}`).then((page) => page.results ?? page),
+    get: (id) => call(`${id}/`),
+    /** Whether this visitor may start analyses (DRF lists a POST action only to those allowed). */
+    canCreate: () => call("", {method: "OPTIONS"}).then((meta) => Boolean(meta?.actions?.POST), () => false),
+    /** Start an analysis: kind "ebb", "whatif_links" or "whatif_engine" with its params. */
+    create: (kind, params = {}) => call("", {method: "POST", body: {kind, params}}),
+  };
+  return client;
+}

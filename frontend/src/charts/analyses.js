@@ -1,0 +1,93 @@
+// Analyses panel: start an eBB analysis, follow every analysis of the fabric (progress from the feed) and show
+// what it found (eBB, what-if deltas) once done. The start form is shown only to visitors allowed to start one.
+import {describe, mergeAnalysis, mergeProgress} from "../analysis.js";
+
+const KINDS = {ebb: "eBB", whatif_links: "What-if: failed cables", whatif_engine: "What-if: routing engine"};
+const KEEP = 20;
+const final = (status) => status === "done" || status === "failed";
+
+/**
+ * The analyses panel: `selection.call(analyses().context(ctx).api(analysesClient()...))`.
+ * @returns {function} the chart, with chained accessors context, api and read-out rows()
+ */
+export function analyses() {
+  let ctx = null;
+  let client = null;
+  let rows = [];
+  let list = null;
+
+  function chart(selection) {
+    const panel = selection.classed("ibweb-analyses", true).attr("aria-label", "Analyses");
+    const head = panel.append("div").attr("class", "ibweb-panel-head");
+    head.append("h2").text("Analyses");
+    const form = panel.append("form").attr("class", "ibweb-analysis-start").attr("hidden", true)
+      .attr("aria-label", "Start an effective bisection bandwidth analysis");
+    const patterns = form.append("label").text("Patterns ").append("input").attr("type", "number")
+      .attr("name", "patterns").attr("min", 1).attr("max", 20000).attr("step", 1).attr("value", 1000)
+      .attr("size", 6).attr("required", true);
+    const button = form.append("button").attr("type", "submit").text("Run eBB");
+    const out = panel.append("output").attr("class", "ibweb-analysis-out").attr("aria-live", "polite");
+    list = panel.append("div").attr("class", "ibweb-scroll").append("ol").attr("class", "ibweb-analysis-list")
+      .attr("aria-label", "Analyses, newest first");
+
+    form.on("submit", async (event) => {
+      event.preventDefault();
+      button.property("disabled", true);
+      out.text("starting…");
+      try {
+        put(await client.create("ebb", {patterns: Number(patterns.property("value"))}));
+        out.text("");
+      } catch (error) {
+        out.text(error.message);
+      } finally {
+        button.property("disabled", false);
+      }
+    });
+
+    ctx.on("progress.analyses", (msg) => {
+      if (msg.task !== "analysis") return;
+      rows = mergeProgress(rows, msg);
+      draw();
+      if (final(msg.status)) client.get(msg.id).then(put, (error) => out.text(error.message));
+    });
+    client.canCreate().then((allowed) => form.attr("hidden", allowed ? null : true));
+    client.list(KEEP).then((answer) => {
+      for (const a of answer) rows = mergeAnalysis(rows, a);
+      draw();
+    }, (error) => out.text(`no analyses: ${error.message}`));
+  }
+
+  function put(a) {
+    rows = mergeAnalysis(rows, a);
+    draw();
+  }
+
+  function draw() {
+    const items = list.selectAll("li").data(rows.slice(0, KEEP), (d) => d.id)
+      .join((enter) => {
+        const li = enter.append("li");
+        li.append("div").attr("class", "ibweb-analysis-title");
+        li.append("progress").attr("max", 1);
+        li.append("div").attr("class", "ibweb-analysis-result");
+        return li;
+      })
+      .attr("data-id", (d) => d.id)
+      .attr("data-status", (d) => d.status);
+    items.select(".ibweb-analysis-title").text((d) => `#${d.id} ${KINDS[d.kind] ?? d.kind} · ${d.status}`);
+    items.select("progress")
+      .attr("hidden", (d) => (final(d.status) ? true : null))
+      .attr("aria-label", (d) => `${KINDS[d.kind] ?? d.kind} #${d.id}: ${Math.round(100 * (d.progress ?? 0))}%`)
+      .property("value", (d) => d.progress ?? 0);
+    items.select(".ibweb-analysis-result").selectAll("div").data((d) => describe(d)).join("div").text((d) => d);
+  }
+
+  chart.context = function (_) {
+    return arguments.length ? ((ctx = _), chart) : ctx;
+  };
+  chart.api = function (_) {
+    return arguments.length ? ((client = _), chart) : client;
+  };
+  /** The analyses shown, newest first. */
+  chart.rows = () => rows.slice(0, KEEP);
+  return chart;
+}

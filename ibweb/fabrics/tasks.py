@@ -1,0 +1,83 @@
+"""Celery tasks of the fabrics app: analyses (eBB, what-if) of a fabric, with progress on its live feed.
+
+Tasks take primary keys and JSON only. Under ``CELERY_TASK_ALWAYS_EAGER`` (the embedded
+default) an analysis runs in the process that asked for it; with ``REDIS_URL`` a worker
+runs it and its progress reaches the web processes through the channel layer.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from celery import shared_task
+from django.utils import timezone
+
+from fabric_engine.errors import FabricEngineError
+from ibweb.live.groups import broadcast_progress
+
+from . import analyses
+from .analyses import AnalysisStatus, ParamError, ProgressThrottle
+from .models import Analysis
+
+__all__ = ["run_analysis", "publish_progress", "PROGRESS_INTERVAL_S"]
+
+log = logging.getLogger("ibweb.fabrics")
+
+#: At most one progress write (row and feed message) per this many seconds while an analysis runs.
+PROGRESS_INTERVAL_S = 0.25
+
+
+def publish_progress(analysis: Analysis, fraction: float, status: str, message: str) -> None:
+    """Send a ``progress`` message about ``analysis`` to the clients of its fabric's feed.
+
+    A channel layer that fails (Redis away) costs the message, not the analysis.
+    """
+    payload = {"task": "analysis", "id": analysis.pk, "kind": analysis.kind, "fraction": round(fraction, 4),
+               "status": status, "message": message}
+    try:
+        async_to_sync(broadcast_progress)(analysis.fabric_id, payload)
+    except Exception as exc:  # noqa: BLE001 - the feed is best effort, the row keeps the truth
+        log.warning("analysis %s: progress not published: %s", analysis.pk, exc)
+
+
+def _finish(analysis: Analysis, status: str, message: str, **fields) -> None:
+    progress = 1.0 if status == AnalysisStatus.DONE else analysis.progress
+    Analysis.objects.filter(pk=analysis.pk).update(status=status, progress=progress, finished=timezone.now(),
+                                                   **fields)
+    publish_progress(analysis, progress, status, message)
+
+
+@shared_task
+def run_analysis(analysis_id: int) -> str:
+    """Run the queued analysis ``analysis_id``; returns its final status.
+
+    The row is claimed atomically (queued -> running), so a task delivered twice runs once.
+    Errors of the scenario or routing mark it failed with their message; an unexpected
+    exception is logged with its traceback and marks it failed too (never left running).
+    """
+    claimed = Analysis.objects.filter(pk=analysis_id, status=AnalysisStatus.QUEUED).update(
+        status=AnalysisStatus.RUNNING, started=timezone.now(), progress=0.0)
+    analysis = Analysis.objects.select_related("fabric").filter(pk=analysis_id).first()
+    if analysis is None or not claimed:
+        return analysis.status if analysis else "missing"
+    throttle = ProgressThrottle(PROGRESS_INTERVAL_S)
+
+    def report(fraction: float, message: str) -> None:
+        if fraction < 1.0 and throttle(fraction):  # the final report comes with the result
+            analysis.progress = fraction
+            Analysis.objects.filter(pk=analysis.pk).update(progress=fraction)
+            publish_progress(analysis, fraction, AnalysisStatus.RUNNING, message)
+
+    try:
+        result = analyses.run(analysis.kind, analysis.params, analysis.fabric.scenario(), report)
+    except (FabricEngineError, ParamError) as exc:
+        _finish(analysis, AnalysisStatus.FAILED, str(exc), error=str(exc))
+        return AnalysisStatus.FAILED
+    except Exception as exc:  # noqa: BLE001 - a worker must not leave the row running
+        log.exception("analysis %s of fabric %s failed", analysis.pk, analysis.fabric.slug)
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        _finish(analysis, AnalysisStatus.FAILED, error, error=error)
+        return AnalysisStatus.FAILED
+    _finish(analysis, AnalysisStatus.DONE, analyses.summary(analysis.kind, result), result=result)
+    return AnalysisStatus.DONE

@@ -129,7 +129,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = VAR_DIR / "static"
+# collectstatic's target, for production (development serves straight from the finders)
+STATIC_ROOT = VAR_DIR / "static" if PRODUCTION else None
 STATICFILES_DIRS = [("ibweb", BASE_DIR / "frontend" / "dist")]
 WHITENOISE_USE_FINDERS = not PRODUCTION
 LOGIN_URL = "/accounts/login/"

@@ -59,37 +59,57 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out]
 
 
-async def client(url: str, start: asyncio.Event, stop_at: list[float], out: list) -> None:
-    async with websockets.connect(url, max_size=None, compression=None, open_timeout=60, ping_timeout=None) as ws:
+async def client(url: str, window: tuple[float, float], out: list) -> None:
+    """One websocket client: records ``(seq, latency)`` of the frames that arrive inside ``window``."""
+    async with websockets.connect(url, max_size=None, compression=None, open_timeout=120, ping_timeout=None) as ws:
         await ws.recv()  # snapshot
-        start.set()
         seqs, lat = [], []
-        while time.time() < stop_at[0]:
+        while (now := time.time()) < window[1]:
             try:
-                msg = await asyncio.wait_for(ws.recv(decode=False), max(0.1, stop_at[0] - time.time()))
+                msg = await asyncio.wait_for(ws.recv(decode=False), max(0.1, window[1] - now))
             except TimeoutError:
                 break
+            arrived = time.time()
             m = HEAD.search(msg[:200])
-            if m:
+            if m and arrived >= window[0]:
                 seqs.append(int(m.group(1)))
-                lat.append(time.time() - float(m.group(2)))
+                lat.append(arrived - float(m.group(2)))
         out.append((seqs, lat))
 
 
-async def run_clients(url: str) -> tuple[list, float]:
-    results: list = []
-    stop_at = [float("inf")]
-    events = [asyncio.Event() for _ in range(CLIENTS)]
-    tasks = []
-    for i in range(CLIENTS):
-        tasks.append(asyncio.create_task(client(url, events[i], stop_at, results)))
-        if i % 50 == 49:
-            await asyncio.sleep(0.2)
-    await asyncio.wait_for(asyncio.gather(*(e.wait() for e in events)), 120)
-    t0 = time.time()
-    stop_at[0] = t0 + SECONDS
-    await asyncio.gather(*tasks)
-    return results, t0
+def client_process(url: str, count: int, window: tuple[float, float], queue) -> None:
+    """A process running ``count`` clients (one asyncio loop); puts their results on ``queue``."""
+
+    async def main() -> list:
+        results: list = []
+        tasks = []
+        for i in range(count):
+            tasks.append(asyncio.create_task(client(url, window, results)))
+            if i % 25 == 24:
+                await asyncio.sleep(0.1)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return results
+
+    queue.put(asyncio.run(main()))
+
+
+def run_clients(url: str) -> tuple[list, int]:
+    """``CLIENTS`` clients over ``BENCH_CLIENT_PROCS`` processes, measured over the same window."""
+    import multiprocessing as mp
+
+    procs = int(os.environ.get("BENCH_CLIENT_PROCS", "4"))
+    begin = time.time() + 15 + CLIENTS / 50  # after every client has connected
+    window = (begin, begin + SECONDS)
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    shares = [CLIENTS // procs + (i < CLIENTS % procs) for i in range(procs)]
+    workers = [ctx.Process(target=client_process, args=(url, n, window, queue)) for n in shares]
+    for w in workers:
+        w.start()
+    results = [r for _ in workers for r in queue.get(timeout=SECONDS + 300)]
+    for w in workers:
+        w.join()
+    return results, procs
 
 
 def api_load(url: str, seconds: float = 5.0, concurrency: int = 16) -> tuple[float, float]:
@@ -136,7 +156,7 @@ def main() -> None:
         pids = [engine.pid, *children(web.pid)]
         url = f"ws://127.0.0.1:{port}/ws/fabrics/bench/live/"
         cpu0 = cpu_seconds(pids)
-        results, t0 = asyncio.run(run_clients(url))
+        results, procs = run_clients(url)
         cpu = (cpu_seconds(pids) - cpu0)
         mem = rss_mib(pids)
         lat = np.concatenate([np.array(r[1]) for r in results if r[1]]) * 1000
@@ -145,14 +165,16 @@ def main() -> None:
             if seqs:
                 lost += (seqs[-1] - seqs[0] + 1) - len(set(seqs))
         received = sum(len(r[0]) for r in results)
-        print(f"feed: {len(results)}/{CLIENTS} clients, {received} frames received over {SECONDS:.0f} s, "
-              f"{lost} lost")
+        print(f"feed: {len(results)}/{CLIENTS} clients in {procs} processes, {received} frames received over "
+              f"{SECONDS:.0f} s, {lost} lost")
         print(f"feed: delivery latency p50 {np.percentile(lat, 50):.1f} ms, p99 {np.percentile(lat, 99):.1f} ms "
               f"(target p99 < 250 ms, 0 lost)")
         print(f"feed: server CPU {cpu:.1f} s over the run incl. connects ({cpu / SECONDS * 100:.0f}% of one core "
               f"per second), RSS {mem:.0f} MiB (engine + web workers)")
         rps, p99 = api_load(f"http://127.0.0.1:{port}/api/fabrics/fabrics/")
         print(f"api: fabric list {rps:.0f} requests/s, p99 {p99:.1f} ms (16 concurrent)")
+        rps, p99 = api_load(f"http://127.0.0.1:{port}/api/fabrics/fabrics/bench/links/0/history/?seconds=60")
+        print(f"api: link history (60 s) {rps:.0f} requests/s, p99 {p99:.1f} ms (16 concurrent)")
     finally:
         web.terminate()
         engine.terminate()

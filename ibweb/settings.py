@@ -118,6 +118,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # counter pushes per collector token; a collector sweeping every 2 s stays far below
+    "DEFAULT_THROTTLE_RATES": {"push": env.text("IBWEB_PUSH_RATE", "120/min")},
 }
 # The schema's own lint runs in tests/web/test_api_schema.py, not in `check --deploy` (a security check).
 SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False,

@@ -26,7 +26,7 @@ from fabric_engine.state import FabricState
 from fabric_engine.telemetry import fabric_from_linkinfo, observe, parse_iblinkinfo, totals_from_samples
 from fabric_engine.topology import Fabric
 from ibweb.fabrics.models import Fabric as FabricModel
-from ibweb.live.groups import broadcast_frame, store_topology
+from ibweb.live.groups import broadcast_frame, broadcast_snapshot, last_seq, store_topology
 
 from . import store
 from .choices import CollectorSource
@@ -62,6 +62,7 @@ class TelemetryEngine:
         """Load the collector config, get a discovery, and publish the topology."""
         self.config = await sync_to_async(CollectorConfig.objects.select_related("fabric").get)(
             fabric_id=self.fabric_id)
+        self.seq = max(self.seq, await last_seq(self.fabric_id))  # a restart continues the sequence
         _, newest = await asyncio.to_thread(store.sweeps, self.fabric_id)
         if newest is None and self.config.source != CollectorSource.PUSH:
             self._last_sweep_start = time.time()
@@ -76,6 +77,7 @@ class TelemetryEngine:
         self.topology = to_json(fabric)
         header = json.dumps({"slug": self.slug, "name": self.name, "mode": self.mode, "tick_s": self.tick_s})
         await store_topology(self.fabric_id, header, json.dumps(self.topology))
+        await broadcast_snapshot(self.fabric_id)  # connected clients switch to the discovered topology
 
     def _due(self, newest: dict | None) -> bool:
         """Embedded default only: whether this engine should start a sweep now."""

@@ -200,6 +200,23 @@ def test_push_endpoint_authenticates_and_validates():
     assert token.last_used is not None
 
 
+def test_push_is_rate_limited_per_token(monkeypatch):
+    from django.core.cache import cache
+
+    from ibweb.telemetry.api.views import PushRateThrottle
+
+    cache.clear()
+    monkeypatch.setattr(PushRateThrottle, "THROTTLE_RATES", {"push": "3/min"})
+    config = make_config("limited", source=CollectorSource.PUSH)
+    _, raw = PushToken.issue(config, "collector-1")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    url = "/api/telemetry/fabrics/limited/samples/"
+    codes = [client.post(url, {"samples": []}, format="json").status_code for _ in range(5)]
+    assert 429 not in codes[:3] and codes[3:] == [429, 429]
+    assert "Retry-After" in client.post(url, {"samples": []}, format="json")
+
+
 def test_metrics_for_an_emulated_fabric_integrate_engine_rates():
     fabric = Fabric.objects.create(name="emu", slug="emu")
     f = fat_tree(hosts=8, radix=4)

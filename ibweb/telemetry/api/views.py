@@ -2,7 +2,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import authentication, exceptions, permissions, status, viewsets
+from rest_framework import authentication, exceptions, permissions, status, throttling, viewsets
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -52,6 +52,16 @@ class PushTokenAuthentication(authentication.BaseAuthentication):
         return self.keyword
 
 
+class PushRateThrottle(throttling.SimpleRateThrottle):
+    """Pushes per token (rate ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["push"]``); 429 with Retry-After beyond."""
+
+    scope = "push"
+
+    def get_cache_key(self, request, view) -> str | None:
+        token = request.auth
+        return self.cache_format % {"scope": self.scope, "ident": token.pk} if isinstance(token, PushToken) else None
+
+
 class HasPushToken(permissions.BasePermission):
     def has_permission(self, request, view) -> bool:
         return isinstance(request.auth, PushToken)
@@ -63,6 +73,7 @@ class SamplePushView(APIView):
 
     authentication_classes = [PushTokenAuthentication]
     permission_classes = [HasPushToken]
+    throttle_classes = [PushRateThrottle]
     serializer_class = SamplePushSerializer
 
     def post(self, request, slug: str):

@@ -10,7 +10,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ibweb.fabrics.models import Fabric
 from ibweb.permissions import can_view
-from ibweb.tenancy.access import visible_tenant_slugs
+from ibweb.tenancy.access import visible_hosts, visible_tenant_slugs
 
 from .groups import group_name, snapshot_text, starting
 from .tenant_view import filter_snapshot_text, filter_text
@@ -47,7 +47,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self._progress: dict[tuple, dict] = {}
         self._last_seq = -1
         self._wake = asyncio.Event()
-        self._tenants = await database_sync_to_async(visible_tenant_slugs)(self.scope.get("user"))
+        self._tenants, self._hosts = await self._tenant_view(fabric_id)
         await self.channel_layer.group_add(group_name(fabric_id), self.channel_name)
         self.fabric_id = fabric_id
         snapshot = await self._snapshot()
@@ -65,8 +65,18 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def _snapshot(self) -> str | None:
         text = await snapshot_text(self.fabric_id)
         if text is not None and self._tenants is not None:
-            text = await asyncio.to_thread(filter_snapshot_text, text, self._tenants)
+            text = await asyncio.to_thread(filter_snapshot_text, text, self._tenants, self._hosts)
         return text
+
+    @database_sync_to_async
+    def _tenant_view(self, fabric_id: int) -> tuple[set[str] | None, set[int] | None]:
+        """The tenants whose jobs and the hosts whose names this user sees (``None``: all)."""
+        user = self.scope.get("user")
+        tenants = visible_tenant_slugs(user)
+        if tenants is None:
+            return None, None
+        hosts = visible_hosts(user, Fabric.objects.get(pk=fabric_id))
+        return tenants, {int(h) for h in hosts}
 
     @database_sync_to_async
     def _visible_fabric(self, slug: str) -> int | None:

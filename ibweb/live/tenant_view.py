@@ -1,4 +1,4 @@
-"""What a tenant-restricted user sees of a feed frame: only their tenants' jobs (also in SHARP and storage)."""
+"""What a tenant-restricted user sees of the feed: their tenants' jobs (also in SHARP and storage) and hosts."""
 
 from __future__ import annotations
 
@@ -62,9 +62,28 @@ def filter_text(text: str, tenants: set[str]) -> str:
     return json.dumps(filter_frame(json.loads(text), tenants), separators=(",", ":"))
 
 
-def filter_snapshot_text(text: str, tenants: set[str]) -> str:
-    """The snapshot with its embedded frame filtered."""
+HIDDEN = "hidden"
+
+
+def hide_hosts(topology: dict, visible: set[int]) -> dict:
+    """``topology`` with the names and GUIDs of hosts outside ``visible`` (node indices) replaced.
+
+    The node and link arrays keep their length and order, so frames still line up;
+    a hidden host is shown as ``host-<index>`` with GUID ``"hidden"``.
+    """
+    nodes = topology["nodes"]
+    hidden = [i for i, kind in enumerate(nodes["kind"]) if kind == "host" and i not in visible]
+    names, guids = list(nodes["name"]), list(nodes["guid"])
+    for i in hidden:
+        names[i], guids[i] = f"host-{i}", HIDDEN
+    return {**topology, "nodes": {**nodes, "name": names, "guid": guids}}
+
+
+def filter_snapshot_text(text: str, tenants: set[str], hosts: set[int] | None = None) -> str:
+    """The snapshot with its embedded frame filtered and, given ``hosts``, other hosts hidden."""
     snapshot = json.loads(text)
     if snapshot.get("frame"):
         snapshot["frame"] = filter_frame(snapshot["frame"], tenants)
+    if hosts is not None and snapshot.get("topology"):
+        snapshot["topology"] = hide_hosts(snapshot["topology"], hosts)
     return json.dumps(snapshot, separators=(",", ":"))

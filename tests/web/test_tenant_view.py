@@ -32,6 +32,9 @@ async def test_a_tenants_user_gets_filtered_frames():
     fabric, _ = await asyncio.to_thread(ensure_demo)
 
     def make_user():
+        from ibweb.tenancy.demo import ensure_demo_policy
+
+        ensure_demo_policy(fabric)
         user = User.objects.create_user("alice", password="pw")
         tenant, _ = Tenant.objects.get_or_create(slug="acme", defaults={"name": "Acme"})
         tenant.users.add(user)
@@ -47,6 +50,12 @@ async def test_a_tenants_user_gets_filtered_frames():
     try:
         snap = json.loads(await comm.receive_from(timeout=5))
         assert {j["tenant"] for j in snap["frame"]["jobs"]} == {"acme"}
+        nodes = snap["topology"]["nodes"]
+        hosts = [i for i, k in enumerate(nodes["kind"]) if k == "host"]
+        shown = [i for i in hosts if nodes["guid"][i] != "hidden"]
+        acme_hosts = sum(j["hosts"] for j in snap["frame"]["jobs"])
+        assert len(shown) == acme_hosts  # only the hosts of acme's partitions
+        assert all(nodes["name"][i] == f"host-{i}" for i in hosts if i not in shown)
         await engine.tick()
         frame = json.loads(await comm.receive_from(timeout=5))
         assert frame["type"] == "frame" and {j["tenant"] for j in frame["jobs"]} == {"acme"}

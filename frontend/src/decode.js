@@ -97,7 +97,8 @@ export function decodeSnapshot(msg) {
  * Preallocate the buffers one fabric's frames are decoded into.
  * @param {number} L number of cables
  * @returns {object} {seq, t, tickS, rate, util, offered, xmitWait: Float32Array(2L), cableUtil: Float32Array(L),
- *   has: {offered, xmitWait} (whether the last frame carried them), totals, jobs, alerts, hotspots}
+ *   has: {offered, xmitWait} (whether the last frame carried them), totals, jobs, alerts, hotspots,
+ *   sharp, storage (the frame's sections, checked by decodeSharp and decodeStorage; null when absent)}
  */
 export function frameBuffers(L) {
   return {
@@ -114,6 +115,8 @@ export function frameBuffers(L) {
     jobs: [],
     alerts: [],
     hotspots: [],
+    sharp: null,
+    storage: null,
   };
 }
 
@@ -146,6 +149,8 @@ export function decodeFrame(msg, L, out) {
   const rate = column(msg, "rate", 2 * L, "frame", isNumber);
   const util = column(msg, "util", 2 * L, "frame", isNumber);
   if (msg.totals != null && typeof msg.totals !== "object") fail("frame.totals: expected an object");
+  const sharp = decodeSharp(msg.sharp);
+  const storage = decodeStorage(msg.storage);
   const scratch = (out.scratch ??= {});
   const present = {};
   for (const [key, name] of Object.entries(OPTIONAL_LINK_ARRAYS)) {
@@ -162,10 +167,97 @@ export function decodeFrame(msg, L, out) {
   out.jobs = Array.isArray(msg.jobs) ? msg.jobs : [];
   out.alerts = Array.isArray(msg.alerts) ? msg.alerts : [];
   out.hotspots = Array.isArray(msg.hotspots) ? msg.hotspots : [];
+  out.sharp = sharp;
+  out.storage = storage;
   for (const name of Object.values(OPTIONAL_LINK_ARRAYS)) {
     out.has[name] = present[name];
     if (present[name]) out[name].set(scratch[name]);
     else out[name].fill(0);
   }
   return out;
+}
+
+// Optional sections (`sharp`, `storage`): small lists of records, checked field by field so a panel can trust them.
+const isBool = (x) => typeof x === "boolean";
+const isCount = (x) => Number.isInteger(x) && x >= 0;
+const orNull = (check) => (x) => x === null || check(x);
+const isStrings = (x) => Array.isArray(x) && x.every(isString);
+const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
+
+// Check the fields of one record: {key: check}; a key ending in "?" may be absent.
+function record(value, where, fields) {
+  if (!isObject(value)) fail(`${where}: expected an object, got ${JSON.stringify(value)}`);
+  for (const [spec, check] of Object.entries(fields)) {
+    const optionalKey = spec.endsWith("?");
+    const key = optionalKey ? spec.slice(0, -1) : spec;
+    if (optionalKey && value[key] === undefined) continue;
+    if (!check(value[key])) fail(`${where}.${key}: invalid value ${JSON.stringify(value[key]) ?? "undefined"}`);
+  }
+  return value;
+}
+
+function records(parent, key, where, fields) {
+  const values = parent[key];
+  if (!Array.isArray(values)) fail(`${where}.${key}: expected an array`);
+  values.forEach((v, i) => record(v, `${where}.${key}[${i}]`, fields));
+  return values;
+}
+
+const SHARP_SWITCH = {node: isCount, name: isString, "tier?": isCount, trees: isCount, ports: isCount,
+  limit: orNull(isCount), jobs: isStrings};
+const SHARP_JOB = {id: isString, "tenant?": isString, "requested?": isBool, "allowed?": isBool, on: isBool,
+  reason: orNull(isString), tree: orNull(isObject), bytes_aggregated: isNumber, bytes_kept_off_wire: isNumber,
+  allreduce_s_sharp: orNull(isNumber), allreduce_s_without: orNull(isNumber)};
+const SHARP_EVENT = {t: isNumber, kind: isString, "job?": isString};
+
+/**
+ * Check a frame's `sharp` section (docs/feed-protocol.md); pure.
+ * @param {object|null|undefined} section the frame's `sharp`
+ * @returns {object|null} the section, or null when absent (the engine does not model SHARP)
+ * @throws {FeedFormatError} naming the first field that does not follow the protocol
+ */
+export function decodeSharp(section) {
+  if (section == null) return null;
+  const at = "frame.sharp";
+  record(section, at, {enabled: isBool, trees_in_use: isCount, "bytes_aggregated?": isNumber,
+    "bytes_kept_off_wire?": isNumber, "kept_off_wire_gbps?": isNumber});
+  if (section.enabled) {
+    record(section, at, {generation: orNull(isString), "label?": orNull(isString), trees: isCount,
+      per_switch: orNull(isCount), per_port: orNull(isCount), "allowed_tenants?": orNull(isStrings)});
+  }
+  records(section, "switches", at, SHARP_SWITCH);
+  records(section, "jobs", at, SHARP_JOB);
+  records(section, "events", at, SHARP_EVENT);
+  return section;
+}
+
+const isBottleneck = (x) => x === null || x === "backend" || x === "network";
+const isFraction = (x) => isNumber(x) && x >= 0 && x <= 1;
+const STORAGE_SERVER = {node: isCount, name: isString, "ports?": isCount, read_gbps: isNumber, write_gbps: isNumber,
+  backend_read_gbps: isNumber, backend_write_gbps: isNumber, network_gbps: isNumber,
+  read_bottleneck: isBottleneck, write_bottleneck: isBottleneck};
+const STORAGE_JOB = {id: isString, "tenant?": isString, read_gbps: isNumber, write_gbps: isNumber,
+  checkpoint: orNull(isObject)};
+const CHECKPOINT = {size_bytes: isNumber, every: isCount, state: (x) => x === "idle" || x === "writing",
+  progress: orNull(isFraction), elapsed_s: orNull(isNumber), eta_s: orNull(isNumber), next_iteration: isCount,
+  count: isCount, last_s: orNull(isNumber), last_gpu_s: orNull(isNumber), gpu_s_total: isNumber,
+  bytes_written: isNumber};
+const STORAGE_TENANT = {tenant: isString, read_gbps: isNumber, write_gbps: isNumber};
+
+/**
+ * Check a frame's `storage` section (docs/feed-protocol.md); pure.
+ * @param {object|null|undefined} section the frame's `storage`
+ * @returns {object|null} the section, or null when absent (the engine does not model storage)
+ * @throws {FeedFormatError} naming the first field that does not follow the protocol
+ */
+export function decodeStorage(section) {
+  if (section == null) return null;
+  const at = "frame.storage";
+  record(section, at, {"totals?": isObject, "layout?": isObject});
+  records(section, "servers", at, STORAGE_SERVER);
+  records(section, "jobs", at, STORAGE_JOB).forEach((job, i) => {
+    if (job.checkpoint !== null) record(job.checkpoint, `${at}.jobs[${i}].checkpoint`, CHECKPOINT);
+  });
+  records(section, "tenants", at, STORAGE_TENANT);
+  return section;
 }

@@ -81,3 +81,54 @@ export function nodeLines(fabric, i) {
   return [`${name[i]} (${kind[i] === "host" ? role[i] : `switch, tier ${tier[i]}`})`, `GUID ${guid[i]}, LID ${lid[i]}`,
     `${nports[i]} ports`];
 }
+
+const BYTE_UNITS = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+
+/**
+ * A byte count in decimal (SI) units with three significant digits.
+ * @param {number} bytes
+ * @returns {string} e.g. "980 GB", "4.16 TB", "512 B"; "–" when not a finite number
+ */
+export function formatBytes(bytes) {
+  if (!Number.isFinite(bytes)) return "–";
+  let i = bytes >= 1000 || bytes <= -1000 ? Math.min(BYTE_UNITS.length - 1, Math.floor(Math.log10(Math.abs(bytes)) / 3)) : 0;
+  let value = Number((bytes / 1000 ** i).toPrecision(3));
+  if (Math.abs(value) >= 1000 && i < BYTE_UNITS.length - 1) value = Number((value / 1000).toPrecision(3)), ++i;
+  return i === 0 ? `${Math.round(bytes)} B` : `${value} ${BYTE_UNITS[i]}`;
+}
+
+/**
+ * A duration: milliseconds below 1 s, seconds below a minute, then minutes and hours.
+ * @param {number|null} s seconds
+ * @returns {string} e.g. "337 ms", "3.1 s", "42 s", "2 min 05 s", "1 h 02 min"; "–" when unknown
+ */
+export function formatDuration(s) {
+  if (s == null || !Number.isFinite(s) || s < 0) return "–";
+  if (s < 1) return `${Number((s * 1000).toPrecision(3))} ms`;
+  if (s < 10) return `${fixed1(s)} s`;
+  if (s < 60) return `${Math.round(s)} s`;
+  const total = Math.round(s);
+  const two = (x) => String(x).padStart(2, "0");
+  if (total < 3600) return `${Math.floor(total / 60)} min ${two(total % 60)} s`;
+  const minutes = Math.round(s / 60);
+  return `${Math.floor(minutes / 60)} h ${two(minutes % 60)} min`;
+}
+
+/**
+ * GPU time: what a synchronous stall costs, duration x GPUs.
+ * @param {number|null} gpuS GPU-seconds
+ * @returns {string} e.g. "784 GPU·s", "2.5 GPU·h"; "–" when unknown
+ */
+export function formatGpuTime(gpuS) {
+  if (gpuS == null || !Number.isFinite(gpuS) || gpuS < 0) return "–";
+  return gpuS < 3600 ? `${Number(gpuS.toPrecision(3))} GPU·s` : `${Number((gpuS / 3600).toPrecision(3))} GPU·h`;
+}
+
+/**
+ * A speed-up factor.
+ * @param {number|null} x e.g. 1.885
+ * @returns {string} "×1.89"; "–" when unknown
+ */
+export function formatSpeedup(x) {
+  return x == null || !Number.isFinite(x) ? "–" : `×${fixed2(x)}`;
+}

@@ -26,6 +26,21 @@ export function makeHighlight(fabric, {kind, label, links = [], nodes = []}) {
 }
 
 /**
+ * The highlight of a job: its hosts and directed links from the jobs catalog, else (not in the catalog yet) the
+ * limiting links the frame names. Shared by every panel that selects a job.
+ * @param {object} fabric from decodeSnapshot
+ * @param {object[]} catalog jobs API list ({id, hosts, links})
+ * @param {object[]} live the frame's `jobs`
+ * @param {string} id job id
+ * @returns {object} makeHighlight of kind "job", labelled with the id
+ */
+export function jobHighlight(fabric, catalog, live, id) {
+  const job = catalog.find((j) => j.id === id);
+  const links = job ? job.links : live.find((j) => j.id === id)?.limiting_links ?? [];
+  return makeHighlight(fabric, {kind: "job", label: id, links, nodes: job ? job.hosts : []});
+}
+
+/**
  * The hosts and directed links of a tenant: the union over its jobs.
  * @param {object[]} jobs from the jobs API: {id, tenant, hosts: number[], links: number[]}
  * @param {string} tenant

@@ -2,15 +2,15 @@
 /**
  * Define the hooks on `target` (window): ready, seq, frames, status, stats, drawnLinks, colorDigest(), linkAt(d),
  * tooltipText(); with the panels: highlight, highlightedLinks, matrix, matrixCellAt(r, c), matrixTooltip(),
- * hotspots, selectedJob, detail.
+ * hotspots, selectedJob, detail, sharpRows(), storageRows().
  * @param {object} target the object to define `ibweb` on
  * @param {object} ctx the context
  * @param {function} map the topology chart
- * @param {object} [panels] {matrix, hotspots, jobs, detail} charts
+ * @param {object} [panels] {matrix, hotspots, jobs, detail, sharp, storage} charts
  * @returns {object} the hooks
  */
 export function expose(target, ctx, map, panels = {}) {
-  const {matrix, hotspots, jobs, detail} = panels;
+  const {matrix, hotspots, jobs, detail, sharp, storage} = panels;
   const hooks = Object.freeze({
     get ready() {
       return map.framesDrawn() > 0 && ctx.frames > 0;
@@ -58,6 +58,10 @@ export function expose(target, ctx, map, panels = {}) {
     get detail() {
       return detail ? detail.state() : null;
     },
+    /** The SHARP panel: {seq, summary, switches, jobs, events, drawn: row counts in the page}, or null. */
+    sharpRows: () => (sharp ? structuredClone(sharp.rows()) : null),
+    /** The storage panel: {seq, modelled, servers, tenants, jobs, checkpoints, recent, drawn}, or null. */
+    storageRows: () => (storage ? structuredClone(storage.rows()) : null),
   });
   Object.defineProperty(target, "ibweb", {value: hooks, configurable: true});
   return hooks;

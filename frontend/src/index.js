@@ -12,7 +12,9 @@ import {jobs} from "./charts/jobs.js";
 import {legend} from "./charts/legend.js";
 import {matrix} from "./charts/matrix.js";
 import {pathView} from "./charts/path.js";
+import {sharp} from "./charts/sharp.js";
 import {status} from "./charts/status.js";
+import {storage} from "./charts/storage.js";
 import {tenantFilter} from "./charts/tenants.js";
 import {topology} from "./charts/topology.js";
 import {totals} from "./charts/totals.js";
@@ -31,6 +33,8 @@ if (!root.empty()) {
     hotspots: hotspots().context(ctx),
     jobs: jobs().context(ctx),
     detail: detail().context(ctx).api(client),
+    sharp: sharp().context(ctx),
+    storage: storage().context(ctx),
   };
   root.classed("ibweb", true);
   root.append("header").call(header().context(ctx).title(fabric));
@@ -49,6 +53,8 @@ if (!root.empty()) {
   side.append("section").call(totals().context(ctx));
   side.append("section").call(panels.hotspots);
   side.append("section").call(panels.jobs);
+  side.append("section").call(panels.sharp);
+  side.append("section").call(panels.storage);
   side.append("section").call(analyses().context(ctx).api(analysesClient().base(apiBase).fabric(fabric)));
   side.append("section").call(panels.alerts ?? alerts().context(ctx));
   ctx.on("snapshot.catalog", () => {

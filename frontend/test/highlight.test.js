@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 import {decodeSnapshot} from "../src/decode.js";
-import {jobsByLink, makeHighlight, tenantUnion} from "../src/highlight.js";
+import {jobHighlight, jobsByLink, makeHighlight, tenantUnion} from "../src/highlight.js";
 import {synthetic, syntheticSnapshot} from "../scripts/synthetic.mjs";
 
 const fabric = decodeSnapshot(syntheticSnapshot(synthetic({leavesPerPod: 2, spinesPerPod: 2, hostsPerLeaf: 2}), 1));
@@ -31,4 +31,18 @@ test("jobs by link lists every job crossing a directed link", () => {
   const m = jobsByLink(jobs);
   assert.deepEqual(m.get(1), ["a", "b"]);
   assert.equal(m.get(L + 1), undefined);
+});
+
+test("a job's highlight comes from the catalog, else from the frame's limiting links", () => {
+  const catalog = [{id: "a", hosts: [0, 1], links: [2, 2 + L]}];
+  const live = [{id: "a", limiting_links: [5]}, {id: "b", limiting_links: [4, 6]}];
+  const a = jobHighlight(fabric, catalog, live, "a");
+  assert.equal(a.kind, "job");
+  assert.equal(a.label, "a");
+  assert.deepEqual([...a.cables], [2]);
+  assert.deepEqual([...a.nodes], [0, 1]);
+  const b = jobHighlight(fabric, catalog, live, "b");
+  assert.deepEqual([...b.cables], [4, 6]);
+  assert.deepEqual([...b.nodes], []);
+  assert.deepEqual([...jobHighlight(fabric, catalog, live, "unknown").cables], []);
 });

@@ -116,7 +116,12 @@ def test_clicking_a_link_shows_its_history_chart_from_the_api(server):
 def test_matrix_shows_a_cell_per_leaf_and_spine_with_hover(server):
     with chromium_page() as page:
         open_demo(page, server)
-        assert page.evaluate("window.ibweb.matrix") == {"rows": 16, "cols": 32, "cabled": 512, "tiers": [1, 2]}
+        leaves, spines = int((DEMO.tier == 1).sum()), int((DEMO.tier == 2).sum())  # 16 GPU leaves + 1 storage leaf
+        cabled = int(((DEMO.tier[DEMO.a_node] == 1) & (DEMO.tier[DEMO.b_node] == 2)).sum()
+                     + ((DEMO.tier[DEMO.a_node] == 2) & (DEMO.tier[DEMO.b_node] == 1)).sum())
+        assert (leaves, spines) == (17, 32)
+        assert page.evaluate("window.ibweb.matrix") == {"rows": leaves, "cols": spines, "cabled": cabled,
+                                                        "tiers": [1, 2]}
         assert page.locator(".ibweb-matrix select").first.is_disabled()  # a 2-level tree has no spine x core
         point = page.evaluate("window.ibweb.matrixCellAt(0, 0)")
         page.mouse.move(point["x"], point["y"])

@@ -1,7 +1,7 @@
 // Jobs table: tenant, pattern, hosts, demanded vs achieved bandwidth, slowdown, SHARP; a row selects the job,
 // which highlights its hosts and the links its flows use on the map.
 import {format} from "d3";
-import {makeHighlight} from "../highlight.js";
+import {jobHighlight} from "../highlight.js";
 
 const slow = format(".2f");
 const si = format(".3~s");
@@ -38,13 +38,7 @@ export function jobs() {
       }
     };
 
-    const toggle = (id) => {
-      if (selected === id) return ctx.highlight(null);
-      const job = ctx.catalog.find((j) => j.id === id);
-      const live = ctx.frame.jobs.find((j) => j.id === id);
-      const links = job ? job.links : live?.limiting_links ?? [];
-      ctx.highlight(makeHighlight(ctx.fabric, {kind: "job", label: id, links, nodes: job ? job.hosts : []}));
-    };
+    const toggle = (id) => ctx.highlight(selected === id ? null : jobHighlight(ctx.fabric, ctx.catalog, ctx.frame.jobs, id));
 
     ctx.on("highlight.jobs", (h) => {
       selected = h && h.kind === "job" ? h.label : null;

@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 
+from . import store
 from .models import CollectorConfig, PushToken, Sweep
 
 
@@ -12,10 +13,27 @@ class PushTokenInline(admin.TabularInline):
 
 @admin.register(CollectorConfig)
 class CollectorConfigAdmin(admin.ModelAdmin):
-    list_display = ("fabric", "source", "interval_s", "timeout_s", "shard_size", "enabled")
+    list_display = ("fabric", "source", "interval_s", "timeout_s", "shard_size", "enabled", "routing")
     list_filter = ("source", "enabled")
     search_fields = ("fabric__name", "fabric__slug")
     inlines = [PushTokenInline]
+    readonly_fields = ("routing",)
+    fieldsets = [
+        (None, {"fields": ("fabric", "source", "enabled")}),
+        ("Where the data comes from", {"fields": ("command_prefix", "environment", "drop_dir", "timeout_s")}),
+        ("Routing", {"fields": ("lfts_path", "routing")}),
+        ("Schedule", {"fields": ("interval_s", "stale_after_s", "shard_size")}),
+        ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds")}),
+    ]
+
+    @admin.display(description="Routing in use")
+    def routing(self, obj: CollectorConfig) -> str:
+        status = store.routing_status(obj.fabric_id) if obj.pk else None
+        if not status:
+            return "not routed yet"
+        what = f"OpenSM LFT dump {status['path']}" if status["source"] == "opensm-dump" else \
+            f"{status['engine']} (computed)"
+        return f"{what}: {status['reason']}" if status.get("reason") else what
 
     def save_formset(self, request, form, formset, change):
         tokens = formset.save(commit=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -15,6 +16,9 @@ from ibweb.fabrics.models import Fabric
 
 from .choices import CollectorSource, SweepStatus
 
+#: The file OpenSM writes its unicast LFTs to (``osm_dump.c``; routing log bit 0x40 of ``-D``).
+LFTS_DUMP_NAME = "opensm-lfts.dump"
+
 
 class CollectorConfig(models.Model):
     """How ibweb reads the counters and the topology of one telemetry-fed fabric.
@@ -22,6 +26,9 @@ class CollectorConfig(models.Model):
     ``command_prefix`` goes before every command (``["sudo"]``, ``["ssh", "mgmt01"]``);
     ``environment`` is added to the commands' environment (for ibsim:
     ``{"LD_PRELOAD": ".../libumad2sim.so", "SIM_HOST": "gpu0001", "IBSIM_SOCKNAME": ...}``).
+    ``lfts_path`` names the subnet manager's forwarding tables (``opensm-lfts.dump``,
+    or ``ibroute``/``dump_fts`` output) as a file readable by the engine process; a
+    drop-directory collector also finds ``opensm-lfts.dump`` in its directory.
     """
 
     fabric = models.OneToOneField(Fabric, on_delete=models.CASCADE, related_name="collector")
@@ -29,6 +36,11 @@ class CollectorConfig(models.Model):
     command_prefix = models.JSONField(default=list, blank=True, help_text='e.g. ["sudo"] or ["ssh", "mgmt01"].')
     environment = models.JSONField(default=dict, blank=True, help_text="Extra environment of the commands.")
     drop_dir = models.CharField(max_length=500, blank=True, help_text="Directory an external collector fills.")
+    lfts_path = models.CharField(
+        max_length=500, blank=True, verbose_name="LFT dump path",
+        help_text="OpenSM's opensm-lfts.dump (written with -D 0x47 into OSM_CACHE_DIR) or ibroute output, as the "
+                  "engine sees it. Empty: opensm-lfts.dump in the drop directory, if any; else the routing is "
+                  "computed with the fabric's routing engine.")
     timeout_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.1)], help_text="Per command.")
     interval_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.5)], help_text="Between sweeps.")
     stale_after_s = models.FloatField(default=60.0, validators=[MinValueValidator(1.0)],
@@ -60,6 +72,16 @@ class CollectorConfig(models.Model):
             raise ValidationError({"thresholds": str(exc)}) from exc
         if self.source == CollectorSource.DIRECTORY and not self.drop_dir:
             raise ValidationError({"drop_dir": "needed when reading from a drop directory"})
+        if self.lfts_path and not Path(self.lfts_path).is_absolute():
+            raise ValidationError({"lfts_path": "an absolute path (the engine process reads it)"})
+
+    def lfts_file(self) -> Path | None:
+        """Where the LFT dump of this fabric is (the file may not exist yet), or None when there is none to read."""
+        if self.lfts_path:
+            return Path(self.lfts_path)
+        if self.source == CollectorSource.DIRECTORY and self.drop_dir:
+            return Path(self.drop_dir) / LFTS_DUMP_NAME
+        return None
 
     def alert_thresholds(self) -> Thresholds:
         """The fabric's :class:`Thresholds` (defaults overridden by ``thresholds``)."""
@@ -79,7 +101,9 @@ class Sweep(models.Model):
     shards = models.PositiveIntegerField(default=0)
     ports = models.PositiveIntegerField(default=0, help_text="Ports with counters.")
     failures = models.JSONField(default=list, blank=True, help_text='[{"shard": ..., "target": ..., "error": ...}]')
-    events = models.JSONField(default=list, blank=True, help_text="Topology changes since the previous discovery.")
+    events = models.JSONField(default=list, blank=True,
+                              help_text="Topology changes since the previous discovery, then routing events "
+                                        "(LFT dump loaded, re-routed).")
 
     class Meta:
         ordering = ["-started"]

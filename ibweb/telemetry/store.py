@@ -6,7 +6,11 @@ Cache keys (all under ``ibweb:telemetry:<fabric id>:``, next to the live feed's
 * ``sweep`` and ``prev``: the newest and the previous merged sweep
   (``{"id", "t", "linkinfo", "samples": CounterSamples, "events", "failures"}``);
 * ``metrics``: ``{"t", "topology": ibweb-fabric JSON dict, "totals": float64 [2L, C]}``,
-  the per-port cumulative counters :func:`render_metrics` turns into text.
+  the per-port cumulative counters :func:`render_metrics` turns into text;
+* ``routing``: the LFTs the engine routes with and the discovery they apply to
+  (``{"version", "name", "engine", "shape", "lft": zlib bytes, "linkinfo": zlib bytes, "info"}``,
+  see :func:`ibweb.telemetry.routing.publish`), and ``routing_status``: the small
+  ``{"version", "source", "engine", "path", "reason", "since", ...}`` read first.
 
 For emulated fabrics the engine loop calls :func:`record_emulated_state` once per
 tick; it integrates the tick's per-link rates into counters held in this process
@@ -27,7 +31,7 @@ from fabric_engine.telemetry import CounterIntegrator, CounterSamples
 from fabric_engine.topology import Fabric
 
 __all__ = ["record_emulated_state", "record_telemetry_totals", "metrics_entry", "put_sweep", "sweeps",
-           "forget"]
+           "put_routing", "routing_entry", "routing_status", "forget"]
 
 _TTL_S = 24 * 3600
 _lock = threading.Lock()
@@ -88,8 +92,24 @@ def sweeps(fabric_id: int) -> tuple[dict | None, dict | None]:
     return got.get(_key(fabric_id, "prev")), got.get(_key(fabric_id, "sweep"))
 
 
+def put_routing(fabric_id: int, entry: dict, status: dict) -> None:
+    """Make ``entry`` the fabric's routing and ``status`` (same ``version``) its description."""
+    # no expiry: the engine writes it only when the routing changes (forget() drops it)
+    cache.set_many({_key(fabric_id, "routing"): entry, _key(fabric_id, "routing_status"): status}, None)
+
+
+def routing_entry(fabric_id: int) -> dict | None:
+    """The stored routing of a fabric (LFTs and discovery, compressed), or None."""
+    return cache.get(_key(fabric_id, "routing"))
+
+
+def routing_status(fabric_id: int) -> dict | None:
+    """What the fabric routes with (source, engine, dump path, version), or None before the engine routed."""
+    return cache.get(_key(fabric_id, "routing_status"))
+
+
 def forget(fabric_id: int) -> None:
     """Drop every entry of a fabric (tests, fabric deletion)."""
     with _lock:
         _integrators.pop(fabric_id, None)
-    cache.delete_many([_key(fabric_id, p) for p in ("sweep", "prev", "metrics")])
+    cache.delete_many([_key(fabric_id, p) for p in ("sweep", "prev", "metrics", "routing", "routing_status")])

@@ -8,9 +8,12 @@ Routes (under ``/api/fabrics/``)::
     fabrics/<slug>/path/?src=<host>&dst=<host>        the routed path, hop by hop, as ibtracert shows it
     fabrics/<slug>/jobs/                              every job of the scenario: tenant, hosts, directed links
 
-The path and the jobs come from the fabric's scenario (``Fabric.scenario()``):
-its fabric, routing and job placement are built once per process and spec and
-cached, exactly as the engine builds them (``build_emulator``).
+The path and the jobs of an emulated fabric come from its scenario
+(``Fabric.scenario()``): its fabric, routing and job placement are built once per
+process and spec and cached, exactly as the engine builds them (``build_emulator``).
+A telemetry-fed fabric routes with what its engine published (OpenSM's LFT dump
+or a computed routing on the discovered fabric, :mod:`ibweb.telemetry.routing`)
+and has no jobs.
 """
 
 from __future__ import annotations
@@ -30,12 +33,15 @@ from rest_framework.views import APIView
 
 from fabric_engine.emulator import Emulator
 from fabric_engine.errors import FabricEngineError, RoutingError
+from fabric_engine.formats._common import HCA_SUFFIX
+from fabric_engine.routing import Routing
 from fabric_engine.scenario import build_emulator
 from fabric_engine.topology import KIND_HOST
 from fabric_engine.workload import expand_jobs
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 from ibweb.permissions import visible_tenants
+from ibweb.telemetry.routing import routing_of
 
 from .. import history
 from ..models import LinkRollup
@@ -88,6 +94,15 @@ class _FabricView(APIView):
         except FabricEngineError as exc:
             raise ValidationError({"spec": str(exc)}) from exc
 
+    def routing(self, fabric: Fabric) -> Routing:
+        """The routing of ``fabric`` (emulated: its scenario's; telemetry-fed: what its engine published)."""
+        if fabric.mode != FabricMode.TELEMETRY:
+            return self.model(fabric).routing
+        routing = routing_of(fabric.pk)
+        if routing is None:
+            raise NotFound(f"fabric {fabric.slug} has no routing yet: its engine has not loaded a discovery")
+        return routing
+
 
 def _number(request, name: str, default: float, low: float, high: float) -> float:
     raw = request.query_params.get(name)
@@ -139,7 +154,7 @@ class PortHistoryView(_FabricView):
     def get(self, request, slug: str, node: str, port: int):
         fabric = self.fabric(request, slug)
         seconds = _number(request, "seconds", 300.0, 1.0, 86400.0)
-        f = self.model(fabric).fabric
+        f = self.routing(fabric).fabric
         try:
             i = f.node(int(node, 16) if node.lower().startswith("0x") else node)
         except (KeyError, ValueError):
@@ -175,17 +190,14 @@ class PathView(_FabricView):
 
     def get(self, request, slug: str):
         fabric = self.fabric(request, slug)
-        f = self.model(fabric).fabric
-        routing = self.model(fabric).routing
+        routing = self.routing(fabric)
+        f = routing.fabric
         ends = []
         for name in ("src", "dst"):
             raw = request.query_params.get(name, "")
             if not raw:
                 raise ValidationError({name: "required: a host name or node index"})
-            try:
-                i = int(raw) if raw.isdigit() else f.node(raw)
-            except KeyError:
-                raise ValidationError({name: f"no node {raw!r} in fabric {fabric.slug}"}) from None
+            i = int(raw) if raw.isdigit() else _host_by_name(f, raw, name, fabric.slug)
             if not (0 <= i < f.num_nodes and f.kind[i] == KIND_HOST):
                 raise ValidationError({name: f"{raw!r} is not a host of fabric {fabric.slug}"})
             ends.append(i)
@@ -194,14 +206,36 @@ class PathView(_FabricView):
         except RoutingError as exc:
             return Response({"detail": str(exc), "src": ends[0], "dst": ends[1], "hops": [], "links": []}, status=409)
         return Response({"fabric": fabric.slug, "src": ends[0], "dst": ends[1], "hops": hops,
-                         "links": [h["link"] for h in hops if h["link"] is not None]})
+                         "links": [h["link"] for h in hops if h["link"] is not None], "routing": routing.engine})
+
+
+def _host_by_name(f, raw: str, field: str, slug: str) -> int:
+    """Node index of ``raw``; a discovered host is also found without its ``HCA-1``/``mlx5_0`` suffix."""
+    try:
+        return f.node(raw)
+    except KeyError:
+        pass
+    hosts = f.hosts
+    short = np.array([HCA_SUFFIX.sub("", str(n)) for n in f.node_name[hosts]], dtype=object)  # only on a miss
+    hit = hosts[short == raw]
+    if len(hit) == 1:
+        return int(hit[0])
+    if len(hit) > 1:
+        names = ", ".join(str(f.node_name[h]) for h in hit[:4])
+        raise ValidationError({field: f"{raw!r} has several HCAs in fabric {slug}: say which ({names})"})
+    raise ValidationError({field: f"no node {raw!r} in fabric {slug}"})
 
 
 class JobsView(_FabricView):
-    """The scenario's jobs: name, tenant, pattern, host node indices and the directed links their flows cross."""
+    """The scenario's jobs: name, tenant, pattern, host node indices and the directed links their flows cross.
+
+    A telemetry-fed fabric has no scheduler feed, so its list is empty.
+    """
 
     def get(self, request, slug: str):
         fabric = self.fabric(request, slug)
+        if fabric.mode == FabricMode.TELEMETRY:
+            return Response({"fabric": fabric.slug, "jobs": []})
         self.model(fabric)  # raises for a fabric without a scenario
         cached = _cached(fabric.scenario())
         if cached.job_links is None:

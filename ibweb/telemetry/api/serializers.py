@@ -1,18 +1,28 @@
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.telemetry import CounterSamples, parse_iblinkinfo
 
+from .. import store
 from ..models import CollectorConfig, Sweep
 
 
 class CollectorConfigSerializer(serializers.ModelSerializer):
     fabric = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    routing = serializers.SerializerMethodField(help_text="What the engine routes with: source (opensm-dump or "
+                                                          "computed), engine, dump path, reason, version.")
 
     class Meta:
         model = CollectorConfig
-        fields = ["id", "fabric", "source", "command_prefix", "environment", "drop_dir", "timeout_s", "interval_s",
-                  "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds", "enabled"]
+        fields = ["id", "fabric", "source", "command_prefix", "environment", "drop_dir", "lfts_path", "timeout_s",
+                  "interval_s", "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds", "enabled",
+                  "routing"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_routing(self, obj: CollectorConfig) -> dict | None:
+        return store.routing_status(obj.fabric_id)
 
 
 class SweepSerializer(serializers.ModelSerializer):

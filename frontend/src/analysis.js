@@ -1,36 +1,6 @@
-// Analyses of the fabric (eBB, what-if): their REST source and the pure helpers the panel draws with.
-import {ApiError} from "./api.js";
+// Analyses of the fabric (eBB, what-if): the pure helpers the panel draws with (requests: api().analyses()).
 
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
-
-/**
- * The CSRF token Django set in its cookie (name "csrftoken"), or "" if there is none.
- * @param {string} cookie document.cookie
- * @param {string} [name]
- * @returns {string}
- */
-export function csrfToken(cookie, name = "csrftoken") {
-  for (const part of String(cookie ?? "").split(";")) {
-    const [key, ...rest] = part.trim().split("=");
-    if (key === name) return decodeURIComponent(rest.join("="));
-  }
-  return "";
-}
-
-/**
- * One line from an error answer of the API: DRF field errors, nested ones too ({"params": {"patterns": ["…"]}}).
- * @param {object|null} body
- * @param {number} status
- * @returns {string}
- */
-export function errorText(body, status) {
-  if (!body || typeof body !== "object") return `HTTP ${status}`;
-  if (body.detail) return String(body.detail);
-  const flat = (value, path) => (Array.isArray(value) ? [`${path}: ${value.join(" ")}`]
-    : value && typeof value === "object" ? Object.entries(value).flatMap(([k, v]) => flat(v, path ? `${path}.${k}` : k))
-      : [`${path}: ${value}`]);
-  return flat(body, "").join("; ") || `HTTP ${status}`;
-}
 
 const RANK = {queued: 0, running: 1, done: 2, failed: 2};
 
@@ -90,58 +60,4 @@ export function describe(a) {
       (s.worst_job ? `; worst ${s.worst_job.id} ×${s.worst_job.comm_ratio.toFixed(2)}` : ""));
   }
   return lines;
-}
-
-/**
- * The analyses client: `analysesClient().base("/api/").fabric("demo")`; calls return promises of parsed JSON.
- * @returns {object} with chained accessors base, fabric, fetch, cookie and calls list, get, canCreate, create
- */
-export function analysesClient() {
-  let base = "/api/";
-  let slug = "";
-  let fetcher = (...args) => globalThis.fetch(...args);
-  let cookie = () => globalThis.document?.cookie ?? "";
-
-  const root = () => `${base.replace(/\/?$/, "/")}fabrics/fabrics/${encodeURIComponent(slug)}/analyses/`;
-
-  async function call(path, {method = "GET", body} = {}) {
-    const headers = {Accept: "application/json"};
-    if (body !== undefined) headers["Content-Type"] = "application/json";
-    if (method !== "GET" && method !== "OPTIONS") headers["X-CSRFToken"] = csrfToken(cookie());
-    let response;
-    try {
-      response = await fetcher(`${root()}${path}`, {method, headers, credentials: "same-origin",
-        body: body === undefined ? undefined : JSON.stringify(body)});
-    } catch (error) {
-      throw new ApiError(0, `network error: ${error.message}`);
-    }
-    const answer = await response.json().catch(() => null);
-    if (!response.ok) throw new ApiError(response.status, errorText(answer, response.status));
-    return answer;
-  }
-
-  const client = {
-    base(_) {
-      return arguments.length ? ((base = _), client) : base;
-    },
-    fabric(_) {
-      return arguments.length ? ((slug = _), client) : slug;
-    },
-    /** The fetch function (a stand-in for tests). */
-    fetch(_) {
-      return arguments.length ? ((fetcher = _), client) : fetcher;
-    },
-    /** A function returning the cookie string (a stand-in for tests). */
-    cookie(_) {
-      return arguments.length ? ((cookie = _), client) : cookie;
-    },
-    /** The newest analyses: [{id, kind, params, status, progress, result, error, ...}]. */
-    list: (limit = 20) => call(`?limit=${limit}`).then((page) => page.results ?? page),
-    get: (id) => call(`${id}/`),
-    /** Whether this visitor may start analyses (DRF lists a POST action only to those allowed). */
-    canCreate: () => call("", {method: "OPTIONS"}).then((meta) => Boolean(meta?.actions?.POST), () => false),
-    /** Start an analysis: kind "ebb", "whatif_links" or "whatif_engine" with its params. */
-    create: (kind, params = {}) => call("", {method: "POST", body: {kind, params}}),
-  };
-  return client;
 }

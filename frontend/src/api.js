@@ -1,4 +1,4 @@
-// The REST source: the fabric's live API (history, rollups, routed paths, jobs), apart from the charts.
+// The REST source: the fabric's API (history, rollups, routed paths, jobs, analyses), apart from the charts.
 
 /** An API request that failed: status (0 for a network error) and the server's message. */
 export class ApiError extends Error {
@@ -10,31 +10,63 @@ export class ApiError extends Error {
 }
 
 /**
+ * The CSRF token Django set in its cookie (name "csrftoken"), or "" if there is none.
+ * @param {string} cookie document.cookie
+ * @param {string} [name]
+ * @returns {string}
+ */
+export function csrfToken(cookie, name = "csrftoken") {
+  for (const part of String(cookie ?? "").split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return "";
+}
+
+/**
+ * One line from an error answer of the API: DRF field errors, nested ones too ({"params": {"patterns": ["…"]}}).
+ * @param {object|null} body
+ * @param {number} status
+ * @returns {string}
+ */
+export function errorText(body, status) {
+  if (!body || typeof body !== "object") return `HTTP ${status}`;
+  if (body.detail) return String(body.detail);
+  const flat = (value, path) => (Array.isArray(value) ? [`${path}: ${value.join(" ")}`]
+    : value && typeof value === "object" ? Object.entries(value).flatMap(([k, v]) => flat(v, path ? `${path}.${k}` : k))
+      : [`${path}: ${value}`]);
+  return flat(body, "").join("; ") || `HTTP ${status}`;
+}
+
+/**
  * The fabric API client: `api().base("/api/").fabric("demo")`; every call returns a promise of parsed JSON.
- * @returns {object} with chained accessors base, fabric, fetch and calls linkHistory, linkRollups, path, jobs
+ * Writes carry Django's CSRF token from the cookie.
+ * @returns {object} with chained accessors base, fabric, fetch, cookie and calls linkHistory, linkRollups,
+ *   path, jobs and analyses()
  */
 export function api() {
   let base = "/api/";
   let slug = "";
   let fetcher = (...args) => globalThis.fetch(...args);
+  let cookie = () => globalThis.document?.cookie ?? "";
 
   const root = () => `${base.replace(/\/?$/, "/")}fabrics/fabrics/${encodeURIComponent(slug)}/`;
 
-  async function get(path, params = {}) {
+  async function call(path, {method = "GET", params = {}, body} = {}) {
     const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v != null)).toString();
+    const headers = {Accept: "application/json"};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (method !== "GET" && method !== "OPTIONS") headers["X-CSRFToken"] = csrfToken(cookie());
     let response;
     try {
-      response = await fetcher(`${root()}${path}${query ? `?${query}` : ""}`, {headers: {Accept: "application/json"},
-        credentials: "same-origin"});
+      response = await fetcher(`${root()}${path}${query ? `?${query}` : ""}`, {method, headers,
+        credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body)});
     } catch (error) {
       throw new ApiError(0, `network error: ${error.message}`);
     }
-    const body = await response.json().catch(() => null);
-    if (!response.ok) {
-      const detail = body && (body.detail ?? Object.entries(body).map(([k, v]) => `${k}: ${v}`).join("; "));
-      throw new ApiError(response.status, detail || `HTTP ${response.status}`);
-    }
-    return body;
+    const answer = await response.json().catch(() => null);
+    if (!response.ok) throw new ApiError(response.status, errorText(answer, response.status));
+    return answer;
   }
 
   const client = {
@@ -48,14 +80,28 @@ export function api() {
     fetch(_) {
       return arguments.length ? ((fetcher = _), client) : fetcher;
     },
+    /** A function returning the cookie string (a stand-in for tests). */
+    cookie(_) {
+      return arguments.length ? ((cookie = _), client) : cookie;
+    },
     /** Recent series of directed link d and its reverse: {t, seq, rate, util, reverse_rate, reverse_util}. */
-    linkHistory: (d, seconds = 300) => get(`links/${d}/history/`, {seconds}),
+    linkHistory: (d, seconds = 300) => call(`links/${d}/history/`, {params: {seconds}}),
     /** One-minute rollups of directed link d: {minute, mean_util, max_util, mean_rate_gbps, samples}. */
-    linkRollups: (d, minutes = 60) => get(d < 0 ? "links/-1/rollups/" : `links/${d}/rollups/`, {minutes}),
+    linkRollups: (d, minutes = 60) => call(d < 0 ? "links/-1/rollups/" : `links/${d}/rollups/`, {params: {minutes}}),
     /** The routed path between two hosts (names or node indices): {hops, links}. */
-    path: (src, dst) => get("path/", {src, dst}),
+    path: (src, dst) => call("path/", {params: {src, dst}}),
     /** The scenario's jobs: {jobs: [{id, tenant, pattern, hosts, links}]}. */
-    jobs: () => get("jobs/"),
+    jobs: () => call("jobs/"),
+    /** The fabric's analyses (eBB, what-if): {list, get, canCreate, create}. */
+    analyses: () => ({
+      /** The newest analyses: [{id, kind, params, status, progress, result, error, ...}]. */
+      list: (limit = 20) => call("analyses/", {params: {limit}}).then((page) => page.results ?? page),
+      get: (id) => call(`analyses/${id}/`),
+      /** Whether this visitor may start analyses (DRF lists a POST action only to those allowed). */
+      canCreate: () => call("analyses/", {method: "OPTIONS"}).then((meta) => Boolean(meta?.actions?.POST), () => false),
+      /** Start an analysis: kind "ebb", "whatif_links" or "whatif_engine" with its params. */
+      create: (kind, params = {}) => call("analyses/", {method: "POST", body: {kind, params}}),
+    }),
   };
   return client;
 }

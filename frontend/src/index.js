@@ -1,7 +1,6 @@
 // Wiring: build the page inside #ibweb, connect the feed and the API.
 import {select} from "d3";
 import {api} from "./api.js";
-import {analysesClient} from "./analysis.js";
 import {alerts} from "./charts/alerts.js";
 import {analyses} from "./charts/analyses.js";
 import {controls} from "./charts/controls.js";
@@ -55,7 +54,7 @@ if (!root.empty()) {
   side.append("section").call(panels.jobs);
   side.append("section").call(panels.sharp);
   side.append("section").call(panels.storage);
-  side.append("section").call(analyses().context(ctx).api(analysesClient().base(apiBase).fabric(fabric)));
+  side.append("section").call(analyses().context(ctx).api(client.analyses()));
   side.append("section").call(panels.alerts ?? alerts().context(ctx));
   ctx.on("snapshot.catalog", () => {
     client.jobs().then((answer) => ctx.setCatalog(answer.jobs)).catch((error) => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {analysesClient, csrfToken, describe, errorText, mergeAnalysis, mergeProgress} from "../src/analysis.js";
-import {ApiError} from "../src/api.js";
+import {describe, mergeAnalysis, mergeProgress} from "../src/analysis.js";
+import {ApiError, api, csrfToken, errorText} from "../src/api.js";
 import {context} from "../src/context.js";
 import {feed} from "../src/feed.js";
 
@@ -70,7 +70,7 @@ function fakeFetch(answers) {
 test("the client lists, reads, asks whether it may create, and creates with the CSRF token", async () => {
   const {fetch, calls} = fakeFetch([[200, {count: 1, results: [{id: 1}]}], [200, {id: 1}],
     [200, {name: "Analysis List", actions: {POST: {}}}], [201, {id: 2, status: "queued"}], [200, {name: "x"}]]);
-  const client = analysesClient().base("/api").fabric("my fab").fetch(fetch).cookie(() => "csrftoken=abc");
+  const client = api().base("/api").fabric("my fab").fetch(fetch).cookie(() => "csrftoken=abc").analyses();
   assert.deepEqual(await client.list(5), [{id: 1}]);
   await client.get(1);
   assert.equal(await client.canCreate(), true);
@@ -89,7 +89,7 @@ test("the client lists, reads, asks whether it may create, and creates with the 
 
 test("a refused create is an ApiError naming the field", async () => {
   const {fetch} = fakeFetch([[400, {params: {patterns: ["1000000 is outside 1..20000"]}}]]);
-  await assert.rejects(analysesClient().fabric("demo").fetch(fetch).cookie(() => "").create("ebb", {patterns: 1e6}),
+  await assert.rejects(api().fabric("demo").fetch(fetch).cookie(() => "").analyses().create("ebb", {patterns: 1e6}),
     (error) => error instanceof ApiError && error.status === 400 && error.message === "params.patterns: 1000000 is outside 1..20000");
 });
 

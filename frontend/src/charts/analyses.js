@@ -7,7 +7,7 @@ const KEEP = 20;
 const final = (status) => status === "done" || status === "failed";
 
 /**
- * The analyses panel: `selection.call(analyses().context(ctx).api(analysesClient()...))`.
+ * The analyses panel: `selection.call(analyses().context(ctx).api(api().analyses()))`.
  * @returns {function} the chart, with chained accessors context, api and read-out rows()
  */
 export function analyses() {

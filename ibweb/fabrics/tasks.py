@@ -2,23 +2,23 @@
 
 Tasks take primary keys and JSON only. Under ``CELERY_TASK_ALWAYS_EAGER`` (the embedded
 default) an analysis runs in the process that asked for it; with ``REDIS_URL`` a worker
-runs it and its progress reaches the web processes through the channel layer.
+runs it and its progress reaches the web processes through the channel layer (the live app
+receives :data:`ibweb.fabrics.signals.analysis_progress`).
 """
 
 from __future__ import annotations
 
 import logging
 
-from asgiref.sync import async_to_sync
 from celery import shared_task
 from django.utils import timezone
 
 from fabric_engine.errors import FabricEngineError
-from ibweb.live.groups import broadcast_progress
 
 from . import analyses
 from .analyses import AnalysisStatus, ParamError, ProgressThrottle
 from .models import Analysis
+from .signals import analysis_progress
 
 __all__ = ["run_analysis", "publish_progress", "PROGRESS_INTERVAL_S"]
 
@@ -29,14 +29,14 @@ PROGRESS_INTERVAL_S = 0.25
 
 
 def publish_progress(analysis: Analysis, fraction: float, status: str, message: str) -> None:
-    """Send a ``progress`` message about ``analysis`` to the clients of its fabric's feed.
+    """Announce progress of ``analysis`` (the live feed forwards it to the fabric's clients).
 
-    A channel layer that fails (Redis away) costs the message, not the analysis.
+    A receiver that fails (the channel layer's Redis away) costs the message, not the analysis.
     """
     payload = {"task": "analysis", "id": analysis.pk, "kind": analysis.kind, "fraction": round(fraction, 4),
                "status": status, "message": message}
     try:
-        async_to_sync(broadcast_progress)(analysis.fabric_id, payload)
+        analysis_progress.send(sender=Analysis, fabric_id=analysis.fabric_id, payload=payload)
     except Exception as exc:  # noqa: BLE001 - the feed is best effort, the row keeps the truth
         log.warning("analysis %s: progress not published: %s", analysis.pk, exc)
 

@@ -56,9 +56,9 @@ test: setup sysdeps lint ## ruff, the frontend module tests, and pytest over all
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory test-services
 
-test-services: ## the web tests again on PostgreSQL and Redis
+test-services: ## the web tests again on PostgreSQL and Redis (tasks eager; worker tests start real workers)
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
-	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} \
+	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} IBWEB_CELERY_EAGER=1 \
 	$(BIN)/python -m pytest tests/web -m "not browser"
 
 bench: setup sysdeps ## print the speed and memory figures of tests/bench

@@ -103,7 +103,8 @@ else:
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
-CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+#: Run tasks in the calling process (the embedded default); with REDIS_URL, Celery workers run them.
+CELERY_TASK_ALWAYS_EAGER = env.flag("IBWEB_CELERY_EAGER", not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

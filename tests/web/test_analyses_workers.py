@@ -22,7 +22,7 @@ PATTERNS = 20000  # a few seconds on the demo
 
 def _env(tmp_path, redis_url: str) -> dict:
     return {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
-            "REDIS_URL": redis_url, "PYTHONUNBUFFERED": "1"}
+            "REDIS_URL": redis_url, "IBWEB_CELERY_EAGER": "0", "PYTHONUNBUFFERED": "1"}
 
 
 def _token(env: dict) -> str:
@@ -47,7 +47,7 @@ def _request(url: str, token: str, body: dict | None = None) -> dict:
 def test_a_worker_runs_the_analysis_and_the_feed_shows_its_progress(tmp_path):
     redis_url = require_redis(db=9)
     env = _env(tmp_path, redis_url)
-    with running_server(tmp_path, extra_env={"REDIS_URL": redis_url}) as server:
+    with running_server(tmp_path, extra_env={"REDIS_URL": redis_url, "IBWEB_CELERY_EAGER": "0"}) as server:
         token = _token(env)
         log = (tmp_path / "worker.log").open("wb")
         worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "ibweb", "worker", "--pool", "solo",

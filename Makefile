@@ -57,6 +57,7 @@ test: setup sysdeps lint ## ruff, the frontend module tests, and pytest over all
 	$(MAKE) --no-print-directory test-services
 
 test-services: ## the web tests again on PostgreSQL and Redis (tasks eager; worker tests start real workers)
+	$(BIN)/python tests/reset_test_db.py $${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
 	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} IBWEB_CELERY_EAGER=1 \
 	$(BIN)/python -m pytest tests/web -m "not browser"

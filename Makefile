@@ -11,7 +11,7 @@ SYSTEM_PACKAGES := opensm ibsim-utils libumad2sim0 infiniband-diags chromium
 UMAD2SIM := /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/package.json
 
-.PHONY: run setup venv frontend db sysdeps test test-fast test-services lint bench clean
+.PHONY: run setup venv frontend db sysdeps test test-services lint bench clean
 
 run: setup ## serve the live demo on http://$(HOST):$(PORT)/
 	@echo "ibweb is starting on http://$(HOST):$(PORT)/  (demo fabric: http://$(HOST):$(PORT)/fabrics/demo/)"
@@ -56,11 +56,11 @@ test: setup sysdeps lint ## ruff, the frontend module tests, and pytest over all
 	$(BIN)/python -m pytest
 	$(MAKE) --no-print-directory test-services
 
-test-services: ## the web tests again on PostgreSQL and Redis (tasks eager; worker tests start real workers)
+test-services: ## the in-process web tests again on PostgreSQL and Redis (tasks eager)
 	$(BIN)/python tests/reset_test_db.py $${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
 	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} IBWEB_CELERY_EAGER=1 \
-	$(BIN)/python -m pytest tests/web -m "not browser"
+	$(BIN)/python -m pytest tests/web -m "not browser and not services"
 
 bench: setup sysdeps ## print the speed and memory figures of tests/bench
 	@for f in tests/bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -12,10 +12,14 @@ import subprocess
 import sys
 import urllib.request
 
+import pytest
 import websockets
 
 from tests.server import ROOT, running_server
 from tests.services import require_redis
+
+# Real Redis and PostgreSQL in their own processes already; `make test-services` does not repeat them.
+pytestmark = pytest.mark.services
 
 PATTERNS = 20000  # a few seconds on the demo
 

@@ -8,10 +8,14 @@ import subprocess
 import sys
 import time
 
+import pytest
 import websockets
 
 from tests.server import ROOT, running_server
 from tests.services import require_redis
+
+# Real Redis and PostgreSQL in their own processes already; `make test-services` does not repeat them.
+pytestmark = pytest.mark.services
 
 
 def _run_engine(env: dict, log) -> subprocess.Popen:

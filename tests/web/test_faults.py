@@ -8,10 +8,14 @@ import sys
 import time
 
 import psycopg
+import pytest
 import websockets
 
 from tests.faults import PausableProxy, private_redis, require_postgres
 from tests.server import ROOT, running_server
+
+# Real Redis and PostgreSQL in their own processes already; `make test-services` does not repeat them.
+pytestmark = pytest.mark.services
 
 PG_ADMIN = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
 

@@ -5,10 +5,14 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 import websockets
 
 from tests.server import running_server
 from tests.services import require_redis
+
+# Real Redis and PostgreSQL in their own processes already; `make test-services` does not repeat them.
+pytestmark = pytest.mark.services
 
 FAST = {"name": "Fast 2048", "slug": "fast", "tick_s": 0.1,
         "spec": {"topology": {"generator": "fat_tree", "hosts": 2048, "radix": 64},

@@ -239,3 +239,16 @@ def test_status_turns_stale_when_the_server_stops_sending_and_live_again(server)
             server.proc.send_signal(signal.SIGCONT)
         seq = page.evaluate("window.ibweb.seq")
         poll(page, f"window.ibweb.status === 'live' && window.ibweb.seq > {seq}", 15)
+
+
+def test_policy_page_links_to_the_topology_with_the_tenant_highlighted(server):
+    with chromium_page() as page:
+        page.goto(server.url + "/tenancy/fabrics/demo/")
+        page.get_by_role("link", name="Show its hosts and links on the topology").first.click()
+        page.wait_for_url("**/fabrics/demo/?tenant=*")
+        tenant = page.url.split("tenant=")[1]
+        poll(page, "window.ibweb && window.ibweb.ready === true", 30)
+        highlight = poll(page, "window.ibweb.highlight && window.ibweb.highlight.kind === 'tenant' "
+                               "&& window.ibweb.highlight")
+        assert highlight["label"] == tenant
+        assert page.locator(".ibweb-tenant select").input_value() == tenant

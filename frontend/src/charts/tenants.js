@@ -8,6 +8,7 @@ import {makeHighlight, tenantUnion} from "../highlight.js";
 export function tenantFilter() {
   let ctx = null;
   let selected = "";
+  let initial = "";
 
   function chart(selection) {
     const label = selection.append("label").attr("class", "ibweb-tenant").text("Tenant ");
@@ -28,7 +29,15 @@ export function tenantFilter() {
       const u = tenantUnion(ctx.catalog, tenant);
       ctx.highlight(makeHighlight(ctx.fabric, {kind: "tenant", label: tenant, links: u.links, nodes: u.hosts}));
     };
-    ctx.on("catalog.tenants", (jobs) => fill([...new Set(jobs.map((j) => j.tenant))].sort()));
+    ctx.on("catalog.tenants", (jobs) => {
+      const tenants = [...new Set(jobs.map((j) => j.tenant))].sort();
+      fill(tenants);
+      if (initial && tenants.includes(initial)) {
+        apply(initial);  // a link such as /fabrics/demo/?tenant=acme opens with the tenant highlighted
+        select.property("value", initial);
+        initial = "";
+      }
+    });
     ctx.on("highlight.tenants", (h) => {
       if (h?.kind !== "tenant" && selected) (selected = ""), select.property("value", "");
     });
@@ -37,6 +46,10 @@ export function tenantFilter() {
 
   chart.context = function (_) {
     return arguments.length ? ((ctx = _), chart) : ctx;
+  };
+  /** The tenant to highlight once the jobs catalog has arrived (from the page's ?tenant= parameter). */
+  chart.initial = function (_) {
+    return arguments.length ? ((initial = _ || ""), chart) : initial;
   };
   /** The tenant highlighted, "" for none. */
   chart.selected = () => selected;

@@ -42,7 +42,7 @@ export function errorText(body, status) {
  * The fabric API client: `api().base("/api/").fabric("demo")`; every call returns a promise of parsed JSON.
  * Writes carry Django's CSRF token from the cookie.
  * @returns {object} with chained accessors base, fabric, fetch, cookie and calls linkHistory, linkRollups,
- *   path, jobs and analyses()
+ *   path, jobs, partitions and analyses()
  */
 export function api() {
   let base = "/api/";
@@ -52,14 +52,14 @@ export function api() {
 
   const root = () => `${base.replace(/\/?$/, "/")}fabrics/fabrics/${encodeURIComponent(slug)}/`;
 
-  async function call(path, {method = "GET", params = {}, body} = {}) {
+  async function call(path, {method = "GET", params = {}, body, prefix = root()} = {}) {
     const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v != null)).toString();
     const headers = {Accept: "application/json"};
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (method !== "GET" && method !== "OPTIONS") headers["X-CSRFToken"] = csrfToken(cookie());
     let response;
     try {
-      response = await fetcher(`${root()}${path}${query ? `?${query}` : ""}`, {method, headers,
+      response = await fetcher(`${prefix}${path}${query ? `?${query}` : ""}`, {method, headers,
         credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body)});
     } catch (error) {
       throw new ApiError(0, `network error: ${error.message}`);
@@ -92,6 +92,8 @@ export function api() {
     path: (src, dst) => call("path/", {params: {src, dst}}),
     /** The scenario's jobs: {jobs: [{id, tenant, pattern, hosts, links}]}. */
     jobs: () => call("jobs/"),
+    /** The fabric's P_Keys with their member GUIDs and nodes (UFM-style): {"0x0101": {partition, tenant, guids}}. */
+    partitions: () => call("pkeys/", {prefix: `${base.replace(/\/?$/, "/")}tenancy/fabrics/${encodeURIComponent(slug)}/`}),
     /** The fabric's analyses (eBB, what-if): {list, get, canCreate, create}. */
     analyses: () => ({
       /** The newest analyses: [{id, kind, params, status, progress, result, error, ...}]. */

@@ -61,6 +61,23 @@ export function tenantUnion(jobs, tenant) {
 }
 
 /**
+ * The tenant's partitions and their member nodes, from the P_Key API (`/api/tenancy/fabrics/<slug>/pkeys/`).
+ * @param {object} pkeys {"0x0101": {partition, tenant, guids: [{guid, membership, node}]}, ...}
+ * @param {string} tenant
+ * @returns {{partitions: string[], nodes: number[]}} partition names with P_Key, and member node indices
+ */
+export function tenantPartitions(pkeys, tenant) {
+  const partitions = [];
+  const nodes = new Set();
+  for (const [pkey, p] of Object.entries(pkeys ?? {})) {
+    if (p.tenant !== tenant) continue;
+    partitions.push(`${p.partition} ${pkey}`);
+    for (const g of p.guids ?? []) if (g.node != null) nodes.add(g.node);
+  }
+  return {partitions: partitions.sort(), nodes: [...nodes].sort((a, b) => a - b)};
+}
+
+/**
  * Which jobs use each directed link.
  * @param {object[]} jobs from the jobs API
  * @returns {Map<number, string[]>} directed link -> job ids

@@ -48,7 +48,7 @@ if (!root.empty()) {
   lower.append("section").call(panels.detail);
   const side = body.append("aside").attr("class", "ibweb-side");
   side.append("section").attr("class", "ibweb-find").attr("aria-label", "Highlight")
-    .call(tenantFilter().context(ctx).initial(new URLSearchParams(location.search).get("tenant"))).call(pathView().context(ctx).api(client));
+    .call(tenantFilter().context(ctx).api(client).initial(new URLSearchParams(location.search).get("tenant"))).call(pathView().context(ctx).api(client));
   side.append("section").call(totals().context(ctx));
   side.append("section").call(panels.hotspots);
   side.append("section").call(panels.jobs);

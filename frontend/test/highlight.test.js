@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 import {decodeSnapshot} from "../src/decode.js";
-import {jobHighlight, jobsByLink, makeHighlight, tenantUnion} from "../src/highlight.js";
+import {jobHighlight, jobsByLink, makeHighlight, tenantPartitions, tenantUnion} from "../src/highlight.js";
 import {synthetic, syntheticSnapshot} from "../scripts/synthetic.mjs";
 
 const fabric = decodeSnapshot(syntheticSnapshot(synthetic({leavesPerPod: 2, spinesPerPod: 2, hostsPerLeaf: 2}), 1));
@@ -45,4 +45,16 @@ test("a job's highlight comes from the catalog, else from the frame's limiting l
   assert.deepEqual([...b.cables], [4, 6]);
   assert.deepEqual([...b.nodes], []);
   assert.deepEqual([...jobHighlight(fabric, catalog, live, "unknown").cables], []);
+});
+
+test("a tenant's partitions and their member nodes come from the P_Key API answer", () => {
+  const pkeys = {
+    "0x7fff": {partition: "Default", tenant: null, guids: []},
+    "0x0101": {partition: "acme-jobs", tenant: "acme", guids: [{guid: "0x1", node: 9}, {guid: "0x2", node: 4}]},
+    "0x0105": {partition: "acme-io", tenant: "acme", guids: [{guid: "0x3", node: 4}, {guid: "0x9", node: null}]},
+    "0x0102": {partition: "globex-jobs", tenant: "globex", guids: [{guid: "0x4", node: 7}]},
+  };
+  assert.deepEqual(tenantPartitions(pkeys, "acme"), {partitions: ["acme-io 0x0105", "acme-jobs 0x0101"], nodes: [4, 9]});
+  assert.deepEqual(tenantPartitions(pkeys, "initech"), {partitions: [], nodes: []});
+  assert.deepEqual(tenantPartitions(undefined, "acme"), {partitions: [], nodes: []});
 });

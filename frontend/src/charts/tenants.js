@@ -1,5 +1,5 @@
-// Tenant filter: highlights a tenant's hosts and the links its jobs use.
-import {makeHighlight, tenantUnion} from "../highlight.js";
+// Tenant filter: highlights a tenant's hosts (its jobs' and its partitions' members) and the links its jobs use.
+import {makeHighlight, tenantPartitions, tenantUnion} from "../highlight.js";
 
 /**
  * The tenant filter: `selection.call(tenantFilter().context(ctx))`; tenants come from the jobs catalog.
@@ -7,6 +7,7 @@ import {makeHighlight, tenantUnion} from "../highlight.js";
  */
 export function tenantFilter() {
   let ctx = null;
+  let api = null;
   let selected = "";
   let initial = "";
 
@@ -27,7 +28,14 @@ export function tenantFilter() {
         return;
       }
       const u = tenantUnion(ctx.catalog, tenant);
-      ctx.highlight(makeHighlight(ctx.fabric, {kind: "tenant", label: tenant, links: u.links, nodes: u.hosts}));
+      const show = (parts) => {
+        if (selected !== tenant) return;  // another choice was made meanwhile
+        const nodes = [...new Set([...u.hosts, ...parts.nodes])].sort((a, b) => a - b);
+        const label = parts.partitions.length ? `${tenant} (${parts.partitions.join(", ")})` : tenant;
+        ctx.highlight(makeHighlight(ctx.fabric, {kind: "tenant", label, tenant, links: u.links, nodes}));
+      };
+      show({partitions: [], nodes: []});
+      if (api) api.partitions().then((pkeys) => show(tenantPartitions(pkeys, tenant)), () => {});
     };
     ctx.on("catalog.tenants", (jobs) => {
       const tenants = [...new Set(jobs.map((j) => j.tenant))].sort();
@@ -46,6 +54,10 @@ export function tenantFilter() {
 
   chart.context = function (_) {
     return arguments.length ? ((ctx = _), chart) : ctx;
+  };
+  /** The API client (partitions of the tenant come from the P_Key API). */
+  chart.api = function (_) {
+    return arguments.length ? ((api = _), chart) : api;
   };
   /** The tenant to highlight once the jobs catalog has arrived (from the page's ?tenant= parameter). */
   chart.initial = function (_) {

@@ -24,6 +24,7 @@ from ..access import visible_tenant_ids
 from ..choices import AuditAction
 from ..exporters import FILES, default_partition_spec, export_file
 from ..importers import import_partitions_conf
+from ..inventory import fabric_inventory
 from ..models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
 from .parsers import PlainTextParser
 from .serializers import (
@@ -159,10 +160,19 @@ class PKeyViewSet(viewsets.ViewSet):
 
     @staticmethod
     def _entry(p: Partition) -> dict:
+        """The UFM-style body of a P_Key; each GUID also names its node (index in the feed's topology)."""
+        inv = fabric_inventory(p.fabric)
+
+        def node(guid: str) -> int | None:
+            try:
+                return inv.node(int(guid, 16))
+            except (KeyError, ValueError):
+                return None
+
         return {"partition": p.name, "tenant": p.tenant.slug if p.tenant_id else None, "ip_over_ib": p.ipoib,
                 "index0": p.index0, "service_level": p.sl, "mtu_limit": p.mtu, "rate_limit": p.get_rate_display()
                 if p.rate else None, "managed": False,
-                "guids": [{"guid": m.guid, "membership": m.membership} for m in p.members.all()]}
+                "guids": [{"guid": m.guid, "membership": m.membership, "node": node(m.guid)} for m in p.members.all()]}
 
     def _default_entry(self, fabric: Fabric) -> dict:
         spec = default_partition_spec(fabric)
@@ -184,7 +194,7 @@ class PKeyViewSet(viewsets.ViewSet):
     def list(self, request, fabric: str):
         f = self._fabric(fabric)
         out = {f"0x{DEFAULT_PKEY:04x}": self._default_entry(f)}
-        out.update({p.pkey_hex: self._entry(p) for p in self._partitions(f).select_related("tenant")})
+        out.update({p.pkey_hex: self._entry(p) for p in self._partitions(f).select_related("tenant", "fabric")})
         return Response(out)
 
     def retrieve(self, request, fabric: str, pkey: str):

@@ -4,6 +4,7 @@
 import pytest
 from rest_framework.test import APIClient
 
+from ibweb.tenancy.inventory import fabric_inventory
 from ibweb.tenancy.models import AuditEntry, Partition, PartitionMember
 
 from .tenancy_fixtures import fabric, host_guid, partitions, tenants, user_in  # noqa: F401
@@ -27,8 +28,10 @@ def test_get_all_pkeys_with_guids(partitions):
     data = APIClient().get(BASE).json()
     assert list(data) == ["0x7fff", "0x0001", "0x0002"]
     assert data["0x7fff"]["managed"] is True and data["0x7fff"]["keywords"]["ALL_CAS"] == "limited"
-    assert data["0x0001"]["guids"] == [{"guid": host_guid(0), "membership": "full"},
-                                       {"guid": host_guid(1), "membership": "limited"}]
+    inventory = fabric_inventory(partitions[0].fabric)
+    assert data["0x0001"]["guids"] == [
+        {"guid": host_guid(0), "membership": "full", "node": int(inventory.hosts[0])},
+        {"guid": host_guid(1), "membership": "limited", "node": int(inventory.hosts[1])}]
 
 
 def test_create_pkey_and_add_guids_with_membership_each(admin_api, fabric, tenants):

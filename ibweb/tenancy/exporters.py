@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.http import HttpResponse
+
 from fabric_engine.formats import opensm_partitions, opensm_qos
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY, PartitionSpec, PortSpec
 from fabric_engine.formats.opensm_qos import QosLevel, QosMatchRule, QosTables
@@ -18,7 +20,7 @@ from fabric_engine.formats.opensm_qos import QosLevel, QosMatchRule, QosTables
 from .models import Partition, QosPolicy
 
 __all__ = ["FILES", "default_partition_spec", "partition_specs", "export_partitions_conf", "qos_tables",
-           "export_opensm_conf", "export_qos_policy", "export_file", "export_all"]
+           "export_opensm_conf", "export_qos_policy", "export_file", "export_response", "export_all"]
 
 #: The files ibweb writes, by name.
 FILES = ("partitions.conf", "qos-policy.conf", "opensm.conf")
@@ -91,6 +93,13 @@ def export_file(fabric, name: str) -> str:
     if name not in writers:
         raise KeyError(f"unknown OpenSM file {name!r}; known: {', '.join(FILES)}")
     return writers[name](fabric)
+
+
+def export_response(fabric, name: str) -> HttpResponse:
+    """One of :data:`FILES` as a plain-text attachment named ``<fabric slug>-<name>``."""
+    response = HttpResponse(export_file(fabric, name), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{fabric.slug}-{name}"'
+    return response
 
 
 def export_all(fabric, directory: str | Path) -> list[Path]:

@@ -5,17 +5,17 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from fabric_engine.errors import FormatError
 from fabric_engine.formats.opensm_qos import parse_sl2vl, parse_vlarb
 from ibweb.fabrics.models import Fabric
-from ibweb.permissions import can_view
+from ibweb.permissions import view_required
 
 from .access import visible_tenant_ids
-from .exporters import FILES, default_partition_spec, export_file
+from .exporters import FILES, default_partition_spec, export_response
 from .forms import ImportForm
 from .importers import import_partitions_conf
 from .inventory import member_nodes
@@ -25,18 +25,8 @@ IMPORT_PERMS = ("tenancy.add_partition", "tenancy.change_partition", "tenancy.ad
                 "tenancy.delete_partitionmember")
 
 
-def _require_view(view):
-    def wrapped(request, *args, **kwargs):
-        if not can_view(request.user):
-            return redirect_to_login(request.get_full_path())
-        return view(request, *args, **kwargs)
-
-    wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
-    return wrapped
-
-
 @require_GET
-@_require_view
+@view_required
 def policy_index(request):
     """Fabrics whose tenants and policy the visitor may see."""
     return render(request, "tenancy/index.html", {"fabrics": Fabric.objects.restrict(request.user)})
@@ -51,7 +41,7 @@ def _qos_context(fabric) -> dict | None:
 
 
 @require_GET
-@_require_view
+@view_required
 def policy_detail(request, slug: str):
     """Each tenant's partitions, where their members sit on the topology, and the fabric's QoS."""
     fabric = get_object_or_404(Fabric.objects.restrict(request.user), slug=slug)
@@ -78,7 +68,7 @@ def policy_detail(request, slug: str):
 
 
 @require_GET
-@_require_view
+@view_required
 def opensm_download(request, slug: str, filename: str):
     """One exported OpenSM file as an attachment."""
     fabric = get_object_or_404(Fabric.objects.restrict(request.user), slug=slug)
@@ -86,9 +76,7 @@ def opensm_download(request, slug: str, filename: str):
         raise Http404(f"unknown file {filename}")
     if visible_tenant_ids(request.user) is not None:
         raise PermissionDenied("the OpenSM files show every tenant")
-    response = HttpResponse(export_file(fabric, filename), content_type="text/plain; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{fabric.slug}-{filename}"'
-    return response
+    return export_response(fabric, filename)
 
 
 @require_http_methods(["POST"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -22,7 +21,7 @@ from ibweb.permissions import can_view
 from .. import audit, services
 from ..access import visible_tenant_ids
 from ..choices import AuditAction
-from ..exporters import FILES, default_partition_spec, export_file
+from ..exporters import FILES, default_partition_spec, export_response
 from ..importers import import_partitions_conf
 from ..inventory import fabric_inventory
 from ..models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
@@ -311,9 +310,7 @@ class OpenSMFileView(APIView):
             raise NotFound(f"unknown file {filename}; known: {', '.join(FILES)}")
         if visible_tenant_ids(request.user) is not None:
             raise PermissionDenied("the OpenSM files show every tenant; ask an operator")
-        response = HttpResponse(export_file(f, filename), content_type="text/plain; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{f.slug}-{filename}"'
-        return response
+        return export_response(f, filename)
 
     def post(self, request, fabric: str, filename: str):
         f = get_object_or_404(Fabric.objects.restrict(request.user), slug=fabric)

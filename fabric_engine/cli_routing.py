@@ -23,7 +23,7 @@ from .cli import command
 from .errors import FabricEngineError
 from .progress import Progress
 
-__all__ = ["route_command", "trace_command", "report_command", "add_parsers"]
+__all__ = ["route_command", "trace_command", "report_command"]
 
 
 def _engines() -> list[str]:
@@ -149,15 +149,3 @@ def report_command(args: argparse.Namespace) -> int:
     else:
         print(rep)
     return 0 if rep.credit_loops.acyclic else 1
-
-
-def add_parsers(subparsers) -> None:
-    """Add the three subcommands to an ``argparse`` sub-parser set (for CLIs without the registry)."""
-    for name, fn, arguments, help_text in (
-        ("route", route_command, _route_arguments, "compute the LFTs of a fabric"),
-        ("trace", trace_command, _trace_arguments, "trace a routed path"),
-        ("routing-report", report_command, _report_arguments, "routing quality report"),
-    ):
-        p = subparsers.add_parser(name, help=help_text)
-        arguments(p)
-        p.set_defaults(_run=fn)

@@ -44,28 +44,10 @@ from .graph import lid_targets, switch_distances, switch_port_peers
 from .levels import Levels, levels
 from .tables import NO_PATH, Routing
 
-__all__ = ["ftree", "first_shortest_ports", "first_shortest_table", "spread_shortest_ports"]
+__all__ = ["ftree", "first_shortest_table", "spread_shortest_ports"]
 
 #: Destinations filled per step (bounds the ``switches x chunk`` temporaries).
 _CHUNK = 4096
-
-
-def first_shortest_ports(dist: np.ndarray, peer: np.ndarray, xs: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """Lowest port of switch ``xs[i]`` one hop closer to switch ``ts[i]`` (0 when ``xs == ts``, NO_PATH if none)."""
-    xs = np.asarray(xs, dtype=np.int64)
-    ts = np.asarray(ts, dtype=np.int64)
-    out = np.full(len(xs), NO_PATH, dtype=np.uint8)
-    step = max(1, (1 << 22) // max(1, peer.shape[1]))
-    for i in range(0, len(xs), step):
-        x, t = xs[i:i + step], ts[i:i + step]
-        p = peer[x]
-        d_here = dist[x, t]
-        d_peer = np.where(p >= 0, dist[np.maximum(p, 0), t[:, None]], -9)
-        cand = d_peer == (d_here - 1)[:, None]
-        first = cand.argmax(axis=1)
-        res = np.where(cand.any(axis=1) & (d_here > 0), first + 1, NO_PATH)
-        out[i:i + step] = np.where(d_here == 0, 0, res).astype(np.uint8)
-    return out
 
 
 def first_shortest_table(dist: np.ndarray, peer: np.ndarray, targets: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ibweb.permissions import can_view
 
-__all__ = ["visible_tenant_ids", "visible_tenant_slugs", "is_restricted", "visible_hosts", "can_see_tenant"]
+__all__ = ["visible_tenant_ids", "visible_tenant_slugs", "visible_hosts", "can_see_tenant"]
 
 
 def visible_tenant_ids(user) -> set[int] | None:
@@ -23,11 +23,6 @@ def visible_tenant_ids(user) -> set[int] | None:
         return None
     ids = set(user.tenants.values_list("pk", flat=True))
     return ids or None
-
-
-def is_restricted(user) -> bool:
-    """Whether ``user`` is limited to some tenants."""
-    return visible_tenant_ids(user) is not None
 
 
 def visible_tenant_slugs(user) -> set[str] | None:

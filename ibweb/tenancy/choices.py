@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from fabric_engine.formats.opensm_partitions import MTU_BYTES, RATE_GBPS
+from fabric_engine.formats.opensm_partitions import RATE_GBPS
 
 
 class Membership(models.TextChoices):
@@ -14,7 +14,7 @@ class Membership(models.TextChoices):
 
 
 class Mtu(models.IntegerChoices):
-    """IBTA MTU codes (``mtu=4`` in partitions.conf is 2048 bytes); see ``MTU_BYTES``."""
+    """IBTA MTU codes (``mtu=4`` in partitions.conf is 2048 bytes; ``opensm_partitions.MTU_BYTES`` maps them)."""
 
     MTU_256 = 1, "256 bytes"
     MTU_512 = 2, "512 bytes"
@@ -47,10 +47,6 @@ class Rate(models.IntegerChoices):
     GBPS_300 = 18, "300 Gb/s"
     GBPS_400 = 21, "400 Gb/s"
     GBPS_600 = 22, "600 Gb/s"
-
-
-def mtu_bytes(code: int | None) -> int | None:
-    return None if code is None else MTU_BYTES[code]
 
 
 def rate_gbps(code: int | None) -> float | None:

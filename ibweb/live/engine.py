@@ -13,12 +13,13 @@ from django.db.models import Q
 
 from fabric_engine.emulator import Emulator
 from fabric_engine.formats.json_format import to_json
+from fabric_engine.policy import Policy
 from fabric_engine.scenario import build_emulator
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 from ibweb.telemetry.engine import TelemetryEngine
 from ibweb.telemetry.store import record_emulated_state
-from ibweb.tenancy.engine_policy import policy_for, policy_version
+from ibweb.tenancy.engine_policy import policy_data, policy_version
 
 from . import history
 from .groups import broadcast_frame, broadcast_progress, broadcast_snapshot, last_seq, set_starting, store_topology
@@ -73,8 +74,8 @@ class FabricEngine:
         version = await sync_to_async(policy_version)(self.fabric_id)
         if version == self.policy_version:
             return
-        policy, _ = await sync_to_async(policy_for)(self.fabric)
-        await asyncio.to_thread(self.emulator.set_policy, policy)
+        data = await sync_to_async(policy_data)(self.fabric)  # the emulator's fabric is the one the GUIDs name
+        await asyncio.to_thread(lambda: self.emulator.set_policy(Policy.from_dict(self.emulator.fabric, data)))
         self.policy_version = version
         log.info("fabric %s: policy version %d applied", self.slug, version)
 

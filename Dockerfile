@@ -11,6 +11,9 @@ COPY requirements.lock ./
 RUN pip install --no-cache-dir -r requirements.lock
 COPY . .
 COPY --from=frontend /src/frontend/dist frontend/dist
-RUN pip install --no-cache-dir --no-deps -e .
+# gcc builds the solver's C extension (fabric_engine/_maxmin.c), then leaves
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install --no-cache-dir --no-deps -e . \
+    && apt-get purge -y gcc libc6-dev && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 EXPOSE 8000
-CMD ["uvicorn", "ibweb.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--lifespan", "on"]
+CMD ["uvicorn", "ibweb.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--lifespan", "on", "--ws-max-size", "1048576", "--ws", "ibweb.wsdeflate:WebSocketProtocol"]

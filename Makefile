@@ -15,12 +15,12 @@ FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/pack
 
 run: setup ## serve the live demo on http://$(HOST):$(PORT)/
 	@echo "ibweb is starting on http://$(HOST):$(PORT)/  (demo fabric: http://$(HOST):$(PORT)/fabrics/demo/)"
-	$(BIN)/uvicorn ibweb.asgi:application --host $(HOST) --port $(PORT) --lifespan on --log-level warning
+	$(BIN)/uvicorn ibweb.asgi:application --host $(HOST) --port $(PORT) --lifespan on --ws-max-size 1048576 --ws ibweb.wsdeflate:WebSocketProtocol --log-level warning
 
 setup: venv frontend db
 
 venv: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml requirements.lock
+$(VENV)/.installed: pyproject.toml requirements.lock setup.py fabric_engine/_maxmin.c fabric_engine/telemetry/_perfquery.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
@@ -62,8 +62,14 @@ test-services: ## the in-process web tests again on PostgreSQL and Redis (tasks 
 	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} IBWEB_CELERY_EAGER=1 \
 	$(BIN)/python -m pytest tests/web -m "not browser and not services"
 
-bench: setup sysdeps ## print the speed and memory figures of tests/bench
-	@for f in tests/bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+bench: setup sysdeps ## run every bench of tests/bench, then a summary of all targets (exit 1 if one missed)
+	@mkdir -p var; : > var/bench.log; failed=""; \
+	for f in tests/bench/bench_*.py; do \
+	  echo "== $$f" | tee -a var/bench.log; \
+	  $(BIN)/python $$f 2>&1 | tee -a var/bench.log; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || failed="$$failed $$f"; \
+	done; \
+	$(BIN)/python tests/bench/summary.py var/bench.log $$failed
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist var

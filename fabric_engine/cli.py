@@ -268,10 +268,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (2 with ``error: ...`` on bad input)."""
+    """Run the CLI; returns the exit code.
+
+    Bad input ends in one line ``error: <what, naming the file and line>`` and exit code 2, never in
+    a traceback: engine errors carry their own message; a file that cannot be written, memory that
+    runs out or any other unexpected failure is reported in one line too (exit code 3), ``Ctrl-C``
+    exits with 130.
+    """
     args = build_parser().parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except FabricEngineError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        return 0
+    except OSError as exc:
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory (the fabric or the input is too large for this machine)", file=sys.stderr)
+        return 3
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        print(f"error: {args.command}: unexpected {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
+        return 3
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "(no message)"

@@ -6,9 +6,11 @@
     python -m fabric_engine trace FABRIC --lfts DUMP SRC DST
     python -m fabric_engine routing-report FABRIC --lfts DUMP
 
-``FABRIC`` is any fabric file :func:`fabric_engine.formats.read` understands. The LFTs
-come from ``--lfts`` (an ``opensm-lfts.dump`` or ``ibroute`` output) or are computed
-with ``--engine`` (default ``minhop``).
+``FABRIC`` is any fabric file :func:`fabric_engine.formats.read` understands (gzip or not). The
+LFTs come from ``--lfts`` (an ``opensm-lfts.dump`` or ``ibroute`` output) or are computed with
+``--engine`` (default ``minhop``); ``-a FILE`` gives updn its root switches as OpenSM's
+``--root_guid_file`` does. An engine that cannot route the fabric as designed (ftree on a
+fabric that is no fat tree, updn without a root) says so on stderr with what it did instead.
 """
 
 from __future__ import annotations
@@ -33,26 +35,49 @@ def _engines() -> list[str]:
 
 
 def _source_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", help="fabric file (ibnetdiscover, ibsim net or json)")
+    p.add_argument("fabric", help="fabric file (ibnetdiscover, ibsim net or json; gzip or not)")
     p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"), help="fabric file format")
     p.add_argument("--lfts", help="load LFTs from an opensm-lfts.dump or ibroute output instead of routing")
+    _engine_args(p)
+
+
+def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", default="minhop", choices=_engines(), help="routing engine (default minhop)")
+    p.add_argument("-a", "--root-guid-file", dest="roots", metavar="FILE",
+                   help="updn: root switch GUIDs, one per line (OpenSM's --root_guid_file)")
+
+
+def _route(fabric, args: argparse.Namespace):
+    """Route ``fabric`` with the engine and options in ``args``; warnings of the engine go to stderr."""
+    from .routing import route
+    from .routing.quality import engine_warnings
+    from .routing.updn import read_root_guids
+
+    options = {}
+    if getattr(args, "roots", None):
+        if args.engine != "updn":
+            raise FabricEngineError("-a/--root-guid-file applies to --engine updn only")
+        options["roots"] = read_root_guids(Path(args.roots))
+    routing = route(fabric, args.engine, **options)
+    for warning in engine_warnings(routing):
+        print(f"warning: {warning}", file=sys.stderr)
+    return routing
 
 
 def _load(args: argparse.Namespace):
     from . import formats
-    from .routing import load_lfts, route
+    from .routing import load_lfts
 
     fabric = formats.read(Path(args.fabric), fmt=args.from_fmt)
     if getattr(args, "lfts", None):
         return fabric, load_lfts(fabric, args.lfts)
-    return fabric, route(fabric, args.engine)
+    return fabric, _route(fabric, args)
 
 
 def _route_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", help="fabric file (ibnetdiscover, ibsim net or json)")
+    p.add_argument("fabric", help="fabric file (ibnetdiscover, ibsim net or json; gzip or not)")
     p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"), help="fabric file format")
-    p.add_argument("--engine", default="minhop", choices=_engines(), help="routing engine (default minhop)")
+    _engine_args(p)
     p.add_argument("--dump-lfts", help="write the LFTs to this file ('-' for stdout)")
     p.add_argument("--style", choices=("opensm", "ibroute"), default="opensm",
                    help="LFT text style: opensm-lfts.dump (default) or ibroute output")
@@ -63,7 +88,6 @@ def _route_arguments(p: argparse.ArgumentParser) -> None:
 def route_command(args: argparse.Namespace) -> int:
     from . import formats
     from .formats import opensm_lfts
-    from .routing import route
     from .routing.quality import report
 
     bar = Progress("route")
@@ -72,7 +96,7 @@ def route_command(args: argparse.Namespace) -> int:
     bar(0.2)
     bar.stage(f"routing with {args.engine}")
     t0 = time.perf_counter()
-    routing = route(fabric, args.engine)
+    routing = _route(fabric, args)
     elapsed = time.perf_counter() - t0
     bar(0.8)
     print(f"{args.engine}: routed {fabric!r} in {elapsed * 1000:.1f} ms "
@@ -137,7 +161,8 @@ def _report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-@command("routing-report", help="port balance, path lengths, unreachable pairs and credit loops of a routing",
+@command("routing-report", help="port balance, path lengths, unreachable pairs and entries, credit loops and "
+                                "engine warnings of a routing",
          arguments=_report_arguments)
 def report_command(args: argparse.Namespace) -> int:
     from .routing.quality import report

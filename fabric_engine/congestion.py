@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .incidence import Incidence
+
 __all__ = ["symbol_time_ns", "xmit_wait_ticks", "ecn_fraction", "rank_hotspots"]
 
 
@@ -62,14 +64,15 @@ def ecn_fraction(offered: np.ndarray, capacity: np.ndarray, threshold: float = 0
 
 
 def rank_hotspots(offered: np.ndarray, carried: np.ndarray, capacity: np.ndarray, xmit_wait: np.ndarray,
-                  ecn: np.ndarray, incidence: sp.csr_matrix, flow_rate: np.ndarray, flow_owner: np.ndarray,
+                  ecn: np.ndarray, incidence: sp.csr_matrix | Incidence, flow_rate, flow_owner: np.ndarray,
                   owner_names: list[str], count: int = 10) -> list[dict]:
     """The ``count`` most congested directed links, ranked by ``offered / capacity`` then utilization.
 
     Each entry: ``{"link", "congestion", "util", "offered_gbps", "rate_gbps", "xmit_wait", "ecn", "jobs"}``
     where ``jobs`` lists up to three ``{"id", "gbps"}`` that carry most on the link
     (``flow_owner`` indexes ``owner_names``; -1 for unattributed flows). Links
-    with no offered load are left out.
+    with no offered load are left out. ``flow_rate``: every flow's rate, float ``(F,)``, or a function
+    ``flow_rate(rows)`` giving the rates of the rows ``rows`` (only the flows on the hotspots are asked for).
     """
     cap = np.asarray(capacity, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -78,15 +81,22 @@ def rank_hotspots(offered: np.ndarray, carried: np.ndarray, capacity: np.ndarray
     live = np.flatnonzero(offered > 0)
     if live.size == 0:
         return []
+    if live.size > 4 * count:  # the links at or above the count-th largest ratio, then the ranking among those few
+        bar = np.partition(ratio[live], live.size - count)[live.size - count]
+        live = live[ratio[live] >= bar]
     order = np.lexsort((-util[live], -ratio[live]))[:count]
     hot = live[order]
     names = list(owner_names) + ["background"]
-    owner = np.where(np.asarray(flow_owner) >= 0, flow_owner, len(owner_names))
-    share = sp.csr_matrix((flow_rate, (owner, np.arange(len(owner)))), shape=(len(names), len(owner)))
-    per_job = (share @ incidence[:, hot]).toarray() if len(owner) else np.zeros((len(names), len(hot)))
+    per_job = np.zeros((len(names), len(hot)))
+    if len(flow_owner):  # the flows on the hot links only, from the incidence's column pattern
+        col, row, share = Incidence.of(incidence).columns(hot)
+        owner = np.asarray(flow_owner)[row]
+        owner = np.where(owner >= 0, owner, len(owner_names))
+        rate = flow_rate(row) if callable(flow_rate) else np.asarray(flow_rate)[row]
+        np.add.at(per_job, (owner, col), share * rate)
     out = []
     for col, d in enumerate(hot):  # loop over the few hotspots
-        top = np.argsort(-per_job[:, col])[:3]
+        top = np.argsort(-np.round(per_job[:, col], 6), kind="stable")[:3]  # equal shares: in job order
         jobs = [{"id": names[j], "gbps": round(float(per_job[j, col]), 3)} for j in top if per_job[j, col] > 0]
         out.append({"link": int(d), "congestion": round(float(ratio[d]), 4), "util": round(float(util[d]), 4),
                     "offered_gbps": round(float(offered[d]), 3), "rate_gbps": round(float(carried[d]), 3),

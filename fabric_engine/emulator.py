@@ -43,7 +43,8 @@ import scipy.sparse as sp
 
 from .congestion import ecn_fraction, rank_hotspots, xmit_wait_ticks
 from .errors import FabricEngineError
-from .flows import group_max, max_min_fair, solve_paced
+from .flows import group_max, max_min_fair_alone, slowest_bottlenecks, solve_paced
+from .incidence import Block, Incidence
 from .routing import Routing
 from .sharp import AggregationManager
 from .sharp.session import SharpSession
@@ -114,6 +115,8 @@ class Emulator:
         Allocates SHARP trees to jobs that ask for them (none: every request falls back).
     storage : fabric_engine.storage.StorageModel, optional
         Storage servers and backends (needed by jobs with ``read_gbps`` or ``checkpoint``).
+    progress : callable, optional
+        ``progress(fraction, message)`` during the first expansion of the jobs (see :meth:`_load`).
 
     Examples
     --------
@@ -128,7 +131,7 @@ class Emulator:
     def __init__(self, routing: Routing, jobs: Sequence[Job], background: Background | None = None,
                  tick_s: float = 1.0, seed: int = 0, *, policy=None, paths=None, xmit_wait_tick: int = 0,
                  ecn_threshold: float = 0.9, sharp: AggregationManager | None = None,
-                 storage: StorageModel | None = None) -> None:
+                 storage: StorageModel | None = None, progress=None) -> None:
         if tick_s <= 0:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
         self.routing = routing
@@ -153,7 +156,7 @@ class Emulator:
         #: Capacity of every column of the incidence: directed links, then storage backends.
         self._cap = np.concatenate([self.capacity, extra])
         self.jobs: list[Job] = []
-        self._load(list(jobs), {})
+        self._load(list(jobs), {}, progress)
 
     # ------------------------------------------------------------ job set
     def _policy_inputs(self, flows: Flows) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, object]:
@@ -167,8 +170,15 @@ class Emulator:
         dem = np.where(fp.allowed, np.minimum(dem, fp.rate_cap_gbps), 0.0)
         return dem, fp.priority.astype(np.int64), flows.weight * np.maximum(fp.weight, 1e-12), fp
 
-    def _load(self, jobs: list[Job], keep: dict[str, tuple]) -> None:
-        """Expand ``jobs``, solve each alone, and set their time state (``keep``: name -> saved state)."""
+    def _load(self, jobs: list[Job], keep: dict[str, tuple], progress=None) -> None:
+        """Expand ``jobs``, solve each alone, and set their time state (``keep``: name -> saved state).
+
+        ``progress(fraction, message)``, if given, hears of each step (a first load at scale takes seconds).
+        """
+        def report(fraction: float, message: str) -> None:
+            if progress is not None:
+                progress(fraction, message)
+
         names = [j.name for j in jobs]
         if len(set(names)) != len(names):
             raise FabricEngineError("job names must be unique")
@@ -177,52 +187,72 @@ class Emulator:
             raise FabricEngineError(f"job {needs_storage[0]}: reads or checkpoints need a storage model")
         self.jobs = jobs
         self.tenants = sorted({j.tenant for j in jobs})
+        report(0.0, f"expanding the flows of {len(jobs)} jobs")
         jf: JobFlows = expand_jobs([self.sharp.effective(j) for j in jobs], self.fabric, self.paths, self.tenants)
         self._jf = jf
         fl = jf.flows
         e_all = len(self._cap)
-        self._jinc = sp.csr_matrix((jf.incidence.data, jf.incidence.indices, jf.incidence.indptr),
-                                   shape=(len(fl), e_all))
+        jinc = sp.csr_matrix((jf.incidence.data, jf.incidence.indices, jf.incidence.indptr), shape=(len(fl), e_all))
         dem, prio, weight, fp = self._policy_inputs(fl)
         dem[jf.broken] = 0.0
-        self._dem, self._prio, self._weight, self._fp = dem, prio, weight, fp
+        self._fp = fp
         self._flow_job = fl.job.astype(np.int64)
         self._bits = _bits(fl.nbytes)
         n = len(jobs)
+        n_f = len(fl)
+        # Every row that can run in a tick, fixed until the job set changes: the job flows, then the storage flows.
+        # A tick switches rows off with a zero demand and adds its background rows below them.
+        s_inc = sp.csr_matrix((0, e_all))
+        s_owner, s_group, s_bits = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        s_dem, s_prio, s_weight = np.zeros(0), None if prio is None else np.zeros(0, np.int64), np.zeros(0)
         if self.storage is not None:
             sf = self.storage.load(jobs, self.tenants, self.seed, keep.get(_STORAGE_KEY, {}))
-            sdem, sprio, sweight, _ = self._policy_inputs(sf.flows)
-            self._s = (sdem, sprio, sweight, _bits(np.where(sf.role == ROLE_CHECKPOINT, sf.flows.nbytes, 0.0)))
+            s_dem, s_prio, s_weight, _ = self._policy_inputs(sf.flows)
+            is_ck = sf.role == ROLE_CHECKPOINT
+            s_bits = _bits(np.where(is_ck, sf.flows.nbytes, 0.0))
+            s_owner = sf.flows.job.astype(np.int64)
+            s_group = np.where(is_ck, n + s_owner, -1)
+            s_inc = sf.incidence
+        self._n_job_flows = n_f
+        self._buf = None
+        report(0.4, f"indexing {n_f:,} flows")
+        self._fixed = Incidence(sp.vstack([jinc, s_inc], format="csr") if s_inc.shape[0] else jinc)
+        self._dem = np.concatenate([dem, s_dem])
+        self._weight = np.concatenate([weight, s_weight])
+        self._prio = None if prio is None else np.concatenate([prio, s_prio])
+        self._owner = np.concatenate([self._flow_job, s_owner])
+        self._group = np.concatenate([self._flow_job, s_group])
+        self._gbits = np.concatenate([self._bits, s_bits])
         self._compute = np.array([j.compute_s for j in jobs], dtype=np.float64)
         self._start = np.array([j.start_s for j in jobs], dtype=np.float64)
         self._stop = np.array([np.nan if j.stop_s is None else j.stop_s for j in jobs], dtype=np.float64)
         self._repeat = np.array([np.nan if j.repeat_s is None else j.repeat_s for j in jobs], dtype=np.float64)
         # Alone on the idle fabric: one solve, every job (and every job's checkpoint) on its own copy of the links.
-        inc, bits, owner = self._jinc, self._bits, self._flow_job
-        if self.storage is not None:
-            ck = np.flatnonzero(self.storage.sf.role == ROLE_CHECKPOINT)
-            inc = sp.vstack([inc, self.storage.sf.incidence[ck]], format="csr")
-            dem, weight = np.concatenate([dem, self._s[0][ck]]), np.concatenate([weight, self._s[2][ck]])
-            bits = np.concatenate([bits, self._s[3][ck]])
-            owner = np.concatenate([owner, n + self.storage.sf.flows.job[ck].astype(np.int64)])
-        if len(owner):
-            row_job = np.repeat(owner, np.diff(inc.indptr))
-            block = sp.csr_matrix((inc.data, inc.indices + row_job * e_all, inc.indptr),
-                                  shape=(len(owner), 2 * n * e_all))
-            alone = max_min_fair(block, np.tile(self._cap, 2 * n), dem, weight)
-        else:
-            alone = np.zeros(0)
+        report(0.6, f"solving each of {n} jobs alone on the idle fabric")
+        rows = np.flatnonzero(self._group >= 0)
+        owner, bits = self._group[rows], self._gbits[rows]
+        alone = max_min_fair_alone(self._fixed, self._cap, self._dem, self._weight, self._group)[rows]
         with np.errstate(divide="ignore", invalid="ignore"):
             t_alone = np.where(bits > 0, bits / alone, 0.0)
         t_all = group_max(np.where(np.isnan(t_alone), np.inf, t_alone), owner, 2 * n)
         self._alone_s, self._ck_alone_s = t_all[:n], t_all[n:]
         with np.errstate(divide="ignore", invalid="ignore"):
             pace = np.where(t_all[owner] > 0, bits / t_all[owner], 0.0)
-        pace = np.where(np.isfinite(pace), pace, 0.0)
-        self._offered_alone = pace[:len(fl)]
-        if self.storage is not None:
-            self._s_offered = np.where(self.storage.sf.role == ROLE_CHECKPOINT, 0.0, self._s[0])
-            self._s_offered[ck] = pace[len(fl):]
+        # Offered load of every fixed row while it runs: its pace alone (grouped rows) or its demand.
+        self._offered = np.where(self._group >= 0, 0.0, self._dem)
+        self._offered[rows] = np.where(np.isfinite(pace), pace, 0.0)
+        self._offered_alone = self._offered[:n_f]
+        self._job_demand = np.bincount(self._flow_job, weights=self._offered_alone, minlength=n)
+        # Every job's gigabits per collective and offered load on every column, summed over its flows (jobs x
+        # columns, a few hundred thousand entries at 32,768 GPUs): a tick's link loads and the capacity the
+        # collectives leave to the other flows are products with these, not passes over ten million entries.
+        report(0.8, f"summing the load of each of {n} jobs per link")
+        self._job_gbits = self._fixed.fixed.group_sums(self._flow_job, self._bits, n).T.tocsr()
+        self._job_offered = self._fixed.fixed.group_sums(self._flow_job, self._offered_alone, n).T.tocsr()
+        self._storage_rows = Block.of(s_inc, e_all) if s_inc.shape[0] else None  # fixed rows n_f.., on their own
+        # Rows of job k: _job_rows[k]:_job_rows[k + 1] (expand_jobs stacks the flows job after job).
+        ordered = bool(n_f == 0 or (np.diff(self._flow_job) >= 0).all())
+        self._job_rows = np.searchsorted(self._flow_job, np.arange(n + 1)) if ordered else None
         self.sharp.prepare(jobs, jf, self._alone_s, self.fabric, self.paths, self.tenants)
         # Time state: phase, what is left of it (compute seconds, or fraction of the collective), counters.
         self._phase = np.zeros(n, dtype=np.int8)
@@ -257,13 +287,6 @@ class Emulator:
         self._load(self.jobs, self._saved())
 
     # ------------------------------------------------------------------ tick
-    def _flow_time(self, rate: np.ndarray, job_rows: np.ndarray | None = None) -> np.ndarray:
-        """Seconds each job flow needs for its bytes at ``rate`` (0 without bytes, inf at rate 0)."""
-        bits = self._bits if job_rows is None else self._bits[job_rows]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(bits > 0, bits / rate, 0.0)
-        return np.where(np.isnan(t), np.inf, t)
-
     def _background(self) -> tuple[Flows, sp.csr_matrix]:
         rng = np.random.default_rng((self.seed, self.seq))
         src, dst = background_pairs(self._hosts, self.background.fraction, rng)
@@ -272,6 +295,68 @@ class Emulator:
         flows.demand_gbps[broken] = 0.0
         inc = sp.csr_matrix(inc, dtype=np.float64)
         return flows, sp.csr_matrix((inc.data, inc.indices, inc.indptr), shape=(len(flows), len(self._cap)))
+
+    def _tick_buffers(self, n_extra: int) -> dict[str, np.ndarray]:
+        """Arrays over the fixed rows and ``n_extra`` background rows, made once per job set and size.
+
+        The fixed rows' constant parts are filled here (every job communicating: ``reach``); a tick writes
+        the rest in place. The solver's outputs (``rate``, ``bott``) are kept too: at 32,768 GPUs a fresh
+        array of the rows' length costs its page faults (16 MB zeroed by the kernel) every tick.
+        """
+        n = len(self._dem)
+        if self._buf is None or len(self._buf["dem"]) != n + n_extra:
+            def grown(fixed: np.ndarray, tail) -> np.ndarray:
+                return np.concatenate([fixed, np.full(n_extra, tail, dtype=fixed.dtype)])
+
+            rows = n + n_extra
+            self._buf = {"dem": grown(self._dem, 0.0), "group": grown(self._group, -1),
+                         "weight": grown(self._weight, 1.0), "gbits": grown(self._gbits, 0.0),
+                         "offered": grown(self._offered, 0.0), "owner": grown(self._owner, -1),
+                         "reach": np.ones(len(self.jobs), dtype=bool), "rate": np.empty(rows),
+                         "bott": np.empty(rows, dtype=np.int64)}
+            if self._prio is not None:
+                self._buf["prio"] = grown(self._prio, 0)
+        return self._buf
+
+    def _switch_rows(self, buf: dict[str, np.ndarray], reach: np.ndarray) -> None:
+        """Demand and group of the job rows as ``reach`` says: rows of a job that does not communicate get no demand
+        and no group. Only the rows of the jobs whose state changed since the buffers were last written are touched.
+        """
+        held = buf["reach"]
+        changed = np.flatnonzero(held != reach)
+        if changed.size == 0:
+            return
+        dem, group, n_f = buf["dem"], buf["group"], self._n_job_flows
+        bounds = self._job_rows
+        if bounds is None or changed.size > 64:  # many jobs changed: one pass over the rows
+            on = reach[self._flow_job]
+            dem[:n_f] = np.where(on, self._dem[:n_f], 0.0)
+            group[:n_f] = np.where(on, self._group[:n_f], -1)
+        else:
+            for k in changed:  # a slice per job whose state changed (a running flow without a route keeps its group)
+                lo, hi = bounds[k], bounds[k + 1]
+                dem[lo:hi] = self._dem[lo:hi] if reach[k] else 0.0
+                group[lo:hi] = self._group[lo:hi] if reach[k] else -1
+        held[:] = reach
+
+    def _paced_load(self, reach: np.ndarray, rate: np.ndarray, group: np.ndarray):
+        """``paced_load(duration, cols)`` for :func:`~fabric_engine.flows.solve_paced`: the load of the paced rows.
+
+        A job's flows run at ``gbits / T`` of its collective, so their load is the job's gigabits per link over
+        ``T``; the storage rows that run (few) are summed from their own rows (``rate`` holds them paced by then).
+        """
+        n, n_f = len(self.jobs), self._n_job_flows
+
+        def paced_load(duration: np.ndarray, cols: np.ndarray) -> np.ndarray:
+            t = duration[:n]
+            with np.errstate(divide="ignore"):
+                inv = np.where(reach & np.isfinite(t) & (t > 0), 1.0 / t, 0.0)
+            out = (self._job_gbits @ inv)[cols]
+            if self._storage_rows is not None:
+                self._storage_rows.rmatvec_columns(rate, cols, out, offset=n_f, group=group)
+            return out
+
+        return paced_load
 
     def step(self, now: float | None = None) -> FabricState:
         """Advance one tick and return the fabric's state for it."""
@@ -283,7 +368,6 @@ class Emulator:
         fresh = running & ~self._running
         if self.sharp.transitions(self.jobs, fresh, ~running & self._running, t0):
             self._load(self.jobs, self._saved())
-        jf = self._jf
         self._phase[fresh], self._left[fresh] = _COMPUTE, self._compute[fresh]
         self._running = running
         st = self.storage
@@ -292,48 +376,34 @@ class Emulator:
             st.restart(fresh, self._iterations)
             writing = st.begin(running, self._iterations)
         reach = running & ~writing & ((self._phase == _COMM) | (self._left < tick))
-        rows = jf.rows(reach)
-        blocks = [self._jinc[rows]]
-        dem, weight = [self._dem[rows]], [self._weight[rows]]
-        prio = None if self._prio is None else [self._prio[rows]]
-        owner = [self._flow_job[rows]]
-        gbits, group, offered = [self._bits[rows]], [self._flow_job[rows]], [self._offered_alone[rows]]
-        n_job_flows = len(rows)
-        if st is not None:  # storage flows: groups n_jobs + k are the checkpoints
-            s_rows = st.rows(running, writing)
-            sdem, sprio, sweight, sbits = self._s
-            s_job = st.sf.flows.job[s_rows].astype(np.int64)
-            is_ck = st.sf.role[s_rows] == ROLE_CHECKPOINT
-            blocks.append(st.sf.incidence[s_rows])
-            dem.append(sdem[s_rows])
-            weight.append(sweight[s_rows])
-            if prio is not None:
-                prio.append(sprio[s_rows])
-            owner.append(s_job)
-            gbits.append(sbits[s_rows])
-            group.append(np.where(is_ck, n_jobs + s_job, -1))
-            offered.append(self._s_offered[s_rows])
-        else:
-            s_rows, s_job, is_ck = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
-        n_fixed = sum(len(d) for d in dem)
+        inc = self._fixed
+        bg = None
         if self.background is not None:
             bg, bg_inc = self._background()
             bdem, bprio, bweight, _ = self._policy_inputs(bg)
-            blocks.append(bg_inc)
-            dem.append(bdem)
-            weight.append(bweight)
+            inc = inc.stack(bg_inc)
+        # Arrays over every row of the tick, kept and written in place (at 32,768 GPUs each is 2 million long).
+        n_fixed, n_f = len(self._dem), self._n_job_flows
+        buf = self._tick_buffers(0 if bg is None else len(bg))
+        dem, group, weight, prio = buf["dem"], buf["group"], buf["weight"], buf.get("prio")
+        gbits, offered, owner = buf["gbits"], buf["offered"], buf["owner"]
+        # The rows that run this tick: the flows of the jobs that communicate, the storage flows that run.
+        self._switch_rows(buf, reach)
+        s_rows = np.zeros(0, np.int64)
+        s_on = np.zeros(n_fixed - n_f, dtype=bool)
+        if st is not None:
+            s_rows = st.rows(running, writing)
+            s_on[s_rows] = True
+            dem[n_f:n_fixed] = np.where(s_on, self._dem[n_f:], 0.0)
+            group[n_f:n_fixed] = np.where(s_on, self._group[n_f:], -1)
+        if bg is not None:
+            dem[n_fixed:], weight[n_fixed:], offered[n_fixed:] = bdem, bweight, bdem
             if prio is not None:
-                prio.append(bprio)
-            owner.append(np.full(len(bg), -1))
-            gbits.append(np.zeros(len(bg)))
-            group.append(np.full(len(bg), -1))
-            offered.append(bdem)
-        inc = sp.vstack(blocks, format="csr") if len(blocks) > 1 else blocks[0]
-        dem, weight, owner = np.concatenate(dem), np.concatenate(weight), np.concatenate(owner)
-        prio = None if prio is None else np.concatenate(prio)
-        gbits, group = np.concatenate(gbits), np.concatenate(group)
+                prio[n_fixed:] = bprio
         # Two passes: greedy (collective durations, limiting links), then flows paced to their collective.
-        rate, bott, dur = solve_paced(inc, self._cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio)
+        rate, bott, dur = solve_paced(inc, self._cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio,
+                                      out=(buf["rate"], buf["bott"]),
+                                      paced_load=self._paced_load(reach, buf["rate"], group))
         comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
         avail = np.full(n_jobs, tick)
         if st is not None:
@@ -343,28 +413,49 @@ class Emulator:
             ck_frac = spent / tick
         comm_frac = self._advance(running, reach, comm_now, avail)
         self.sharp.account(reach, comm_frac, comm_now, tick)
-        # Per-link load, averaged over the tick.
-        on = np.ones(len(rate))
-        on[:n_job_flows] = comm_frac[owner[:n_job_flows]]
+        # Per-link load, averaged over the tick: a job's flows at gbits / T for the part of the tick it
+        # communicated (its gigabits per link times a coefficient), storage and background rows from their rows.
+        job_on = np.where(reach, comm_frac, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_s = np.where(reach & np.isfinite(comm_now) & (comm_now > 0), job_on / comm_now, 0.0)
+        col_rate = self._job_gbits @ per_s
+        col_offered = self._job_offered @ job_on
+        s_frac = np.zeros(n_fixed - n_f)
         if st is not None:
-            on[n_job_flows:n_fixed] = np.where(is_ck, ck_frac[s_job], 1.0)
-        carried = rate * on
+            is_ck = self._group[n_f:] >= n_jobs
+            s_frac = np.where(s_on, np.where(is_ck, ck_frac[np.maximum(owner[n_f:n_fixed], 0)], 1.0), 0.0)
+            s_loads = np.stack([rate[n_f:n_fixed] * s_frac, offered[n_f:n_fixed] * s_frac])
+            add_rate, add_offered = self._storage_rows.rmatvec(s_loads)
+            col_rate += add_rate
+            col_offered += add_offered
+        if bg is not None:
+            add_rate, add_offered = inc.extra.rmatvec(np.stack([rate[n_fixed:], offered[n_fixed:]]))
+            col_rate += add_rate
+            col_offered += add_offered
+
+        def carried(rows: np.ndarray) -> np.ndarray:
+            """Tick-averaged rate of the rows ``rows`` (those that cross the hotspots)."""
+            frac = np.ones(len(rows))
+            job_row, s_row = rows < n_f, (rows >= n_f) & (rows < n_fixed)
+            frac[job_row] = job_on[self._flow_job[rows[job_row]]]
+            frac[s_row] = s_frac[rows[s_row] - n_f]
+            return rate[rows] * frac
+
         e = len(self.capacity)
-        col_rate = np.asarray(inc.T @ carried).ravel()
-        col_offered = np.asarray(inc.T @ (np.concatenate(offered) * on)).ravel()
         link_rate = col_rate[:e]
         link_offered = np.maximum(col_offered[:e], link_rate)
         wait = xmit_wait_ticks(link_offered, link_rate, self.capacity, self._width, tick, self.xmit_wait_tick)
         ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
         util = link_rate / np.maximum(self.capacity, 1e-12)
-        jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, rows, util, writing)
+        jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, util, writing)
         names = [j.name for j in self.jobs]
         hotspots = rank_hotspots(link_offered, link_rate, self.capacity, wait, ecn, inc, carried, owner, names,
                                  HOTSPOTS)
         storage = None
         if st is not None:
-            storage = st.frame(s_rows, carried[n_job_flows:n_fixed], bott[n_job_flows:n_fixed], col_rate[e:],
-                               link_rate, self.capacity, ck_now)
+            s_fixed = n_f + s_rows
+            storage = st.frame(s_rows, carried(s_fixed), bott[s_fixed], col_rate[e:], link_rate, self.capacity,
+                               ck_now)
         self.elapsed += tick
         return FabricState(self.seq, now, tick, link_rate.astype(np.float32), util.astype(np.float32),
                            throughput_gbps=float(link_rate[self._into_host].sum()), jobs=jobs,
@@ -409,19 +500,21 @@ class Emulator:
         self._last_comm[reach] = comm_now[reach]
         return np.where(running, np.clip(comm / tick, 0.0, 1.0), 0.0)
 
-    def _job_states(self, running, reach, comm_now, comm_frac, rate, bott, rows, util, writing) -> list[JobState]:
+    def _job_states(self, running, reach, comm_now, comm_frac, rate, bott, util, writing) -> list[JobState]:
         e = len(self.capacity)
         n_jobs = len(self.jobs)
-        n = len(rows)
-        owner = self._flow_job[rows]
-        achieved = np.bincount(owner, weights=rate[:n], minlength=n_jobs)
-        demand = np.bincount(owner, weights=self._offered_alone[rows], minlength=n_jobs)
+        n = self._n_job_flows
+        owner = self._flow_job
+        if self._job_rows is not None and n:  # flows stacked job after job: one pass, no weights array
+            achieved = np.add.reduceat(rate[:n], np.minimum(self._job_rows[:-1], n - 1))
+            achieved[self._job_rows[:-1] == self._job_rows[1:]] = 0.0  # jobs without flows
+        else:
+            achieved = np.bincount(owner, weights=rate[:n], minlength=n_jobs)
+        demand = self._job_demand
         # Limiting links: bottlenecks (pass 1) of each job's slowest flows, most utilized first.
-        t_flow = self._flow_time(rate[:n], rows)
-        slow = (t_flow >= comm_now[owner] * (1 - _SLOWEST_TOL)) & (bott[:n] >= 0)
-        key = np.unique(owner[slow] * e + bott[:n][slow])
-        k_job, k_link = key // e, key % e
-        order = np.lexsort((-util[k_link], k_job))
+        t_min = np.where(reach, comm_now * (1 - _SLOWEST_TOL), np.nan)  # NaN: jobs that did not communicate
+        k_job, k_link = slowest_bottlenecks(self._bits, rate[:n], owner, t_min, bott[:n], e)
+        order = np.lexsort((-np.round(util[k_link], 9), k_job))  # equal utilizations: by link index
         k_job, k_link = k_job[order], k_link[order]
         bounds = np.searchsorted(k_job, np.arange(n_jobs + 1))
         active = running & (comm_frac > 0)

@@ -26,6 +26,7 @@ routing's adaptive path model ``routing.adaptive_paths``), ``ecn_threshold`` and
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 
@@ -36,9 +37,10 @@ from .sharp.spec import manager_from_spec
 from .storage import Checkpoint
 from .storage.spec import model_from_spec
 from .topology import Fabric, generate
+from .topology.limits import check_generator_parameters
 from .workload import PLACEMENTS, Job
 
-__all__ = ["DEMO_SPEC", "build_fabric", "build_emulator"]
+__all__ = ["DEMO_SPEC", "build_fabric", "build_emulator", "loaded_rail_spec"]
 
 GENERATORS = {"fat_tree": generate.fat_tree, "rail_optimized": generate.rail_optimized,
               "dragonfly_plus": generate.dragonfly_plus}
@@ -79,6 +81,34 @@ DEMO_SPEC: dict = {
 }
 
 
+#: Collectives of :func:`loaded_rail_spec`, in turn.
+LOADED_PATTERNS = ("ring_allreduce", "tree_allreduce", "hierarchical_allreduce", "all_to_all")
+
+
+def loaded_rail_spec(gpus: int, job_gpus: int = 256, tick_s: float = 1.0) -> dict:
+    """A fully loaded rail-optimized 3-level NDR fabric of ``gpus`` GPUs (DGX SuperPOD style, 8 GPUs a node).
+
+    Jobs of ``job_gpus`` GPUs cover every GPU, their collectives taking turns through
+    :data:`LOADED_PATTERNS`; jobs alternate packed and scattered in pairs of four; 10 % of
+    the GPUs send background traffic. This is the fabric the scale targets of issue 15 are
+    measured on (``tests/bench/bench_scale.py``).
+
+    >>> spec = loaded_rail_spec(4096)
+    >>> spec["topology"]["nodes"], len(spec["jobs"]), spec["jobs"][3]["pattern"]
+    (512, 16, 'all_to_all')
+    """
+    if gpus <= 0 or gpus % 8 or gpus % job_gpus:
+        raise FabricEngineError(f"gpus {gpus}: must be a multiple of 8 and of the job size {job_gpus}")
+    jobs = [{"name": f"job{k:03d}", "tenant": f"tenant{k % 8}", "hosts": job_gpus,
+             "pattern": LOADED_PATTERNS[k % len(LOADED_PATTERNS)],
+             "placement": "packed" if (k // len(LOADED_PATTERNS)) % 2 == 0 else "scattered",
+             "buffer_gb": 1 + k % 4, "compute_s": 0.3 + 0.1 * (k % 5)} for k in range(gpus // job_gpus)]
+    return {"topology": {"generator": "rail_optimized", "nodes": gpus // 8, "gpus_per_node": 8, "nodes_per_su": 32,
+                         "radix": 64, "levels": 3, "speed": "NDR"},
+            "routing": "minhop", "jobs": jobs, "background": {"fraction": 0.1, "gbps": 20}, "tick_s": tick_s,
+            "seed": 1}
+
+
 def build_fabric(topology: dict) -> Fabric:
     """The fabric a topology spec describes.
 
@@ -89,13 +119,18 @@ def build_fabric(topology: dict) -> Fabric:
         from .formats.json_format import from_json
 
         return from_json(topology["fabric"], source=str(topology.get("source", "topology.fabric")))
+    if not isinstance(topology, dict):
+        raise FabricEngineError("topology: expected an object")
     params = dict(topology)
     name = params.pop("generator", None)
     try:
         gen = GENERATORS[name]
-    except KeyError:
+    except (KeyError, TypeError):
         known = ", ".join(GENERATORS)
-        raise FabricEngineError(f"topology.generator: unknown generator {name!r}; known: {known}") from None
+        raise FabricEngineError(f"topology.generator: unknown generator {str(name)[:40]!r}; known: {known}") from None
+    check_generator_parameters(name, params, "topology")  # bounds before anything is built (issue 14)
+    if params.get("lids", "subnet") != "subnet":
+        raise FabricEngineError("topology.lids: a scenario runs on one subnet; only 'subnet' can be routed")
     try:
         return gen(**params)
     except TypeError as exc:
@@ -123,14 +158,26 @@ def _jobs(fabric: Fabric, specs: list[dict]) -> list[Job]:
     return jobs
 
 
-def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None) -> Emulator:
+def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None,
+                   progress: Callable[[float, str], None] | None = None) -> Emulator:
     """An :class:`Emulator` ready to ``step()`` for the scenario ``spec``.
 
     ``sharp_tenants``: tenants allowed to use SHARP (overrides ``spec["sharp"]["allowed_tenants"]``).
+    ``progress(fraction, message)``: called as each step of the start begins (building the fabric,
+    routing it, expanding the jobs' flows, solving every job alone), then with 1.0; a start at
+    32,768 GPUs takes tens of seconds.
     """
+    def report(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(fraction, message)
+
     spec = copy.deepcopy(spec)
-    fabric = build_fabric(spec.get("topology", {}))
-    routing = route(fabric, spec.get("routing", "minhop"))
+    topo = spec.get("topology", {})
+    report(0.0, f"building the fabric ({topo.get('generator', 'from a file')})")
+    fabric = build_fabric(topo)
+    engine = spec.get("routing", "minhop")
+    report(0.1, f"routing {fabric.num_hosts:,} hosts and {fabric.num_switches:,} switches with {engine}")
+    routing = route(fabric, engine)
     jobs = _jobs(fabric, spec.get("jobs", []))
     bg = spec.get("background")
     try:
@@ -152,6 +199,9 @@ def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None) -> Emul
         storage = model_from_spec(routing, spec.get("storage"), jobs)
     except TypeError as exc:
         raise FabricEngineError(f"sharp/storage: {exc}") from None
-    return Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0),
-                    policy=policy, paths=paths, xmit_wait_tick=spec.get("xmit_wait_tick", 0),
-                    ecn_threshold=spec.get("ecn_threshold", 0.9), sharp=sharp, storage=storage)
+    emulator = Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0),
+                        policy=policy, paths=paths, xmit_wait_tick=spec.get("xmit_wait_tick", 0),
+                        ecn_threshold=spec.get("ecn_threshold", 0.9), sharp=sharp, storage=storage,
+                        progress=None if progress is None else lambda f, m: report(0.6 + 0.4 * f, m))
+    report(1.0, f"ready: {len(emulator._jf.flows):,} flows of {len(jobs)} jobs")
+    return emulator

@@ -79,6 +79,8 @@ class FabricState:
     links that end at a host). ``hotspots``: the most congested links, ranked.
     ``sharp`` and ``storage``: the frame sections of :class:`fabric_engine.sharp.session.SharpSession`
     and :class:`fabric_engine.storage.session.StorageSession` (``None`` when not modelled).
+    ``twin``: the digital twin's frame section of a telemetry-fed fabric (per-link expected
+    load and deviation codes, the plan's per-link status; :mod:`fabric_engine.twin`), or ``None``.
     """
 
     seq: int
@@ -96,6 +98,7 @@ class FabricState:
     capacity_gbps: np.ndarray | None = None
     sharp: dict | None = None
     storage: dict | None = None
+    twin: dict | None = None
 
     def hottest(self) -> tuple[int, float]:
         """Directed link with the highest utilization and that utilization."""
@@ -120,6 +123,33 @@ class FabricState:
                 return j
         raise KeyError(name)
 
+    def link_arrays(self) -> dict[str, np.ndarray]:
+        """The frame's per-link arrays, ``[2L]`` each: ``util``, ``offered``, ``xmit_wait``, ``ecn``.
+
+        ``offered`` is the carried rate and the others zero where the engine does not estimate them.
+        """
+        n = len(self.rate_gbps)
+        return {"util": self.util,
+                "offered": self.offered_gbps if self.offered_gbps is not None else self.rate_gbps,
+                "xmit_wait": self.xmit_wait if self.xmit_wait is not None else np.zeros(n, np.float32),
+                "ecn": self.ecn if self.ecn is not None else np.zeros(n, np.float32)}
+
+    def frame_header(self, totals: dict) -> dict:
+        """The ``frame`` message without its per-link arrays (JSON-ready): what protocol v1 and v2 share."""
+        d, u = self.hottest()
+        congested = int((self.congestion > 1.0 + 1e-6).sum())
+        return {
+            "v": FEED_VERSION, "type": "frame", "seq": self.seq, "t": round(self.t, 3), "tick_s": self.tick_s,
+            "totals": {**totals, "throughput_gbps": round(self.throughput_gbps, 3),
+                       "hottest": {"link": d, "util": round(u, 5)}, "congested_links": congested},
+            "jobs": [j.as_dict() for j in self.jobs],
+            "alerts": self.alerts,
+            "hotspots": self.hotspots,
+            "sharp": self.sharp,
+            "storage": self.storage,
+            "twin": self.twin,
+        }
+
     def to_frame(self, totals: dict) -> dict:
         """The feed ``frame`` message (protocol v1) as a JSON-ready dict.
 
@@ -127,24 +157,21 @@ class FabricState:
         client each tick): rates in Gb/s to 0.01, utilization to 0.0001, XmitWait in
         whole counter units.
         """
-        d, u = self.hottest()
-        n = len(self.rate_gbps)
-        offered = self.offered_gbps if self.offered_gbps is not None else self.rate_gbps
-        wait = self.xmit_wait if self.xmit_wait is not None else np.zeros(n)
-        ecn = self.ecn if self.ecn is not None else np.zeros(n)
-        congested = int((self.congestion > 1.0 + 1e-6).sum())
+        head = self.frame_header(totals)
+        links = self.link_arrays()
         return {
-            "v": FEED_VERSION, "type": "frame", "seq": self.seq, "t": round(self.t, 3), "tick_s": self.tick_s,
+            **{k: head[k] for k in ("v", "type", "seq", "t", "tick_s")},
             "rate": np.round(self.rate_gbps.astype(np.float64), 2).tolist(),
-            "util": np.round(self.util.astype(np.float64), 4).tolist(),
-            "totals": {**totals, "throughput_gbps": round(self.throughput_gbps, 3),
-                       "hottest": {"link": d, "util": round(u, 5)}, "congested_links": congested},
-            "jobs": [j.as_dict() for j in self.jobs],
-            "alerts": self.alerts,
-            "offered": np.round(offered.astype(np.float64), 2).tolist(),
-            "xmit_wait": np.rint(wait).astype(np.int64).tolist(),
-            "ecn": np.round(ecn.astype(np.float64), 3).tolist(),
-            "hotspots": self.hotspots,
-            "sharp": self.sharp,
-            "storage": self.storage,
+            "util": np.round(links["util"].astype(np.float64), 4).tolist(),
+            **{k: head[k] for k in ("totals", "jobs", "alerts")},
+            "offered": np.round(links["offered"].astype(np.float64), 2).tolist(),
+            "xmit_wait": np.rint(links["xmit_wait"]).astype(np.int64).tolist(),
+            "ecn": np.round(links["ecn"].astype(np.float64), 3).tolist(),
+            **{k: head[k] for k in ("hotspots", "sharp", "storage", "twin")},
         }
+
+    def to_frame_v2(self, totals: dict) -> bytes:
+        """The feed ``frame`` message of protocol v2: one binary message (:mod:`fabric_engine.feed_v2`)."""
+        from .feed_v2 import encode_frame
+
+        return encode_frame(self.frame_header(totals), self.link_arrays())

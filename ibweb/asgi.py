@@ -1,4 +1,7 @@
-"""ASGI entry point: HTTP by Django, websockets by Channels, lifespan runs the embedded engine."""
+"""ASGI entry point: HTTP by Django, websockets by Channels, lifespan runs the embedded engine.
+
+Request bodies and websocket messages are capped before they reach a view (:mod:`ibweb.body_limits`).
+"""
 
 import os
 
@@ -10,14 +13,15 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from ibweb.body_limits import BodyLimitMiddleware  # noqa: E402
 from ibweb.live.lifespan import EngineLifespan  # noqa: E402
 from ibweb.live.origin import origin_checked  # noqa: E402
 from ibweb.live.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
-        "websocket": origin_checked(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "http": BodyLimitMiddleware(django_asgi_app),
+        "websocket": BodyLimitMiddleware(origin_checked(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
         "lifespan": EngineLifespan(),
     }
 )

@@ -35,3 +35,17 @@ def listing(name: str, default: list[str]) -> list[str]:
     """A comma-separated list."""
     value = text(name)
     return default if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def integer(name: str, default: int, minimum: int = 0) -> int:
+    """A whole number of at least ``minimum``."""
+    value = text(name)
+    if value is None:
+        return default
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number") from None
+    if number < minimum:
+        raise ImproperlyConfigured(f"{name}={number} is below {minimum}")
+    return number

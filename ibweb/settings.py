@@ -6,6 +6,8 @@ eager, the engine inside the web process, anonymous read-only access. Setting
 Redis cache and real Celery workers; ``IBWEB_ENV=production`` hardens the rest.
 """
 
+import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -26,7 +28,8 @@ if not SECRET_KEY:
     if PRODUCTION:
         raise ImproperlyConfigured("SECRET_KEY must be set when IBWEB_ENV=production")
     SECRET_KEY = "development-only-insecure-key-never-use-in-production-0123456789"
-DEBUG = env.flag("IBWEB_DEBUG", not PRODUCTION)
+#: Only when asked for (IBWEB_DEBUG=1): debug pages show settings and code to whoever triggers an error.
+DEBUG = env.flag("IBWEB_DEBUG", False)
 ALLOWED_HOSTS = env.listing("ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS", [])
 
@@ -37,6 +40,7 @@ IBWEB_ENGINE_EMBEDDED = env.flag("IBWEB_ENGINE_EMBEDDED", True)
 IBWEB_TICK_MIN_S = 0.05
 
 INSTALLED_APPS = [
+    "ibweb.dashboard",  # first: its templates theme Django's admin (admin/base_site.html)
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -50,8 +54,9 @@ INSTALLED_APPS = [
     "ibweb.fabrics",
     "ibweb.tenancy",
     "ibweb.live",
-    "ibweb.dashboard",
     "ibweb.telemetry",
+    "ibweb.twin",
+    "ibweb.events",
 ]
 
 MIDDLEWARE = [
@@ -64,6 +69,13 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 ROOT_URLCONF = "ibweb.urls"
@@ -89,6 +101,12 @@ DATABASES = {
         env.text("DATABASE_URL", f"sqlite:///{VAR_DIR / 'ibweb.sqlite3'}"), conn_max_age=60, conn_health_checks=True
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded engine writes from worker threads (events, twin reports, rollups) while requests write too:
+    # a writer waits for the lock (timeout, seconds) and readers never wait for a writer (write-ahead log).
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL"}
+    # Tests use a file as well: an in-memory database's shared cache fails at once on a lock instead of waiting.
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"ibweb-test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.text("REDIS_URL")
@@ -111,7 +129,7 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
 REST_FRAMEWORK = {
-    "DEFAULT_PERMISSION_CLASSES": ["ibweb.permissions.PublicReadOrModelPermissions"],
+    "DEFAULT_PERMISSION_CLASSES": ["ibweb.permissions.ViewerReadOrModelPermissions"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
@@ -119,12 +137,28 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # a unique or protecting constraint another writer won is a 409, never a 500
+    "EXCEPTION_HANDLER": "ibweb.api_errors.exception_handler",
     # counter pushes per collector token; a collector sweeping every 2 s stays far below
     "DEFAULT_THROTTLE_RATES": {"push": env.text("IBWEB_PUSH_RATE", "120/min")},
+    # JSON, form and multipart parsers that refuse a body above its path's cap (413), see ibweb/body_limits.py
+    "DEFAULT_PARSER_CLASSES": ["ibweb.body_limits.JSONParser", "ibweb.body_limits.FormParser",
+                               "ibweb.body_limits.MultiPartParser"],
 }
 # The schema's own lint runs in tests/web/test_api_schema.py, not in `check --deploy` (a security check).
 SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False,
                         "ENABLE_DJANGO_DEPLOY_CHECK": False}
+
+# Request sizes (issue 14; the reasons for each figure are in ibweb/body_limits.py). The ASGI middleware
+# answers 413 above these before a view runs; Django's own limits bound what its parsers keep in memory.
+IBWEB_MAX_BODY_BYTES = env.integer("IBWEB_MAX_BODY_BYTES", 8 << 20, minimum=1 << 16)
+IBWEB_MAX_UPLOAD_BYTES = env.integer("IBWEB_MAX_UPLOAD_BYTES", 65 << 20, minimum=1 << 16)
+IBWEB_MAX_PUSH_BYTES = env.integer("IBWEB_MAX_PUSH_BYTES", 256 << 20, minimum=1 << 16)
+IBWEB_MAX_WS_MESSAGE_BYTES = env.integer("IBWEB_MAX_WS_MESSAGE_BYTES", 64 << 10, minimum=1 << 10)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 4 << 20  # form fields and request.body, files excluded
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 << 20  # larger uploaded files spool to a temporary file
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+DATA_UPLOAD_MAX_NUMBER_FILES = 10
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -156,7 +190,9 @@ LOGGING = {
     "loggers": {"ibweb": {"handlers": ["console"], "level": env.text("IBWEB_LOG_LEVEL", "INFO")}},
 }
 
-#: Celery beat: start the telemetry sweeps that are due (each fabric has its own interval).
+#: Celery beat: start the telemetry sweeps and the job source polls that are due (each has its own interval).
 CELERY_BEAT_SCHEDULE = {
     "telemetry-sweeps": {"task": "ibweb.telemetry.tasks.schedule_sweeps", "schedule": 2.0},
+    "twin-job-polls": {"task": "ibweb.twin.tasks.schedule_job_polls", "schedule": 5.0},
+    "events-retention": {"task": "ibweb.events.tasks.prune_events", "schedule": 3600.0},
 }

@@ -3,20 +3,25 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from .health import healthz
-from .security import RateLimitedLoginView
+from .security import admin_login, site_login
 
 urlpatterns = [
     path("", include("ibweb.fabrics.urls")),
     path("", include("ibweb.dashboard.urls")),
+    path("", include("ibweb.events.urls")),
+    path("admin/login/", admin_login),  # before the admin's own: the same throttle as the site's sign-in
     path("admin/", admin.site.urls),
-    path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
+    path("accounts/login/", site_login, name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/fabrics/", include("ibweb.fabrics.api.urls")),
     path("api/fabrics/", include("ibweb.live.api.urls")),
+    path("api/fabrics/", include("ibweb.events.api_urls")),
     path("api/tenancy/", include("ibweb.tenancy.api.urls")),
     path("tenancy/", include("ibweb.tenancy.urls")),
     path("api/telemetry/", include("ibweb.telemetry.api.urls")),
+    path("api/twin/", include("ibweb.twin.api.urls")),
     path("", include("ibweb.telemetry.urls")),
+    path("", include("ibweb.twin.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("healthz", healthz, name="healthz"),
 ]

@@ -24,8 +24,11 @@ def require_chromium() -> None:
 
 
 @contextmanager
-def chromium_page(viewport: dict | None = None, bypass_csp: bool = True):
+def chromium_page(viewport: dict | None = None, bypass_csp: bool = True, signed_in=None):
     """A fresh page in headless Chromium; closes everything afterwards.
+
+    ``signed_in``: a :class:`tests.server.Server` whose operator session the page uses
+    (anonymous visitors see the fabric-wide view only, without tenants, jobs or host names).
 
     Playwright's ``wait_for_function`` evaluates strings, which the dashboard's
     content security policy forbids; tests bypass the policy by default and
@@ -38,6 +41,8 @@ def chromium_page(viewport: dict | None = None, bypass_csp: bool = True):
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(viewport=viewport or {"width": 1400, "height": 900}, bypass_csp=bypass_csp)
+            if signed_in is not None:
+                context.add_cookies([{"name": "sessionid", "value": signed_in.session_key, "url": signed_in.url}])
             page = context.new_page()
             errors: list[str] = []
             console_errors: list[str] = []
@@ -62,3 +67,30 @@ def poll(page, expression: str, timeout_s: float = 30.0, interval_s: float = 0.1
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {expression}")
         page.wait_for_timeout(interval_s * 1000)
+
+
+AXE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "frontend", "node_modules", "axe-core",
+                   "axe.min.js")
+
+
+def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:
+    """Accessibility violations of the page of the given impacts, from axe-core (pinned in frontend/package.json).
+
+    The test injects axe into the page (the page is opened with ``bypass_csp``) and runs its WCAG 2.x A/AA
+    rules; each violation reads ``"rule-id (impact): target, target, ..."``.
+    """
+    if not os.path.exists(AXE):
+        message = f"{AXE} is missing: run make setup"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    page.add_script_tag(path=AXE)
+    result = page.evaluate("""() => axe.run(document, {runOnly: {type: 'tag',
+        values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})""")
+    return [f"{v['id']} ({v['impact']}): {', '.join(str(n['target']) for n in v['nodes'][:5])}"
+            for v in result["violations"] if v["impact"] in impacts]
+
+
+def horizontal_overflow(page) -> int:
+    """Pixels the page is wider than the window (0 when nothing overflows horizontally)."""
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")

@@ -42,3 +42,16 @@ def require_tool(*names: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Remove the SQLite test database's write-ahead log files (Django removes only the database file)."""
+    from django.conf import settings
+
+    if not settings.configured:
+        return
+    name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
+    if name and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(name + suffix):
+                os.remove(name + suffix)

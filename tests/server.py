@@ -22,10 +22,20 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, proc: subprocess.Popen, port: int, log: Path) -> None:
+    """A running server; ``cookie`` is the ``Cookie`` header of a signed-in operator (sees every tenant)."""
+
+    def __init__(self, proc: subprocess.Popen, port: int, log: Path, session_key: str = "") -> None:
         self.proc, self.port, self.log = proc, port, log
         self.url = f"http://127.0.0.1:{port}"
         self.ws_url = f"ws://127.0.0.1:{port}"
+        self.session_key = session_key
+        self.cookie = f"sessionid={session_key}"
+
+    def get_json(self, path: str, timeout_s: float = 30.0):
+        """``GET path`` as the operator, parsed."""
+        request = urllib.request.Request(self.url + path, headers={"Cookie": self.cookie})
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return json.load(response)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -37,16 +47,36 @@ class Server:
                 self.proc.wait()
 
 
-def _manage(env: dict, *args: str) -> None:
-    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+def _manage(env: dict, *args: str) -> str:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+#: Creates the user ``operator`` (sees every tenant) and prints the key of a session signed in as them.
+_OPERATOR_SESSION = """
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import Permission, User
+from django.contrib.sessions.backends.db import SessionStore
+user, _ = User.objects.get_or_create(username="operator")
+user.set_password("pw-operator")
+user.save()
+user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
+session = SessionStore()
+session[SESSION_KEY] = str(user.pk)
+session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+session.create()
+print(session.session_key)
+"""
 
 
 @contextmanager
 def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[dict] | None = None,
-                   name: str = "server"):
+                   name: str = "server", setup: str | None = None):
     """A uvicorn process serving ibweb with the embedded engine, on a fresh SQLite database.
 
     ``fabrics``: extra emulated fabrics to create (dicts of model fields) besides the demo.
+    ``setup``: Python code run by ``manage.py shell`` before the server starts (rows a test needs).
     Servers started with the same ``tmp_path`` and different ``name`` share the database.
     """
     port = free_port()
@@ -58,13 +88,16 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
         fields = json.dumps(spec)
         code = f"import json; from ibweb.fabrics.models import Fabric; Fabric.objects.create(**json.loads({fields!r}))"
         _manage(env, "shell", "-c", code)
+    if setup:
+        _manage(env, "shell", "-c", setup)
+    session_key = _manage(env, "shell", "-c", _OPERATOR_SESSION).split()[-1]
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--lifespan", "on"],
+         "--lifespan", "on", "--ws", "ibweb.wsdeflate:WebSocketProtocol"],
         cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
-    server = Server(proc, port, log)
+    server = Server(proc, port, log, session_key)
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -1,10 +1,13 @@
 """Fabric analyses: effective bisection bandwidth and what-if comparisons."""
 
-from .ebb import EbbResult, effective_bisection_bandwidth, pattern_bandwidth
+from .ebb import EbbResult, ebb_report, effective_bisection_bandwidth, pattern_bandwidth
 from .patterns import PAIR_PATTERNS, bisection_pairs, permutation_pairs, shift_pairs
-from .whatif import Side, WhatIf, link_map, what_if, workload_impact
+from .run import KINDS, AnalysisInputError, ebb_analysis, run_analysis, scenario_inputs
+from .whatif import Side, WhatIf, cable_label, link_map, what_if, whatif_report, whatif_summary, workload_impact
 
 __all__ = [
     "EbbResult", "effective_bisection_bandwidth", "pattern_bandwidth", "PAIR_PATTERNS", "bisection_pairs",
-    "permutation_pairs", "shift_pairs", "Side", "WhatIf", "link_map", "what_if", "workload_impact",
+    "permutation_pairs", "shift_pairs", "Side", "WhatIf", "link_map", "what_if", "workload_impact", "ebb_report",
+    "whatif_report", "whatif_summary", "cable_label", "KINDS", "AnalysisInputError", "ebb_analysis", "run_analysis",
+    "scenario_inputs",
 ]

@@ -31,7 +31,7 @@ from ..flows import max_min_fair
 from ..routing import Routing
 from .patterns import bisection_pairs, permutation_pairs, shift_pairs
 
-__all__ = ["EbbResult", "effective_bisection_bandwidth", "pattern_bandwidth"]
+__all__ = ["EbbResult", "effective_bisection_bandwidth", "pattern_bandwidth", "ebb_report"]
 
 METHODS = ("count", "maxmin")
 
@@ -153,3 +153,25 @@ def effective_bisection_bandwidth(
             progress((start + count) / patterns)
     per_pattern = np.concatenate(per)
     return EbbResult(float(per_pattern.mean()), per_pattern, patterns, len(h), method, pattern, routing.engine)
+
+
+def ebb_report(routing: Routing, patterns: int, seed: int = 1, *, method: str = "count", pattern: str = "bisection",
+               paths: Callable | None = None, progress: Callable[[float, str], None] | None = None) -> dict:
+    """The eBB of ``routing`` as an analysis result: :meth:`EbbResult.as_dict` plus quantiles and a histogram.
+
+    ``progress(fraction, message)`` is called as the patterns go (``fraction`` 0..1).
+
+    >>> from fabric_engine.topology.generate import fat_tree
+    >>> from fabric_engine.routing import route
+    >>> r = ebb_report(route(fat_tree(hosts=8, radix=4), "minhop"), 20)
+    >>> sorted(k for k in r if k.startswith("p"))[:4]
+    ['p5', 'p50', 'p95', 'pattern']
+    """
+    report = progress or (lambda f, m: None)
+    report(0.0, f"0 of {patterns} patterns")
+    res = effective_bisection_bandwidth(routing, patterns, seed, method=method, pattern=pattern, paths=paths,
+                                        progress=lambda f: report(f, f"{round(f * patterns)} of {patterns} patterns"))
+    p5, p50, p95 = np.quantile(res.per_pattern, [0.05, 0.5, 0.95])
+    counts, edges = np.histogram(res.per_pattern, bins=10)
+    return {**res.as_dict(), "seed": seed, "p5": round(float(p5), 6), "p50": round(float(p50), 6),
+            "p95": round(float(p95), 6), "histogram": {"edges": np.round(edges, 6).tolist(), "counts": counts.tolist()}}

@@ -23,7 +23,7 @@ from ..topology import Fabric
 from ..workload import Job, expand_jobs
 from .ebb import effective_bisection_bandwidth
 
-__all__ = ["Side", "WhatIf", "workload_impact", "what_if", "link_map"]
+__all__ = ["Side", "WhatIf", "workload_impact", "what_if", "link_map", "whatif_report", "whatif_summary", "cable_label"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def workload_impact(routing: Routing, jobs: Sequence[Job], alone_s: np.ndarray |
         slow = (t_flow[rows] >= comm[k] * (1 - 1e-3)) & (bott[rows] >= 0)
         links = np.unique(bott[rows][slow])
         links = links[np.argsort(-util[links], kind="stable")][:3]
-        out.append({"id": job.name, "comm_s": _num(comm[k]), "comm_alone_s": _num(ref[k]),
+        out.append({"id": job.name, "tenant": job.tenant, "comm_s": _num(comm[k]), "comm_alone_s": _num(ref[k]),
                     "slowdown": _num(comm[k] / ref[k]) if ref[k] > 0 else 1.0,
                     "achieved_gbps": round(float(achieved[k]), 3), "limiting_links": [int(x) for x in links]})
     return out, link_rate, own_alone, int(jf.broken.sum())
@@ -139,5 +139,74 @@ def what_if(fabric: Fabric, jobs: Sequence[Job], *, engine: str = "minhop", othe
     delta = []
     for jb, ja in zip(jobs_b, jobs_a, strict=True):
         ratio = None if (jb["comm_s"] in (None, 0) or ja["comm_s"] is None) else round(ja["comm_s"] / jb["comm_s"], 6)
-        delta.append({"id": jb["id"], "comm_ratio": ratio})
+        delta.append({"id": jb["id"], "tenant": jb.get("tenant"), "comm_ratio": ratio})
     return WhatIf(side_b, side_a, delta)
+
+
+def cable_label(fabric: Fabric, c: int) -> dict:
+    """``{"cable", "a": "node/port", "b": "node/port"}`` of cable ``c``."""
+    a, b = int(fabric.a_node[c]), int(fabric.b_node[c])
+    return {"cable": int(c), "a": f"{fabric.node_name[a]}/{int(fabric.a_port[c])}",
+            "b": f"{fabric.node_name[b]}/{int(fabric.b_port[c])}"}
+
+
+def whatif_summary(out: dict) -> dict:
+    """Counts of a what-if result (``delta``, ``baseline``, ``alternative``): jobs slower, faster and broken,
+    the worst job, the eBB change and the unrouted flows of each side."""
+    ratios = [d["comm_ratio"] for d in out["delta"]]
+    known = [(r, d["id"]) for r, d in zip(ratios, out["delta"], strict=True) if r is not None]
+    worst = max(known, default=None)
+    worst = worst if worst is not None and worst[0] > 1 + 1e-6 else None
+    b, a = out["baseline"], out["alternative"]
+    ebb_b, ebb_a = b.get("ebb"), a.get("ebb")
+    return {"jobs": len(ratios), "jobs_slower": sum(r is not None and r > 1 + 1e-6 for r in ratios),
+            "jobs_faster": sum(r is not None and r < 1 - 1e-6 for r in ratios),
+            "jobs_broken": sum(r is None for r in ratios),
+            "worst_job": None if worst is None else {"id": worst[1], "comm_ratio": worst[0]},
+            "ebb_delta": None if ebb_b is None or ebb_a is None else round(ebb_a - ebb_b, 6),
+            "unrouted_flows": [b.get("unrouted_flows", 0), a.get("unrouted_flows", 0)]}
+
+
+def whatif_report(baseline: Routing, jobs: Sequence[Job], *, failed_cables: Sequence[int] = (),
+                  other_engine: str | None = None, ebb_patterns: int = 0, seed: int = 1, paths: Callable | None = None,
+                  progress: Callable[[float, str], None] | None = None) -> dict:
+    """A what-if as an analysis result: the jobs under ``baseline`` against ``failed_cables`` removed and/or
+    ``other_engine``, the ten links whose load changes most, the failed cables named, an eBB per side
+    (``ebb_patterns`` > 0) and :func:`whatif_summary`.
+
+    Raises :class:`FabricEngineError` when there are neither jobs nor eBB patterns to compare.
+    """
+    report = progress or (lambda f, m: None)
+    fabric = baseline.fabric
+    failed = list(failed_cables)
+    if not jobs and not ebb_patterns:
+        raise FabricEngineError("ebb_patterns: the fabric has no jobs to compare: ask for an eBB per side (> 0)")
+    report(0.1, f"rerouting with {other_engine or baseline.engine}"
+           + (f" without {len(failed)} cable(s)" if failed else ""))
+    if jobs:
+        w = what_if(fabric, jobs, engine=baseline.engine, other_engine=other_engine, failed_cables=failed,
+                    baseline_routing=baseline)
+        out = w.as_dict()
+        change = w.alternative.util - w.baseline.util
+        top = np.argsort(-np.abs(change), kind="stable")[:10]
+        top = top[np.abs(change[top]) > 1e-9]
+        out["links_changed"] = [{"link": int(d), "baseline_util": round(float(w.baseline.util[d]), 4),
+                                 "alternative_util": round(float(w.alternative.util[d]), 4)} for d in top]
+    else:  # only the eBB of each side
+        out = {"baseline": {"label": "baseline", "engine": baseline.engine, "failed_cables": [], "jobs": []},
+               "alternative": {"label": "alternative", "engine": other_engine or baseline.engine,
+                               "failed_cables": failed, "jobs": []}, "delta": [], "links_changed": []}
+    out["failed"] = [cable_label(fabric, c) for c in failed]
+    if ebb_patterns:
+        # what_if keeps its alternative routing to itself: route it again for its eBB (cheap next to the eBB)
+        alt = route(fabric.without_links(failed) if failed else fabric, other_engine or baseline.engine)
+        for k, (label, routing) in enumerate((("baseline", baseline), ("alternative", alt))):  # two sides
+            lo = 0.4 + 0.3 * k
+            res = effective_bisection_bandwidth(
+                routing, ebb_patterns, seed, paths=paths,
+                progress=lambda f, lo=lo, label=label: report(lo + 0.3 * f, f"eBB of the {label}: "
+                                                                            f"{round(f * ebb_patterns)} of "
+                                                                            f"{ebb_patterns} patterns"))
+            out[label]["ebb"] = round(res.ebb, 6)
+    out["summary"] = whatif_summary(out)
+    return out

@@ -10,8 +10,10 @@ format             module                                  what it is
 
 :func:`read` infers the format from the content (JSON object; ``Switch``/``Ca`` records
 with ``S-``/``H-`` GUID ids for ibnetdiscover; other ``Switch``/``Hca`` records for ibsim),
-then from the file name's extension. Errors are :class:`~fabric_engine.errors.FormatError`
-naming the source and line; nothing is returned half-built.
+then from the file name's extension (a ``.gz`` suffix is looked through). Files and uploads may be
+gzip-compressed: every reader gets its text from :mod:`._input`, which recognises gzip by its magic
+number. Errors are :class:`~fabric_engine.errors.FormatError` naming the source and line; nothing is
+returned half-built.
 
 >>> from fabric_engine.topology.generate import fat_tree
 >>> text = write(fat_tree(hosts=4, radix=4), "ibnetdiscover")
@@ -29,8 +31,9 @@ from pathlib import Path
 from ..errors import FormatError
 from ..topology import Fabric
 from . import ibnetdiscover, ibsim, json_format
+from ._input import read_bytes, read_text, to_text
 
-__all__ = ["FORMATS", "EXTENSIONS", "detect", "format_from_name", "read", "write"]
+__all__ = ["FORMATS", "EXTENSIONS", "detect", "format_from_name", "read", "write", "read_text", "to_text"]
 
 FORMATS: tuple[str, ...] = ("ibnetdiscover", "ibsim", "json")
 #: File name endings and the format they stand for.
@@ -43,8 +46,11 @@ _NET = re.compile(r'^(?:Switch|Hca|Ca)\s+\d+\s+"', re.M)
 
 
 def format_from_name(name: str) -> str | None:
-    """Format named by a file name's extension (``fabric.net`` -> ``"ibsim"``), or ``None``."""
-    return EXTENSIONS.get(os.path.splitext(str(name))[1].lower())
+    """Format named by a file name's extension (``fabric.net``, ``fabric.net.gz`` -> ``"ibsim"``), or ``None``."""
+    base = str(name)
+    if base.lower().endswith(".gz"):
+        base = base[:-3]
+    return EXTENSIONS.get(os.path.splitext(base)[1].lower())
 
 
 def detect(text: str, name: str | None = None, source: str = "<text>") -> str:
@@ -75,7 +81,7 @@ def read(path_or_text: str | bytes | Path, fmt: str | None = None, source: str |
     ----------
     path_or_text : str, bytes or Path
         A ``Path``, a string naming an existing file (no newline in it), or the text
-        (``bytes`` are decoded as UTF-8, e.g. an upload).
+        (``bytes`` are decoded as UTF-8, e.g. an upload); files and bytes may be gzip-compressed.
     fmt : {"ibnetdiscover", "ibsim", "json"}, optional
         The format; inferred when omitted (see :func:`detect`).
     source : str, optional
@@ -86,19 +92,11 @@ def read(path_or_text: str | bytes | Path, fmt: str | None = None, source: str |
             isinstance(path_or_text, str) and "\n" not in path_or_text and os.path.isfile(path_or_text)):
         name = str(path_or_text)
         source = source or name
-        try:
-            data = Path(path_or_text).read_bytes()
-        except OSError as exc:
-            raise FormatError(source, None, f"cannot read: {exc.strerror}") from None
+        data = read_bytes(path_or_text, source)
     else:
         data = path_or_text
         source = source or "<text>"
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise FormatError(source, line, "not UTF-8 text") from None
+    data = to_text(data, source)
     fmt = _check_fmt(fmt, source) if fmt else detect(data, name or source, source)
     if fmt == "json":
         return json_format.from_json(data, source)

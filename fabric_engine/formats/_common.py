@@ -32,11 +32,13 @@ from scipy.sparse.csgraph import dijkstra
 
 from ..errors import FormatError, TopologyError
 from ..topology import KIND_HOST, KIND_SWITCH, ROLES, Fabric
+from ..topology.limits import MAX_UNICAST_LID
 
 __all__ = ["HCA_SUFFIX", "ROLE_PATTERNS", "AGGREGATION_NODE", "node_names", "host_description", "infer_roles",
            "infer_tiers", "fill_lids", "build"]
 
-HCA_SUFFIX = re.compile(r"\s+(?:HCA-\d+|mlx\d+_\d+)$")
+# The look-behind lets a search try a run of blanks only from its first blank: linear, not quadratic.
+HCA_SUFFIX = re.compile(r"(?<!\s)\s+(?:HCA-\d+|mlx\d+_\d+)$")
 AGGREGATION_NODE = "Aggregation Node"
 #: (role, regex on the node name), first match wins; hosts that match none are ``gpu``.
 ROLE_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -106,14 +108,21 @@ def fill_lids(port_lid: np.ndarray, is_host_port: np.ndarray, switch_lid: np.nda
     no LID) carry LID 0, but a :class:`Fabric` needs one LID per host port and
     switch. Returns the filled arrays (host port LIDs, then switch LIDs, concatenated
     as given) and how many were filled. Filled LIDs are the lowest unused ones.
+    LIDs must already be in 0..0xBFFF; raises :class:`TopologyError` when too few
+    unicast LIDs are free.
     """
     lids = np.concatenate([port_lid[is_host_port], switch_lid]).astype(np.int64)
+    if lids.size and (lids.min() < 0 or lids.max() > MAX_UNICAST_LID):
+        raise TopologyError(f"LIDs must be 0 (none yet) or unicast (1..{MAX_UNICAST_LID})")
     missing = np.flatnonzero(lids == 0)
     if missing.size:
-        used = np.zeros(max(int(lids.max(initial=0)), 0) + missing.size + 2, dtype=bool)
+        used = np.zeros(MAX_UNICAST_LID + 1, dtype=bool)
         used[lids[lids > 0]] = True
         used[0] = True
         free = np.flatnonzero(~used)[: missing.size]
+        if free.size < missing.size:
+            raise TopologyError(f"{missing.size:,} ports and switches have no LID and only {free.size:,} of the "
+                                f"{MAX_UNICAST_LID:,} unicast LIDs are free")
         lids[missing] = free
     return lids, int(missing.size)
 

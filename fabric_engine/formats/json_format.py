@@ -15,6 +15,11 @@ one of ``gpu``, ``storage``, ``mgmt``, ``switch``; ``tier`` 0 host, 1 leaf, 2 sp
 3 core; ``group`` pod/SU/group or -1. Links are cables ``a`` -> ``b`` with 1-based
 ports, ``width`` in lanes (1, 2, 4, 8, 12) and lane ``speed`` (SDR .. XDR);
 ``capacity_gbps`` is derived from them and ignored by :func:`from_json`.
+
+:func:`from_json` checks every count and value against the bounds of one subnet
+(:mod:`fabric_engine.topology.limits`: at most 49,151 nodes, 1..254 ports a node,
+LIDs 1..0xBFFF, 64-bit GUIDs, names of at most 256 characters) before it builds
+anything, naming the field and index of the first offence.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ import json
 import numpy as np
 
 from ..errors import FormatError
-from ..topology import ROLES, SPEEDS, Fabric
+from ..topology import ROLES, SPEEDS, TIER_NAMES, WIDTHS, Fabric
 from ..topology.fabric import KIND_NAMES
+from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from . import _common
 
 __all__ = ["FORMAT", "VERSION", "to_json", "from_json"]
@@ -76,18 +82,60 @@ def _codes(values: list, names: tuple[str, ...], field: str, source: str) -> lis
     try:
         return [table[v] for v in values]
     except (KeyError, TypeError):
-        bad = next(v for v in values if not isinstance(v, str) or v not in table)
-        raise FormatError(source, None, f"{field}: unknown value {bad!r}; known: {', '.join(names)}") from None
+        i, bad = next((i, v) for i, v in enumerate(values) if not isinstance(v, str) or v not in table)
+        raise FormatError(source, None, f"{field}[{i}]: unknown value {str(bad)[:40]!r}; known: {', '.join(names)}") \
+            from None
 
 
-def _ints(values: list, field: str, source: str) -> np.ndarray:
+def _ints(values: list, field: str, source: str, lo: int, hi: int, why: str) -> np.ndarray:
+    """``values`` as int64, each checked to be an integer in ``lo..hi``."""
     try:
         arr = np.asarray(values)
         if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
             raise ValueError
-        return arr.astype(np.int64)
-    except (ValueError, TypeError):
+        arr = arr.astype(np.int64)
+    except (ValueError, TypeError, OverflowError):
         raise FormatError(source, None, f"{field}: expected a list of integers") from None
+    bad = np.flatnonzero((arr < lo) | (arr > hi))
+    if bad.size:
+        i = int(bad[0])
+        raise FormatError(source, None, f"{field}[{i}]: {int(arr[i])} is outside {lo}..{hi} ({why})")
+    return arr
+
+
+def _guids(values: list, source: str) -> list[int]:
+    out = []
+    for i, g in enumerate(values):
+        try:
+            if not isinstance(g, str) or len(g) > 18:
+                raise ValueError
+            v = int(g, 16)
+        except ValueError:
+            raise FormatError(source, None, f"nodes.guid[{i}]: expected a hex string like '0x98039b0300000001'") \
+                from None
+        if not 0 < v < 1 << 64:
+            raise FormatError(source, None, f"nodes.guid[{i}]: {g} is not a non-zero 64-bit GUID")
+        out.append(v)
+    return out
+
+
+def _lengths(values, count: int, source: str) -> np.ndarray:
+    if values is None:
+        return np.full(count, 3.0)
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.shape != (count,) or not np.isfinite(arr).all() or (arr < 0).any():
+            raise ValueError
+    except (ValueError, TypeError, OverflowError):
+        raise FormatError(source, None, f"links.length_m: expected {count} finite, non-negative numbers") from None
+    return arr
+
+
+_LIMITS = {
+    "nodes": (MAX_UNICAST_LID, f"one subnet has {MAX_UNICAST_LID:,} unicast LIDs, one per switch and host port"),
+    "links": (MAX_FABRIC_PORTS // 2, f"a subnet's fabric has at most {MAX_FABRIC_PORTS:,} ports, two per link"),
+}
+_PORTS_WHY = "port numbers are 1..254"
 
 
 def from_json(data: dict | str | bytes, source: str = "<json>") -> Fabric:
@@ -100,12 +148,17 @@ def from_json(data: dict | str | bytes, source: str = "<json>") -> Fabric:
             data = json.loads(data)
         except json.JSONDecodeError as exc:
             raise FormatError(source, exc.lineno, f"invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise FormatError(source, None, "invalid JSON: nested too deeply") from None
+        except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+            raise FormatError(source, None, f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise FormatError(source, None, "expected a JSON object")
     if data.get("format") != FORMAT:
-        raise FormatError(source, None, f"format: expected {FORMAT!r}, got {data.get('format')!r}")
+        raise FormatError(source, None, f"format: expected {FORMAT!r}, got {str(data.get('format'))[:40]!r}")
     if data.get("version") != VERSION:
-        raise FormatError(source, None, f"version: this reader knows version {VERSION}, got {data.get('version')!r}")
+        raise FormatError(source, None, f"version: this reader knows version {VERSION}, "
+                                        f"got {str(data.get('version'))[:40]!r}")
     parts = {}
     for section, fields in (("nodes", _NODE_FIELDS), ("links", _LINK_FIELDS)):
         block = data.get(section)
@@ -118,25 +171,36 @@ def from_json(data: dict | str | bytes, source: str = "<json>") -> Fabric:
             lengths.add(len(block[fld]))
         if len(lengths) > 1:
             raise FormatError(source, None, f"{section}: arrays differ in length ({sorted(lengths)})")
+        most, why = _LIMITS[section]
+        if max(lengths) > most:
+            raise FormatError(source, None, f"{section}: {max(lengths):,} entries; at most {most:,} ({why})")
         parts[section] = block
     nodes, links = parts["nodes"], parts["links"]
-    try:
-        guid = [int(g, 16) for g in nodes["guid"]]
-    except (TypeError, ValueError):
-        raise FormatError(source, None, "nodes.guid: expected hex strings like '0x98039b0300000001'") from None
-    if not all(isinstance(n, str) and n for n in nodes["name"]):
-        raise FormatError(source, None, "nodes.name: expected non-empty strings")
+    n = len(nodes["name"])
+    guid = _guids(nodes["guid"], source)
+    for i, nm in enumerate(nodes["name"]):
+        if not isinstance(nm, str) or not 0 < len(nm) <= MAX_NAME_CHARS:
+            raise FormatError(source, None, f"nodes.name[{i}]: expected a string of 1..{MAX_NAME_CHARS} characters")
     name = data.get("name")
+    nports = _ints(nodes["nports"], "nodes.nports", source, 1, MAX_NODE_PORTS, _PORTS_WHY)
+    if int(nports.sum()) > MAX_FABRIC_PORTS:
+        raise FormatError(source, None, f"nodes.nports: {int(nports.sum()):,} ports in all; a subnet's fabric has "
+                                        f"at most {MAX_FABRIC_PORTS:,}")
+    node_range = (0, max(n - 1, 0), f"node indices of the {n} nodes")
     return _common.build(
-        source, name if isinstance(name, str) and name else "fabric",
+        source, name if isinstance(name, str) and 0 < len(name) <= MAX_NAME_CHARS else "fabric",
         kind=_codes(nodes["kind"], KIND_NAMES, "nodes.kind", source), node_name=nodes["name"], guid=guid,
-        lid=_ints(nodes["lid"], "nodes.lid", source), nports=_ints(nodes["nports"], "nodes.nports", source),
-        role=_codes(nodes["role"], ROLES, "nodes.role", source), tier=_ints(nodes["tier"], "nodes.tier", source),
-        group=_ints(nodes["group"], "nodes.group", source),
-        a_node=_ints(links["a_node"], "links.a_node", source), a_port=_ints(links["a_port"], "links.a_port", source),
-        b_node=_ints(links["b_node"], "links.b_node", source), b_port=_ints(links["b_port"], "links.b_port", source),
-        width=_ints(links["width"], "links.width", source),
+        lid=_ints(nodes["lid"], "nodes.lid", source, 1, MAX_UNICAST_LID, "unicast LIDs are 1..0xBFFF"),
+        nports=nports,
+        role=_codes(nodes["role"], ROLES, "nodes.role", source),
+        tier=_ints(nodes["tier"], "nodes.tier", source, 0, len(TIER_NAMES) - 1, "0 host, 1 leaf, 2 spine, 3 core"),
+        group=_ints(nodes["group"], "nodes.group", source, -1, 2**31 - 1, "-1 or a group number"),
+        a_node=_ints(links["a_node"], "links.a_node", source, *node_range),
+        a_port=_ints(links["a_port"], "links.a_port", source, 1, MAX_NODE_PORTS, _PORTS_WHY),
+        b_node=_ints(links["b_node"], "links.b_node", source, *node_range),
+        b_port=_ints(links["b_port"], "links.b_port", source, 1, MAX_NODE_PORTS, _PORTS_WHY),
+        width=_ints(links["width"], "links.width", source, 1, max(WIDTHS), f"lanes, one of {WIDTHS}"),
         speed=_codes(links["speed"], SPEEDS, "links.speed", source),
-        length_m=np.asarray(links.get("length_m", [3.0] * len(links["a_node"])), dtype=np.float64),
+        length_m=_lengths(links.get("length_m"), len(links["a_node"]), source),
         meta={"source_format": "json"},
     )

@@ -28,6 +28,12 @@ Errors name the line (:class:`FormatError`): malformed or truncated lines, a GUI
 node id used twice, a port above its node's port count or listed twice, a remote
 node without a record, a link the other end does not confirm, an unknown width or
 speed, ends that disagree. Nothing is built unless the whole file is valid.
+
+Bounds (issue 14), checked on the line that breaks them, before anything of that size
+exists: lines of at most :data:`MAX_LINE_CHARS` characters, 1..254 ports a node, LIDs
+1..0xBFFF, 64-bit GUIDs, ids and descriptions of at most 256 characters, at most 49,151
+nodes and 1,048,576 ports in all (:mod:`fabric_engine.topology.limits`). Memory stays
+proportional to the file's length, and every line pattern matches in linear time.
 """
 
 from __future__ import annotations
@@ -37,11 +43,15 @@ from pathlib import PurePath
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, TopologyError
 from ..topology import KIND_HOST, KIND_SWITCH, SPEEDS, WIDTHS, Fabric
+from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from . import _common
 
-__all__ = ["parse"]
+__all__ = ["parse", "MAX_LINE_CHARS"]
+
+#: Longest line accepted (real lines are under 300 characters: NodeDescriptions have at most 64 bytes).
+MAX_LINE_CHARS = 4096
 
 _HDR = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]*)"(.*)$')
 _PORT = re.compile(r'^\[(\d+)\](?:\(([0-9A-Fa-f]+)\))?\s*"([^"]*)"(\[(\d+)\])?(?:\(([0-9A-Fa-f]+)\))?(\s.*)?$')
@@ -117,7 +127,28 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
     def fail(lineno: int, message: str):
         raise FormatError(source, lineno, message)
 
+    def lid_of(digits: str, lineno: int) -> int:
+        value = int(digits)
+        if value > MAX_UNICAST_LID:
+            fail(lineno, f"lid {digits[:12]} is above the highest unicast LID {MAX_UNICAST_LID} (0xBFFF)")
+        return value
+
+    def c_number(text: str, lineno: int) -> int:
+        """A number as ibsim's ``strtoull(text, 0)`` takes it: ``0x`` hex, a leading ``0`` octal, else decimal."""
+        try:
+            return int(text, 16) if text[:2] in ("0x", "0X") else int(text, 8) if text[:1] == "0" else int(text)
+        except ValueError:
+            fail(lineno, f"{text[:24]!r} is not a number (0x hex, 0 octal or decimal)")
+
+    def guid_of(value: int, lineno: int, what: str) -> int:
+        if not 0 < value < 1 << 64:
+            fail(lineno, f"{what} 0x{value:x} is not a non-zero 64-bit GUID"[:120])
+        return value
+
+    total_ports = 0
     for lineno, raw in enumerate(text.splitlines(), start=1):
+        if len(raw) > MAX_LINE_CHARS:
+            fail(lineno, f"line of {len(raw):,} characters; lines of this format are under {MAX_LINE_CHARS:,}")
         line = raw.strip()
         if not line:
             current = -1
@@ -132,17 +163,21 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             if m is None:
                 fail(lineno, f"malformed or truncated port line: {line[:80]!r}")
             port = int(m.group(1))
+            if len(m.group(3)) > MAX_NAME_CHARS:
+                fail(lineno, f"remote node id longer than {MAX_NAME_CHARS} characters")
             kind = n_kind[current]
             if port == 0 and kind == KIND_SWITCH and not strict:
                 continue  # ibsim: switch management port 0
             if port < 1 or port > n_ports[current]:
-                fail(lineno, f"port {port} is outside 1..{n_ports[current]} of node {n_id[current]!r}")
+                fail(lineno, f"port {m.group(1)[:12]} is outside 1..{n_ports[current]} of node {n_id[current]!r}")
             if port in seen_ports:
                 fail(lineno, f"port {port} of node {n_id[current]!r} is listed twice")
             seen_ports.add(port)
             if m.group(4) is None and strict:
                 fail(lineno, f"malformed or truncated port line (no remote port): {line[:80]!r}")
             rport = int(m.group(5)) if m.group(5) is not None else 1
+            if rport > MAX_NODE_PORTS:
+                fail(lineno, f"remote port {m.group(5)[:12]} is outside 1..{MAX_NODE_PORTS}")
             tail = m.group(7) or ""
             hash_at = tail.find("#")
             opts, comment = (tail, "") if hash_at < 0 else (tail[:hash_at], tail[hash_at + 1:])
@@ -152,7 +187,7 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             wmask, smask, tok = default_w, default_s | default_e, (-1, -1)
             if not strict:
                 for key, val in _OPT.findall(opts):
-                    v = int(val, 0)
+                    v = c_number(val, lineno)
                     if key == "w":
                         wmask = _ib_width_mask(v)
                     elif key == "s":
@@ -176,13 +211,13 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
                 for lm in _LID.finditer(tail):
                     if link is not None and hash_at + 1 + last_quote + 1 + link.start() == lm.start():
                         continue
-                    own_lid = int(lm.group(1))
+                    own_lid = lid_of(lm.group(1), lineno)
                     break
             entry = len(p_node)
             if m.group(2):
-                guid_override.append((entry, 0, int(m.group(2), 16)))
+                guid_override.append((entry, 0, guid_of(int(m.group(2), 16), lineno, "port GUID")))
             if m.group(6):
-                guid_override.append((entry, 1, int(m.group(6), 16)))
+                guid_override.append((entry, 1, guid_of(int(m.group(6), 16), lineno, "port GUID")))
             p_node.append(current)
             p_port.append(port)
             p_rid.append(m.group(3))
@@ -203,13 +238,21 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
                 fail(lineno, "router (Rt) records are not supported")
             if word == "Hca" and strict:
                 fail(lineno, "'Hca' records belong to ibsim net files; ibnetdiscover writes 'Ca'")
-            if not 1 <= nports <= 255:
-                fail(lineno, f"node {node_id!r} declares {nports} ports; expected 1..255")
+            if len(node_id) > MAX_NAME_CHARS:
+                fail(lineno, f"node id longer than {MAX_NAME_CHARS} characters")
+            if not 1 <= nports <= MAX_NODE_PORTS:
+                fail(lineno, f"node {node_id!r} declares {m.group(2)[:12]} ports; expected 1..{MAX_NODE_PORTS} "
+                             f"(port numbers are 8 bits, 255 is reserved)")
+            if len(n_kind) >= MAX_UNICAST_LID:
+                fail(lineno, f"more than {MAX_UNICAST_LID:,} nodes: one subnet has {MAX_UNICAST_LID:,} unicast LIDs")
+            total_ports += nports
+            if total_ports > MAX_FABRIC_PORTS:
+                fail(lineno, f"more than {MAX_FABRIC_PORTS:,} ports in all: more than one subnet's fabric has")
             if node_id in by_id:
                 fail(lineno, f"node id {node_id!r} already defined on line {n_line[by_id[node_id]]}")
             is_switch = word == "Switch"
             key = "switch" if is_switch else "ca"
-            guid = guid_next[key]
+            guid = guid_of(guid_next[key], lineno, "node GUID")
             guid_next[key] = guid + (1 if is_switch else nports + 1)
             if guid in by_guid:
                 fail(lineno, f"duplicate GUID 0x{guid:016x}: already node {n_id[by_guid[guid]]!r} "
@@ -219,6 +262,8 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
                 desc, after_desc = dm.group(1), dm.group(2)
             else:
                 desc, after_desc = node_id, rest
+            if len(desc) > MAX_NAME_CHARS:
+                fail(lineno, f"node description longer than {MAX_NAME_CHARS} characters")
             lm = _LID.search(after_desc) if is_switch else None
             current = len(n_kind)
             by_id[node_id] = current
@@ -228,14 +273,14 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             n_guid.append(guid)
             n_id.append(node_id)
             n_desc.append(desc)
-            n_lid.append(int(lm.group(1)) if lm else 0)
+            n_lid.append(lid_of(lm.group(1), lineno) if lm else 0)
             n_line.append(lineno)
             seen_ports = set()
             continue
         m = _GUIDLINE.match(line)
         if m is not None:
             key = "switch" if m.group(1) == "switchguid" else "ca"
-            v = int(m.group(3), 0)
+            v = guid_of(c_number(m.group(3), lineno), lineno, m.group(1))
             guid_next[key] = v if m.group(2) == "=" else _GUID_BASE[key] + v
             continue
         if _IGNORED.match(line):
@@ -243,7 +288,7 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
         if not strict:
             dm = _DEFAULT.match(line)
             if dm is not None:
-                v = int(dm.group(2), 0)
+                v = c_number(dm.group(2), lineno)
                 if dm.group(1) == "width":
                     default_w = _ib_width_mask(v)
                 elif dm.group(1) == "speed":
@@ -328,7 +373,10 @@ def _assemble(source, dialect, n_kind, n_ports, n_guid, n_id, n_desc, n_lid, by_
     slot = offset[node] + port - 1
     host_entry = kind[node] == KIND_HOST
     port_lid[slot[host_entry]] = np.array(p_lid, dtype=np.int64)[host_entry]
-    lids, filled = _common.fill_lids(port_lid, is_host_port, np.array(n_lid, dtype=np.int64)[kind == KIND_SWITCH])
+    try:
+        lids, filled = _common.fill_lids(port_lid, is_host_port, np.array(n_lid, dtype=np.int64)[kind == KIND_SWITCH])
+    except TopologyError as exc:
+        raise FormatError(source, None, str(exc)) from None
     n_host_ports = int(is_host_port.sum())
     port_lid[is_host_port] = lids[:n_host_ports]
     node_lid = np.zeros(len(kind), dtype=np.int64)

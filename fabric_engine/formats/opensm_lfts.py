@@ -38,12 +38,12 @@ from ._common import HCA_SUFFIX
 __all__ = ["read", "write", "detect"]
 
 _HEADER = re.compile(
-    r"^Unicast lids \[(?P<lo>0x[0-9a-fA-F]+|\d+)-(?P<hi>0x[0-9a-fA-F]+|\d+)\] of switch Lid (?P<lid>\d+) "
-    r"guid (?P<guid>0x[0-9a-fA-F]+) \((?P<q>'?)(?P<name>.*)(?P=q)\):\s*$")
-_ENTRY = re.compile(r"^(?P<lid>0x[0-9a-fA-F]+)\s+(?P<port>\d+)(?:\s*[#:](?P<rest>.*))?$")
-_PGUID = re.compile(r"portguid\s+(0x[0-9a-fA-F]+)")
+    r"^Unicast lids \[(?P<lo>0x[0-9a-fA-F]{1,8}|\d{1,8})-(?P<hi>0x[0-9a-fA-F]{1,8}|\d{1,8})\] of switch "
+    r"Lid (?P<lid>\d{1,8}) guid (?P<guid>0x[0-9a-fA-F]{1,16}) \((?P<q>'?)(?P<name>.*)(?P=q)\):\s*$")
+_ENTRY = re.compile(r"^(?P<lid>0x[0-9a-fA-F]{1,8})\s+(?P<port>\d{1,8})(?:\s*[#:](?P<rest>.*))?$")
+_PGUID = re.compile(r"portguid\s+(0x[0-9a-fA-F]{1,16})\b")
 _NAME = re.compile(r"'(.*)'")
-_FOOTER = re.compile(r"^\d+ (?:valid )?lids dumped\s*$")
+_FOOTER = re.compile(r"^(?P<n>\d{1,8}) (?P<valid>valid )?lids dumped\s*$")
 _SKIP = re.compile(r"^\s*(?:Lid\s+Out\s+Destination|Port\s+Info)\s*$")
 
 
@@ -82,10 +82,19 @@ def _lid_by_name(fabric: Fabric, name: str) -> int | None:
     return None
 
 
-def read(text: str, fabric: Fabric, source: str = "<lfts>") -> Routing:
+def _number(text: str) -> int:
+    """A header bound as OpenSM or ibroute print it: ``0x`` hex, else decimal (a leading zero is not octal)."""
+    return int(text, 16) if text[:2] in ("0x", "0X") else int(text, 10)
+
+
+def read(text: str, fabric: Fabric, source: str = "<lfts>", complete: bool = False) -> Routing:
     """Load the LFTs in ``text`` (OpenSM dump or ``ibroute`` output) as a :class:`Routing` of ``fabric``.
 
-    Switches without a table in the text keep NO_PATH everywhere (``info["switches_missing"]``).
+    The text must be whole: every table ends with its ``N lids dumped`` line (a file cut short is
+    refused, naming the line of the table left open), every entry has its three-digit port (a
+    partial last line is refused), LIDs stay inside the header's range and appear once. With
+    ``complete``, every switch of ``fabric`` must have a table; otherwise switches without one keep
+    NO_PATH everywhere and are listed in ``info["switches_missing"]``.
     """
     f = fabric
     lft = np.full((f.num_switches, f.max_lid + 1), NO_PATH, dtype=np.uint8)
@@ -96,27 +105,46 @@ def read(text: str, fabric: Fabric, source: str = "<lfts>") -> Routing:
                    zip(f.port_guid[host_slots], f.port_lid[host_slots], f.port_node[host_slots], strict=True)}
     guid_to_lid.update({int(f.guid[n]): (int(f.lid[n]), int(n)) for n in f.switches})
     cur = -1
+    table: _Table | None = None
     unmapped = 0
     rows: list[int] = []
     lids: list[int] = []
     ports: list[int] = []
+    no = 0
     for no, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
-        if not line.strip() or _FOOTER.match(line.strip()) or _SKIP.match(line):
+        stripped = line.strip()
+        if not stripped or _SKIP.match(line):
+            continue
+        m = _FOOTER.match(stripped)
+        if m:
+            if table is None:
+                raise FormatError(source, no, f"{stripped!r} outside a table")
+            table.close(int(m["n"]), bool(m["valid"]), source, no)
+            table = None
             continue
         m = _HEADER.match(line)
         if m:
+            if table is not None:
+                raise FormatError(source, no, f"the table of switch {table.name!r} (line {table.line}) ends without "
+                                              "its 'lids dumped' line")
             cur = _lookup_switch(f, int(m["guid"], 16), m["name"], source, no)
             if seen[cur]:
                 raise FormatError(source, no, f"switch {m['name']!r} has a second table")
             seen[cur] = True
+            table = _Table(m["name"], no, _number(m["lo"]), _number(m["hi"]))
             continue
-        e = _ENTRY.match(line.strip())
+        e = _ENTRY.match(stripped)
         if not e:
-            raise FormatError(source, no, f"cannot parse {line.strip()!r} (expected 'LID PORT # ...')")
-        if cur < 0:
-            raise FormatError(source, no, "LFT entry before any 'Unicast lids ... of switch' header")
-        lid, port = int(e["lid"], 16), int(e["port"])
+            raise FormatError(source, no, f"cannot parse {stripped[:80]!r} (expected 'LID PORT # ...')")
+        if table is None:
+            raise FormatError(source, no, "LFT entry outside a 'Unicast lids ... of switch' table")
+        lid, port_text = int(e["lid"], 16), e["port"]
+        if len(port_text) != 3:
+            raise FormatError(source, no, f"partial entry {stripped[:80]!r}: the port has {len(port_text)} digit(s), "
+                                          "OpenSM and ibroute print 3")
+        port = int(port_text)
+        table.add(lid, source, no)
         rest = e["rest"] or ""
         pg, nm = _PGUID.search(rest), _NAME.search(rest)
         pguid, ename = (int(pg.group(1), 16) if pg else None), (nm.group(1) if nm else None)
@@ -137,12 +165,41 @@ def read(text: str, fabric: Fabric, source: str = "<lfts>") -> Routing:
         rows.append(cur)
         lids.append(ours)
         ports.append(port)
+    if table is not None:
+        raise FormatError(source, no, f"the file ends inside the table of switch {table.name!r} (line {table.line}): "
+                                      "truncated (no 'lids dumped' line)")
     if not seen.any():
         raise FormatError(source, None, "no 'Unicast lids ... of switch' table found")
-    lft[np.asarray(rows, dtype=np.int64), np.asarray(lids, dtype=np.int64)] = np.asarray(ports, dtype=np.uint8)
     missing = [str(f.node_name[f.switches[i]]) for i in np.flatnonzero(~seen)]
+    if complete and missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise FormatError(source, None, f"no table for {len(missing)} of the {f.num_switches} switches of "
+                                        f"{f.name!r}: {shown}")
+    lft[np.asarray(rows, dtype=np.int64), np.asarray(lids, dtype=np.int64)] = np.asarray(ports, dtype=np.uint8)
     return Routing(f, lft, "opensm-dump", {"source": source, "unmapped_entries": unmapped,
                                            "switches_missing": missing})
+
+
+class _Table:
+    """One switch's table while it is read: its range, the LIDs seen, the line it started on."""
+
+    def __init__(self, name: str, line: int, lo: int, hi: int) -> None:
+        self.name, self.line, self.lo, self.hi = name, line, lo, hi
+        self.lids: set[int] = set()
+
+    def add(self, lid: int, source: str, no: int) -> None:
+        if not self.lo <= lid <= self.hi:
+            raise FormatError(source, no, f"LID {lid} outside the table's range [{self.lo}-{self.hi}]")
+        if lid in self.lids:
+            raise FormatError(source, no, f"LID {lid} appears twice in the table of switch {self.name!r}")
+        self.lids.add(lid)
+
+    def close(self, n: int, valid: bool, source: str, no: int) -> None:
+        """Check the footer: ``ibroute`` counts the entries; OpenSM prints the top of the range."""
+        ok = n == len(self.lids) if valid else n in (len(self.lids), self.hi)
+        if not ok:
+            raise FormatError(source, no, f"the table of switch {self.name!r} (line {self.line}) says {n} lids dumped "
+                                          f"but has {len(self.lids)} entries: truncated or edited")
 
 
 def write(routing: Routing, style: str = "opensm") -> str:
@@ -185,5 +242,5 @@ def write(routing: Routing, style: str = "opensm") -> str:
                 info = "unknown"
             sep = f"# {info}" if style == "opensm" else f": ({info})"
             out.append(f"0x{d:04x} {int(row[d]):03d} {sep}")
-        out.append(f"{len(valid)} lids dumped" if style == "opensm" else f"{len(valid)} valid lids dumped ")
+        out.append(f"{top} lids dumped" if style == "opensm" else f"{len(valid)} valid lids dumped ")
     return "\n".join(out) + "\n"

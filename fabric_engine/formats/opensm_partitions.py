@@ -59,6 +59,8 @@ RATE_GBPS = {2: 2.5, 3: 10.0, 4: 30.0, 5: 5.0, 6: 20.0, 7: 40.0, 8: 60.0, 9: 80.
              21: 400.0, 22: 600.0}
 
 _NAME_RE = re.compile(r"^[^\s=,:;#]+$")
+#: Most port entries (GUIDs, keywords, multicast groups) in one file: ten for every LID of a subnet.
+MAX_ENTRIES = 1 << 19
 _INT_FLAGS = {"mtu": (MTU_BYTES, "an IBTA MTU code 1..5"), "rate": (RATE_GBPS, "an IBTA rate code"),
               "sl": (range(16), "0..15"), "scope": (range(1, 16), "1..15"),
               "Q_Key": (range(1 << 32), "0..0xffffffff"), "TClass": (range(256), "0..255")}
@@ -109,19 +111,24 @@ def combine_membership(a: str, b: str) -> str:
     return a if a == b else "both"
 
 
+def _shown(text: str) -> str:
+    """``text`` for an error message: quoted, and cut to 40 characters."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
 def _int(text: str, source: str, line: int, what: str) -> int:
     """A number as C ``strtoul(text, 0)`` reads it: ``0x`` hex, leading ``0`` octal, else decimal."""
     try:
         return int(text, 8) if re.fullmatch(r"0[0-7]+", text) else int(text, 0)
     except ValueError:
-        raise FormatError(source, line, f"{what}: {text!r} is not a number") from None
+        raise FormatError(source, line, f"{what}: {_shown(text)} is not a number") from None
 
 
 def _membership(word: str, source: str, line: int) -> str:
     """``full``, ``limited`` or ``both``; like OpenSM, a non-empty prefix (``limi``) is accepted."""
     found = [m for m in MEMBERSHIPS if word and m.startswith(word)]
     if len(found) != 1:
-        raise FormatError(source, line, f"membership {word!r}: use full, limited or both")
+        raise FormatError(source, line, f"membership {_shown(word)}: use full, limited or both")
     return found[0]
 
 
@@ -169,12 +176,12 @@ def _parse_header(text: str, line: int, source: str) -> PartitionSpec:
     if not pkey_text and name[:1].isdigit():
         name, pkey_text = "", name
     if name and not _NAME_RE.match(name):
-        raise FormatError(source, line, f"partition name {name!r} contains blanks or reserved characters")
+        raise FormatError(source, line, f"partition name {_shown(name)} contains blanks or reserved characters")
     pkey = None
     if pkey_text:
         pkey = _int(pkey_text, source, line, "P_Key") & 0x7FFF
         if pkey == 0:
-            raise FormatError(source, line, f"P_Key {pkey_text}: the low 15 bits must not be 0")
+            raise FormatError(source, line, f"P_Key {_shown(pkey_text)}: the low 15 bits must not be 0")
     spec = PartitionSpec(name=name, pkey=pkey, line=line)
     for token in tokens[1:]:
         if not token:
@@ -192,20 +199,23 @@ def _parse_header(text: str, line: int, source: str) -> PartitionSpec:
             allowed, words = _INT_FLAGS[flag]
             number = _int(value, source, line, flag)
             if number not in allowed:
-                raise FormatError(source, line, f"{flag}={value}: must be {words}")
+                raise FormatError(source, line, f"{flag}={value[:40]}: must be {words}")
             setattr(spec, {"Q_Key": "qkey", "TClass": "tclass"}.get(flag, flag), number)
         else:
-            raise FormatError(source, line, f"unknown partition flag {flag!r}")
+            raise FormatError(source, line, f"unknown partition flag {_shown(flag)}")
     return spec
 
 
-def _parse_body(spec: PartitionSpec, body: list[tuple[int, str]], source: str) -> None:
+def _parse_body(spec: PartitionSpec, body: list[tuple[int, str]], source: str, budget: list[int]) -> None:
     for lineno, seg in body:
         items = seg.split(",")
         for k, item in enumerate(items):
             item = item.strip()
             if not item:
                 continue
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise FormatError(source, lineno, f"more than {MAX_ENTRIES:,} port entries in one file")
             target, has_flag, flag = (s.strip() for s in item.partition("="))
             if target == "mgid":  # a multicast group consumes the rest of its line
                 spec.mgroups.append((",".join(items[k:]).strip(), lineno))
@@ -218,7 +228,7 @@ def _parse_body(spec: PartitionSpec, body: list[tuple[int, str]], source: str) -
                 continue
             guid = _int(target, source, lineno, "port GUID")
             if not 0 < guid < 1 << 64:
-                raise FormatError(source, lineno, f"port GUID {target}: must be a non-zero 64-bit number")
+                raise FormatError(source, lineno, f"port GUID {_shown(target)}: must be a non-zero 64-bit number")
             spec.members.append(PortSpec(guid, membership, lineno))
 
 
@@ -247,14 +257,17 @@ def parse(text: str, source: str = "partitions.conf") -> list[PartitionSpec]:
     """Every partition of a ``partitions.conf`` text, in order of first definition.
 
     Definitions of the same P_Key are merged; a port listed more than once keeps
-    the union of its memberships. Raises :class:`FormatError` naming the line.
+    the union of its memberships. Raises :class:`FormatError` naming the line, also
+    past :data:`MAX_ENTRIES` port entries and statements.
     """
     by_pkey: dict[int, PartitionSpec] = {}
     out: list[PartitionSpec] = []
+    budget = [MAX_ENTRIES]  # entries left; a statement counts as one
     for pieces in _statements(text, source):
+        budget[0] -= 1
         head, line, body = _header(pieces, source)
         spec = _parse_header(head, line, source)
-        _parse_body(spec, body, source)
+        _parse_body(spec, body, source, budget)
         if spec.pkey is not None and spec.pkey in by_pkey:
             _merge(by_pkey[spec.pkey], spec)
             continue

@@ -36,6 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import FormatError
 
 __all__ = [
@@ -47,6 +49,8 @@ __all__ = [
 #: Option prefixes: subnet-wide, then per port type.
 PORT_TYPES = ("qos", "qos_ca", "qos_rtr", "qos_sw0", "qos_swe")
 MAX_VLARB_ENTRIES = 64
+#: Most P_Keys named by all the match rules of one policy (each rule names each P_Key at most once).
+MAX_POLICY_PKEYS = 1 << 20
 
 
 @dataclass
@@ -106,12 +110,13 @@ class QosMatchRule:
 
 
 def _number(text: str, what: str, lo: int, hi: int, source: str, line: int | None) -> int:
+    shown = text.strip()[:24]
     try:
         value = int(text.strip(), 0)
     except ValueError:
-        raise FormatError(source, line, f"{what}: {text.strip()!r} is not a number") from None
+        raise FormatError(source, line, f"{what}: {shown!r} is not a number") from None
     if not lo <= value <= hi:
-        raise FormatError(source, line, f"{what} {value}: must be {lo}..{hi}")
+        raise FormatError(source, line, f"{what} {shown}: must be {lo}..{hi}")
     return value
 
 
@@ -125,17 +130,16 @@ def parse_sl2vl(text: str, source: str = "sl2vl", line: int | None = None) -> li
 
 def parse_vlarb(text: str, source: str = "vlarb", line: int | None = None) -> list[tuple[int, int]]:
     """``VL:weight`` pairs separated by commas -> list of ``(vl, weight)``."""
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    if len(items) > MAX_VLARB_ENTRIES:
+        raise FormatError(source, line, f"{len(items)} entries; a VL arbitration table holds at most 64")
     out = []
-    for item in (s.strip() for s in text.split(",")):
-        if not item:
-            continue
+    for item in items:
         vl, sep, weight = item.partition(":")
         if not sep:
-            raise FormatError(source, line, f"entry {item!r}: write VL:weight")
-        out.append((_number(vl, "VL", 0, 14, source, line), _number(weight, f"weight of VL {vl.strip()}", 0, 255,
+            raise FormatError(source, line, f"entry {item[:40]!r}: write VL:weight")
+        out.append((_number(vl, "VL", 0, 14, source, line), _number(weight, f"weight of VL {vl.strip()[:24]}", 0, 255,
                                                                       source, line)))
-    if len(out) > MAX_VLARB_ENTRIES:
-        raise FormatError(source, line, f"{len(out)} entries; a VL arbitration table holds at most 64")
     return out
 
 
@@ -226,13 +230,14 @@ def write_policy(levels: list[QosLevel], rules: list[QosMatchRule], default_sl: 
 
 
 def _pkey_list(text: str, source: str, line: int) -> list[int]:
-    out = []
+    """The P_Keys of ``a, b-c, ...`` (low 15 bits), sorted and each once: at most 32,768 whatever the ranges."""
+    seen = np.zeros(0x8000, dtype=bool)
     for item in (s.strip() for s in text.split(",") if s.strip()):
         lo, dash, hi = item.partition("-")
         a = _number(lo, "P_Key", 0, 0xFFFF, source, line) & 0x7FFF
         b = _number(hi, "P_Key", 0, 0xFFFF, source, line) & 0x7FFF if dash else a
-        out.extend(range(a, b + 1))
-    return out
+        seen[a:b + 1] = True
+    return np.flatnonzero(seen).tolist()
 
 
 def parse_policy(text: str, source: str = "qos-policy.conf") -> tuple[list[QosLevel], list[QosMatchRule], int]:
@@ -246,6 +251,15 @@ def parse_policy(text: str, source: str = "qos-policy.conf") -> tuple[list[QosLe
     default_sl = 0
     section = None
     item: dict | None = None
+    pkeys = 0
+
+    def counted(keys: list[int], lineno: int) -> list[int]:
+        nonlocal pkeys
+        pkeys += len(keys)
+        if pkeys > MAX_POLICY_PKEYS:
+            raise FormatError(source, lineno, f"the match rules name more than {MAX_POLICY_PKEYS:,} P_Keys in all")
+        return keys
+
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -285,7 +299,7 @@ def parse_policy(text: str, source: str = "qos-policy.conf") -> tuple[list[QosLe
             elif crit.startswith("any, pkey "):
                 name = f"ulp-line-{lineno}"
                 levels.append(QosLevel(name, sl_value))
-                rules.append(QosMatchRule(name, _pkey_list(crit[len("any, pkey "):], source, lineno)))
+                rules.append(QosMatchRule(name, counted(_pkey_list(crit[len("any, pkey "):], source, lineno), lineno)))
             continue
         if item is not None and section in ("qos-levels", "qos-match-rules"):
             key, sep, value = line.partition(":")
@@ -297,7 +311,7 @@ def parse_policy(text: str, source: str = "qos-policy.conf") -> tuple[list[QosLe
             elif key in ("mtu-limit", "rate-limit"):
                 item[key] = _number(value, key, 1, 255, source, lineno)
             elif key == "pkey":
-                item[key] = _pkey_list(value, source, lineno)
+                item[key] = counted(_pkey_list(value, source, lineno), lineno)
             else:
                 item[key] = value
     if section is not None:

@@ -45,19 +45,15 @@ def engine_choices() -> list[tuple[str, str]]:
     return [(name, e.label) for name, e in ENGINES.items()]
 
 
-def load_lfts(fabric: Fabric, path) -> Routing:
-    """The :class:`Routing` in an ``opensm-lfts.dump`` or ``ibroute`` output file, mapped onto ``fabric``."""
-    from pathlib import Path
+def load_lfts(fabric: Fabric, path, complete: bool = True) -> Routing:
+    """The :class:`Routing` in an ``opensm-lfts.dump`` or ``ibroute`` output file (gzip or not), mapped onto ``fabric``.
 
-    from ..errors import FormatError
+    With ``complete`` (the default) every switch of ``fabric`` must have a table in the file.
+    """
     from ..formats import opensm_lfts
+    from ..formats._input import read_text
 
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise FormatError(str(p), None, exc.strerror or "cannot be read") from None
-    return opensm_lfts.read(text, fabric, str(p))
+    return opensm_lfts.read(read_text(path), fabric, str(path), complete=complete)
 
 
 def route(fabric: Fabric, engine: str = "minhop", **options) -> Routing:

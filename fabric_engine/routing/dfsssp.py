@@ -25,6 +25,7 @@ from scipy.sparse.csgraph import dijkstra
 from ..errors import RoutingError
 from ..topology import Fabric
 from .graph import lid_targets
+from .order import OpenSMOrder, switch_order
 from .quality import _dependencies
 from .tables import NO_PATH, Routing
 
@@ -50,31 +51,39 @@ def dfsssp(fabric: Fabric, max_vls: int = 8) -> Routing:
     f = fabric
     s_count = f.num_switches
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, dtype=np.uint8)
-    tg = lid_targets(f)
+    # Switches relabelled in GUID order and destinations in OpenSM's order, so ties in Dijkstra and
+    # between equally light cables never depend on the order of records in the fabric's file.
+    osm = OpenSMOrder(f)
+    perm = switch_order(f)  # canonical label -> switch index
+    canon = np.empty(s_count, dtype=np.int64)
+    canon[perm] = np.arange(s_count)
+    tg = osm.targets
+    target_sw = osm.switch
     link, src, dst, sport = _switch_links(f)
-    hosts_at = np.bincount(tg.target[tg.is_host], minlength=s_count).astype(np.float64)
+    src, dst = canon[src], canon[dst]
+    hosts_at = np.bincount(canon[target_sw[tg.is_host]], minlength=s_count).astype(np.float64)
     # A hop costs more than all the balancing a link can collect (hosts x destinations), so paths
     # stay minimal and the weights only choose among equally short ones.
     hop = 1.0 + hosts_at.sum() * tg.is_host.sum()
     weight = np.full(len(link), hop, dtype=np.float64)
     # Order: host LIDs first (they move the weights), then switch LIDs.
-    order = np.lexsort((tg.lids, tg.target, ~tg.is_host))
+    order = np.argsort(~tg.is_host, kind="stable")
     rows = np.arange(s_count)
     for k in order:
-        t = int(tg.target[k])
+        t = int(canon[target_sw[k]])
         # Dijkstra towards t: search from t over reversed links (weight of x -> y stored at [y, x]).
         # Parallel cables: keep the lightest (a csr matrix would sum them).
         g = _min_duplicates(dst, src, weight, s_count)
         dist, pred = dijkstra(g, directed=True, indices=t, return_predecessors=True)
-        nxt = pred  # next switch of x towards t (-9999 at t or unreachable)
+        nxt = pred  # next switch of x towards t (-9999 at t or unreachable), canonical labels
         ok = nxt >= 0
-        # Port of x to nxt[x]: the lightest cable between them.
+        # Port of x to nxt[x]: the lightest cable between them (the lowest port among equals).
         port = _lightest_port(rows[ok], nxt[ok], src, dst, sport, weight)
-        lft[rows[ok], tg.lids[k]] = port
-        lft[t, tg.lids[k]] = tg.exit_port[k]
+        lft[perm[rows[ok]], tg.lids[k]] = port
+        lft[target_sw[k], tg.lids[k]] = tg.exit_port[k]
         if tg.is_host[k]:
             used = _path_counts(nxt, hosts_at)  # host sources crossing x -> nxt[x]
-            cab = _lightest_cable(rows[ok], nxt[ok], src, dst, weight)
+            cab = _lightest_cable(rows[ok], nxt[ok], src, dst, weight, sport)
             np.add.at(weight, cab, used[rows[ok]])
     vl, n_vls = assign_vls(Routing(f, lft, "dfsssp"), max_vls)
     return Routing(f, lft, "dfsssp", {"vl_of_lid": vl, "dfsssp": {"vls": n_vls, "max_vls": max_vls}})
@@ -88,18 +97,18 @@ def _min_duplicates(r: np.ndarray, c: np.ndarray, w: np.ndarray, n: int) -> sp.c
     return sp.csr_matrix((w[sel], (r[sel], c[sel])), shape=(n, n))
 
 
-def _lightest_cable(xs, ys, src, dst, weight) -> np.ndarray:
-    """Index (into the switch-link arrays) of the lightest cable from ``xs[i]`` to ``ys[i]``."""
+def _lightest_cable(xs, ys, src, dst, weight, sport) -> np.ndarray:
+    """Index (into the switch-link arrays) of the lightest cable from ``xs[i]`` to ``ys[i]`` (lowest port on ties)."""
     n = int(max(src.max(initial=0), dst.max(initial=0))) + 1
     key = src * n + dst
-    order = np.lexsort((weight, key))
+    order = np.lexsort((sport, weight, key))
     skey = key[order]
     pos = np.searchsorted(skey, xs * n + ys)
     return order[pos]
 
 
 def _lightest_port(xs, ys, src, dst, sport, weight) -> np.ndarray:
-    return sport[_lightest_cable(xs, ys, src, dst, weight)].astype(np.uint8)
+    return sport[_lightest_cable(xs, ys, src, dst, weight, sport)].astype(np.uint8)
 
 
 def _path_counts(nxt: np.ndarray, hosts_at: np.ndarray) -> np.ndarray:

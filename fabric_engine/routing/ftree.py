@@ -28,7 +28,12 @@ fabric:
   a shortest path, spread round robin over the equal ports
   (``info["ftree"]["shortest_path_fallbacks"]``; such routes are not up/down).
 
-Unlike OpenSM, a degraded fat tree is not refused: ``info["ftree"]["notes"]`` says
+Spines cabled to each other (a Dragonfly+, which OpenSM accepts as a two-rank tree with sibling
+links) carry routes to the other groups as OpenSM's ftree lays them (:mod:`.ftree_siblings`), and
+switches outside OpenSM's indexed part take their up groups back and forth, as its bubble sort of
+equal loads leaves them.
+
+With ``on_irregular="balance"``, a degraded fat tree is not refused: ``info["ftree"]["notes"]`` says
 which switches break the regular structure. Switch LIDs go on the first port of a
 shortest path, as OpenSM's ftree does for switch-to-switch routes (no balancing).
 """
@@ -40,14 +45,17 @@ import scipy.sparse as sp
 
 from ..errors import RoutingError
 from ..topology import Fabric
+from .ftree_check import UNINDEXED, check_fat_tree, ftree_structure, leaf_order, switch_tuples
+from .ftree_siblings import RootSiblings
 from .graph import lid_targets, switch_distances, switch_port_peers
 from .levels import Levels, levels
+from .order import guid_key
 from .tables import NO_PATH, Routing
 
 __all__ = ["ftree", "first_shortest_table", "spread_shortest_ports"]
 
 #: Destinations filled per step (bounds the ``switches x chunk`` temporaries).
-_CHUNK = 4096
+_CHUNK = 2048
 
 
 def first_shortest_table(dist: np.ndarray, peer: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -165,8 +173,13 @@ def _first_related(lv: Levels, rel_src: np.ndarray, rel_dst: np.ndarray, s_count
     return out
 
 
-def ftree(fabric: Fabric) -> Routing:
-    """Route a fat tree like OpenSM's ``ftree``, degraded fat trees included (see module doc).
+def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
+    """Route a fat tree like OpenSM's ``ftree`` (see module doc).
+
+    A fabric OpenSM's ftree refuses (:func:`~.ftree_check.check_fat_tree`: a degraded tree, a
+    Dragonfly+, ...) is routed with minhop, as OpenSM does, and ``info["fallback"]`` carries
+    OpenSM's reason; ``on_irregular="balance"`` routes it with this engine's own degraded-tree
+    balancing instead (not OpenSM's behaviour; ``info["ftree"]["notes"]`` says what is irregular).
 
     >>> from fabric_engine.topology.generate import fat_tree
     >>> from fabric_engine.routing.quality import port_loads
@@ -174,38 +187,80 @@ def ftree(fabric: Fabric) -> Routing:
     >>> sorted(set(port_loads(r).up_counts().tolist()))  # every leaf up port carries 3 remote hosts
     [3]
     """
+    if on_irregular not in ("minhop", "balance"):
+        raise RoutingError(f"ftree: on_irregular must be 'minhop' or 'balance', not {on_irregular!r}")
     f = fabric
     s_count = f.num_switches
+    tg = lid_targets(f)
+    if not tg.is_host.any():
+        raise RoutingError("ftree: the fabric has no host connected to a switch")
+    st = ftree_structure(f)
+    refused = check_fat_tree(f, st)
+    if refused is not None and on_irregular == "minhop":
+        from .minhop import minhop
+
+        fb = minhop(f)
+        reason = f"ftree: {refused}; Fabric topology is not a fat-tree, routed with minhop as OpenSM does"
+        return Routing(f, fb.lft, "ftree", dict(fb.info, ftree={"refused": refused, "notes": []},
+                                                fallback={"engine": "minhop", "reason": reason}))
     dist = switch_distances(f)
     peer = switch_port_peers(f)
     lv = levels(f, dist)
-    tg = lid_targets(f)
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, dtype=np.uint8)
-    if not tg.is_host.any():
-        raise RoutingError("ftree: the fabric has no host connected to a switch")
     links = _Links(f)
+    # Roots cabled to each other (a Dragonfly+): OpenSM routes over those sibling groups too.
+    sib = None
+    if refused is None and lv.top == 2 and lv.sibling_links:
+        sib = RootSiblings(f, lv, lambda x, y: links.port_to(x, y, 0))
+        sib = sib if sib.sibling_cables else None
 
-    # Switch LIDs: first port of a shortest path.
+    # Switch LIDs: first port of a shortest path; none where the switches share no root above them
+    # (OpenSM's ftree routes switch LIDs up then down only, and leaves the rest unrouted).
     sw = ~tg.is_host
-    lft[:, tg.lids[sw]] = first_shortest_table(dist, peer, tg.target[sw])
+    if sib is None:
+        table = first_shortest_table(dist, peer, tg.target[sw])
+        if refused is None:
+            table[~_share_a_root(lv, tg.target[sw])] = NO_PATH
+        lft[:, tg.lids[sw]] = table
 
-    # Compute nodes in index order: leaf by leaf, port by port, short leaves padded with dummies.
+    # Compute nodes in index order: leaf by leaf (OpenSM's tuple order), port by port, short leaves
+    # padded with dummies up to the most compute-node ports a leaf has.
     h = np.flatnonzero(tg.is_host)
-    o = np.lexsort((tg.exit_port[h], tg.target[h]))
+    tuples = switch_tuples(f, st)
+    if refused is None:
+        leaves = leaf_order(f, st, tuples)
+    else:
+        leaves = np.unique(tg.target[h])
+        leaves = leaves[np.argsort(guid_key(f.guid[f.switches[leaves]]), kind="stable")]
+    leaf_at = np.full(s_count, -1, dtype=np.int64)
+    leaf_at[leaves] = np.arange(len(leaves))
+    o = np.lexsort((tg.exit_port[h], leaf_at[tg.target[h]]))
     h_lid, h_leaf, h_exit = tg.lids[h][o], tg.target[h][o], tg.exit_port[h][o]
-    leaves, first_of, per_leaf = np.unique(h_leaf, return_index=True, return_counts=True)
-    max_cn = int(per_leaf.max())
+    per_leaf = np.bincount(leaf_at[h_leaf], minlength=len(leaves))
+    first_of = np.r_[0, np.cumsum(per_leaf)[:-1]]
+    # OpenSM counts, for each adapter port on a leaf, all the compute-node ports of its adapter
+    # (``fabric_set_max_cn_per_leaf``): a dual-port server on one leaf counts 4.
+    owner = f.port_node[f.lid_to_slot[h_lid]]
+    cabled = np.bincount(f.port_node[f.port_out_link >= 0], minlength=f.num_nodes)
+    max_cn = int(np.bincount(leaf_at[h_leaf], weights=cabled[owner], minlength=len(leaves)).max())
     slot = np.arange(len(h_leaf)) - np.repeat(first_of, per_leaf)
-    dest = np.searchsorted(leaves, h_leaf) * max_cn + slot  # position among all (dummy) destinations
+    dest = leaf_at[h_leaf] * max_cn + slot  # position among all (dummy) destinations
     n_all = len(leaves) * max_cn
 
-    # Up groups (distinct upper neighbours) of every switch, in index order.
+    # Up groups (distinct upper neighbours) of every switch, in OpenSM's load order on even loads: by the
+    # upper switch's index tuple (port_group_compare_load_down); groups towards switches the indexing never
+    # reached compare equal and keep their creation (port) order.
     gkey = lv.up_src * s_count + lv.up_dst
     gfirst = np.flatnonzero(np.r_[True, gkey[1:] != gkey[:-1]]) if len(gkey) else np.zeros(0, dtype=np.int64)
-    g_src, g_dst = lv.up_src[gfirst], lv.up_dst[gfirst]
     g_n = np.diff(np.r_[gfirst, len(gkey)])
+    og = np.lexsort((lv.up_port[gfirst], tuples[lv.up_dst[gfirst]], lv.up_src[gfirst]))
+    gfirst, g_n = gfirst[og], g_n[og]
+    g_src, g_dst = lv.up_src[gfirst], lv.up_dst[gfirst]
     n_up = np.bincount(g_src, minlength=s_count)
     g0 = np.searchsorted(g_src, np.arange(s_count))
+    # Bubble sort keeps equal loads in place when no tuple tells them apart: such a switch takes its up
+    # groups forward, then backward, round after round (bubble_sort_down), instead of round robin.
+    sway = (n_up > 0) & (np.bincount(g_src, weights=tuples[g_dst] != UNINDEXED, minlength=s_count) == 0)
 
     # Main paths: chain[l, i] is the level-l switch of destination i, down[l, i] its port towards i.
     top = max(1, lv.top)
@@ -213,6 +268,7 @@ def ftree(fabric: Fabric) -> Routing:
     down = np.full((top + 1, n_all), NO_PATH, dtype=np.uint8)
     chain[1] = np.repeat(leaves, max_cn)
     down[1, dest] = h_exit
+    m_leaf = np.full(n_all, -1, dtype=np.int64)  # main paths the leaf routed before this one
     for lev in range(1, top):
         cur = chain[lev]
         idx = np.flatnonzero((cur >= 0) & (n_up[np.maximum(cur, 0)] > 0))
@@ -224,9 +280,11 @@ def ftree(fabric: Fabric) -> Routing:
         starts = np.flatnonzero(np.r_[True, sc[1:] != sc[:-1]])
         rank = np.empty(len(c), dtype=np.int64)
         rank[order] = np.arange(len(c)) - np.repeat(starts, np.diff(np.r_[starts, len(c)]))
-        g = g0[c] + rank % n_up[c]
+        g = g0[c] + _picked(rank, n_up[c], sway[c])
         k = (rank // n_up[c]) % g_n[g]
         chain[lev + 1, idx] = g_dst[g]
+        if lev == 1:
+            m_leaf[idx] = rank
         down[lev + 1, idx] = lv.up_rport[gfirst[g] + k]
 
     # Who to climb to (first parent covered by Z) and who to descend to (first child above a leaf).
@@ -246,6 +304,8 @@ def ftree(fabric: Fabric) -> Routing:
     all_x = np.broadcast_to(np.arange(s_count)[None, :], (s_count, s_count))
     climb_t = np.ascontiguousarray(climb.T)
     descend_t, first_up_t = np.ascontiguousarray(descend.T), np.ascontiguousarray(first_up.T)
+    del climb, descend, first_up  # the transposed copies replace them (S x S int32 each on big fabrics)
+    descend_sw = descend_t  # [leaf, X]: the first child of X above the leaf (a switch index, before ports)
     if links.kmax == 1:  # no parallel cables: tables of ports straight away
         climb_t = links.port_to(all_x, climb_t, 0)
         descend_t = links.port_to(all_x[:len(leaves)], descend_t, 0)
@@ -257,7 +317,10 @@ def ftree(fabric: Fabric) -> Routing:
     g_port = lv.up_port[gfirst].astype(np.uint8)
     high = np.flatnonzero(lv.level > 1)  # switches with a level above the leaves
     low = np.flatnonzero(lv.level == 1)
-    sec_seen = np.zeros(len(high), dtype=np.int32)
+    main_seen = np.zeros(len(high), dtype=np.int32)  # main paths through every high switch so far
+    high_at = np.full(s_count, -1, dtype=np.int32)
+    high_at[high] = np.arange(len(high))
+    parent_high = g_dst[np.minimum(g0[high], max(len(g_dst) - 1, 0))] if len(g_dst) else np.zeros(0, np.int64)
     g0_high = g0[high].astype(np.int32)
     all_above_high = np.ascontiguousarray(all_above_t[:, high])
     first_up_high = np.ascontiguousarray(first_up_t[:, high])
@@ -265,7 +328,8 @@ def ftree(fabric: Fabric) -> Routing:
     cable_seen = np.zeros(s_count * s_count if links.kmax > 1 else 1, dtype=np.int64)
     other_seen = np.zeros_like(cable_seen)
     sp_seen = np.zeros(s_count, dtype=np.int64)
-    balanced = fallback_sp = 0
+    balanced = fallback_sp = far_sib = 0
+    up_ptr = np.searchsorted(g_src, np.arange(s_count + 1))
     for c0 in range(0, len(dest), _CHUNK):
         ids = dest[c0:c0 + _CHUNK]
         n = len(ids)
@@ -293,13 +357,25 @@ def ftree(fabric: Fabric) -> Routing:
         secondary = ~(covered | above)
         secondary &= lvl8 > 0
         upper = secondary[:, high]
-        if upper.any():
+        if sib is None and upper.any():
             # Round robin over the up groups when all of them lead above the leaf (OpenSM's secondary
             # paths follow its load-sorted group order, which spreads them the same way) ...
+            # OpenSM reaches such a switch x from the first parent in the load order of x's twin A: the
+            # ancestor of the destination's leaf cabled to the same parents (the spine of the leaf's pod at
+            # x's position). A's order moves once per main path through A, so consecutive destinations go
+            # up through one port in blocks (fabric_route_downgoing_by_going_up, bubble_sort_down).
             rr = upper & all_above_high[lpos]
-            rank = np.cumsum(rr, axis=0, dtype=np.int32)  # inclusive count per switch
-            rank += sec_seen[None, :] - rr
-            sec_seen += rr.sum(axis=0, dtype=np.int32)
+            hits = np.zeros((n, len(high)), dtype=np.int32)
+            for lev in range(2, top + 1):
+                u = chain[lev, ids]
+                ok = (u >= 0) & (high_at[np.maximum(u, 0)] >= 0)
+                hits[ar[ok], high_at[u[ok]]] = 1
+            before = np.cumsum(hits, axis=0, dtype=np.int32) - hits + main_seen[None, :]
+            main_seen += hits.sum(axis=0, dtype=np.int32)
+            twin = descend_sw[lpos][:, parent_high] if len(parent_high) else np.zeros((n, 0), np.int64)
+            twin_at = high_at[np.maximum(twin, 0)]
+            rank = np.take_along_axis(before, np.maximum(twin_at, 0), axis=1)
+            rr &= (twin >= 0) & (twin_at >= 0)
             rank %= n_up_high[None, :]
             rank += g0_high[None, :]
             val = (g_port if links.kmax == 1 else g_dst)[np.minimum(rank, max(len(g_dst) - 1, 0))]
@@ -315,7 +391,9 @@ def ftree(fabric: Fabric) -> Routing:
             u = chain[lev, ids]
             ok = u >= 0
             port[ar[ok], u[ok]] = down[lev, ids[ok]]
-        ri, rx = np.nonzero(secondary[:, low])
+        if sib is not None:
+            far_sib += _sibling_fill(sib, port, secondary, leaf, m_leaf[ids], g0, n_up, sway, g_dst, up_ptr, low)
+        ri, rx = np.nonzero(secondary[:, low]) if sib is None else (np.zeros(0, np.int64),) * 2
         rx = low[rx]
         if rx.size:
             par = np.full((len(rx), int(n_up.max(initial=0)) or 1), -1, dtype=np.int64)
@@ -329,7 +407,7 @@ def ftree(fabric: Fabric) -> Routing:
             chosen = np.where(cnt > 0, par[np.arange(len(rx)), col.argmax(axis=1)], -1)
             port[ri, rx] = links.port_to(rx, chosen, ids[ri] // np.maximum(cnt, 1))
             balanced += int((cnt > 0).sum())
-        sj, sx = np.nonzero(secondary & (port == NO_PATH))
+        sj, sx = np.nonzero(secondary & (port == NO_PATH)) if sib is None else (np.zeros(0, np.int64),) * 2
         if sx.size:
             order = np.argsort(sx, kind="stable")
             xs_sorted = sx[order]
@@ -346,12 +424,120 @@ def ftree(fabric: Fabric) -> Routing:
         else:
             lft[:, cols] = port.T
 
+    notes = lv.notes + _irregularities(f, lv, n_up)
+    if sib is not None:
+        sw_table, far = _sibling_switch_lids(sib, f, links, tg.target[sw], max_cn, g0, n_up, sway, g_dst, up_ptr,
+                                             low)
+        lft[:, tg.lids[sw]] = sw_table
+        far_sib += far
+        notes = [n for n in notes if "carry no up/down route" not in n]
+        notes.append(f"{sib.sibling_cables} cable(s) join roots: routed over them as OpenSM's ftree does "
+                     "(sibling groups, depth first, shortest kept)")
+        if sib.parallel_pairs:
+            notes.append(f"{sib.parallel_pairs} root pair(s) joined by parallel cables: the first cable is taken, "
+                         "where OpenSM spreads routes over them by its counters")
+        if far_sib:
+            notes.append(f"{far_sib} route(s) cross two or more root-to-root cables; among equally short ones "
+                         "the lowest port is taken, where OpenSM's depth-first order may pick another")
     info = {"ftree": {
         "levels": int(lv.top), "leaves": int(len(leaves)), "max_hosts_per_leaf": max_cn,
         "dummy_nodes": int(n_all - len(dest)), "leaf_detours": balanced,
-        "shortest_path_fallbacks": fallback_sp, "notes": lv.notes + _irregularities(f, lv, n_up),
+        "shortest_path_fallbacks": fallback_sp, "sibling_cables": 0 if sib is None else sib.sibling_cables,
+        "sibling_far_routes": far_sib, "notes": notes,
     }}
     return Routing(f, lft, "ftree", info)
+
+
+def _picked(m: np.ndarray, n: np.ndarray, sway: np.ndarray) -> np.ndarray:
+    """Position (in group order) of the up group a switch takes for its ``m``-th main path (``n`` groups)."""
+    n = np.maximum(n, 1)
+    pos, rnd = m % n, m // n
+    return np.where(sway & (rnd % 2 == 1), n - 1 - pos, pos)
+
+
+def _load_order(owner: np.ndarray, m: np.ndarray, g0: np.ndarray, n_up: np.ndarray, sway: np.ndarray,
+                width: int) -> np.ndarray:
+    """Up groups of ``owner`` as sorted before its ``m``-th main path (first: the one it takes), -1 padded.
+
+    Round robin leaves the groups not yet taken this round first, then those taken (OpenSM's
+    ``bubble_sort_down`` on ``counter_down``); a swaying switch has the taken ones in reverse.
+    """
+    n = np.maximum(n_up[owner], 1)[:, None]
+    k = np.arange(max(width, 1))[None, :]
+    p, rnd = (m[:, None] % n), (m[:, None] // n)
+    after = k < n - p
+    if sway.any():
+        seq = np.where(after, p + k, p - 1 - (k - (n - p)))
+        seq = np.where(sway[owner][:, None] & (rnd % 2 == 1), n - 1 - seq, seq)
+    else:
+        seq = (p + k) % n
+    return np.where(k < n_up[owner][:, None], g0[owner][:, None] + seq, -1)
+
+
+def _sources(sib: RootSiblings, groups: np.ndarray, g_dst: np.ndarray) -> np.ndarray:
+    """Root positions of up groups (-1 stays -1)."""
+    return np.where(groups >= 0, sib.root_at[g_dst[np.maximum(groups, 0)]], -1)
+
+
+def _sibling_fill(sib: RootSiblings, port: np.ndarray, secondary: np.ndarray, leaf: np.ndarray, m: np.ndarray,
+                  g0: np.ndarray, n_up: np.ndarray, sway: np.ndarray, g_dst: np.ndarray, up_ptr: np.ndarray,
+                  low: np.ndarray) -> int:
+    """Route the adapters of a chunk over the roots' sibling cables (``port[i, x]``, in place); far routes.
+
+    Sources: the leaf's up groups in their load order at the destination's turn (``m`` main paths
+    before it): the main path's root first, then the secondary paths OpenSM routes after it.
+    """
+    src = _sources(sib, _load_order(leaf, m, g0, n_up, sway, int(n_up.max(initial=0))), g_dst)
+    root_port, leaf_port, _, far = sib.route(src, g_dst, up_ptr, low)
+    r = sib.roots
+    port[:, r] = np.where(secondary[:, r], root_port, port[:, r])
+    port[:, low] = np.where(secondary[:, low], leaf_port, port[:, low])
+    return far
+
+
+def _sibling_switch_lids(sib: RootSiblings, f: Fabric, links: _Links, targets: np.ndarray, max_cn: int,
+                         g0: np.ndarray, n_up: np.ndarray, sway: np.ndarray, g_dst: np.ndarray, up_ptr: np.ndarray,
+                         low: np.ndarray) -> tuple[np.ndarray, int]:
+    """``out[x, j]``: port of switch ``x`` towards switch ``targets[j]`` when roots are cabled to each other.
+
+    OpenSM routes switch LIDs after the adapters (``fabric_route_to_switches``): a root's LID from the
+    root alone; a leaf's LID from each of its up groups in the load order the adapters left (every
+    leaf routed ``max_cn`` main paths, dummies included).
+    """
+    s_count = f.num_switches
+    is_root = sib.root_at[targets] >= 0
+    m = np.full(len(targets), max_cn, dtype=np.int64)
+    src = _sources(sib, _load_order(targets, m, g0, n_up, sway, max(1, int(n_up.max(initial=0)))), g_dst)
+    src[is_root] = -1
+    src[is_root, 0] = sib.root_at[targets[is_root]]
+    root_port, leaf_port, _, far = sib.route(src, g_dst, up_ptr, low)
+    out = np.full((s_count, len(targets)), NO_PATH, dtype=np.uint8)
+    out[sib.roots] = root_port.T
+    out[low] = leaf_port.T
+    # A leaf's own roots go down to it (first cable); every switch reaches itself through port 0.
+    j, k = np.nonzero(src >= 0)
+    own = ~is_root[j]
+    out[sib.roots[src[j[own], k[own]]], j[own]] = links.port_to(sib.roots[src[j[own], k[own]]], targets[j[own]], 0)
+    out[targets, np.arange(len(targets))] = 0
+    return out, far
+
+
+def _share_a_root(lv: Levels, targets: np.ndarray) -> np.ndarray:
+    """``out[x, j]``: switch ``x`` and switch ``targets[j]`` have a common root above them (bool ``[S, T]``).
+
+    Bit sets of the roots above every switch, ANDed in blocks of targets (no BLAS: small matrices
+    multiply slower than they AND on a busy machine).
+    """
+    under = lv.anc[lv.level == lv.top]  # [R, S]: switches below each root
+    words = np.packbits(under.T, axis=1, bitorder="little")  # [S, ceil(R / 8)]
+    pad = (-words.shape[1]) % 8
+    bits = np.ascontiguousarray(np.pad(words, ((0, 0), (0, pad)))).view("<u8")  # [S, W]
+    out = np.empty((bits.shape[0], len(targets)), dtype=bool)
+    step = max(1, (1 << 22) // max(1, bits.shape[0] * bits.shape[1]))
+    for j in range(0, len(targets), step):
+        t = bits[targets[j:j + step]]  # [c, W]
+        out[:, j:j + step] = (bits[:, None, :] & t[None, :, :]).any(axis=2)
+    return out
 
 
 def _irregularities(fabric: Fabric, lv: Levels, n_up: np.ndarray) -> list[str]:

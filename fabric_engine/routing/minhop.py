@@ -1,10 +1,12 @@
 """OpenSM's min-hop routing: shortest paths, destinations spread over equal ports.
 
-OpenSM (``osm_ucast_mgr.c``, ``osm_switch_recommend_path``) routes every LID on
-every switch through a port with the least hop count to the LID; among those ports
-it takes the one with the fewest LIDs routed so far on this switch (lowest port on
-ties). LIDs of switches are routed the same way but are not counted
-(``port_profile_switch_nodes`` is off by default).
+OpenSM (``osm_ucast_mgr.c``, ``osm_switch_recommend_path`` in ``osm_switch.c``) routes every
+LID on every switch through a port with the least hop count to the LID; among those ports it
+takes the one with the fewest LIDs routed so far on this switch (the lowest port on ties).
+LIDs of switches are routed the same way but are not counted
+(``port_profile_switch_nodes`` is off by default). Every switch visits the LIDs in the same
+order, ``port_order_list`` (:mod:`.order`): the adapters of the switch with the most adapters
+first, switch by switch in GUID order, each switch's adapters in port order; switch LIDs last.
 
 Done LID by LID that is a loop over ``switches x LIDs``. Here it is closed form:
 the ports that are one hop closer to a target switch form the *candidate set* of
@@ -12,11 +14,9 @@ the ports that are one hop closer to a target switch form the *candidate set* of
 disjoint (always so in a fat tree) the greedy least-loaded choice is a round robin
 over each set, so the ``k``-th counted LID routed through a set takes its
 ``k mod size``-th port. Switches whose sets overlap (degraded or irregular
-fabrics) take the greedy loop, vectorised over those switches only.
-
-LIDs are visited grouped by the switch that delivers them, in LID order, the switches
-that deliver host LIDs first (OpenSM visits them in port-GUID order; the hop counts
-and the per-port balance are the same).
+fabrics) take the greedy loop, vectorised over those switches only. Targets are
+numbered in OpenSM's visiting order throughout, so the result depends on GUIDs, port
+numbers and LIDs only, never on the order of records in the file the fabric came from.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 
 from ..topology import Fabric
 from .graph import lid_targets, switch_distances, switch_port_peers
+from .order import OpenSMOrder
 from .tables import NO_PATH, Routing
 
 __all__ = ["minhop", "switch_distances", "lid_targets", "switch_port_peers", "minhop_tables"]
@@ -33,11 +34,13 @@ __all__ = ["minhop", "switch_distances", "lid_targets", "switch_port_peers", "mi
 _CHUNK_CELLS = 1 << 24
 
 
-def _candidate_keys(dist: np.ndarray, peer: np.ndarray, cand_fn=None) -> np.ndarray:
+def _candidate_keys(dist: np.ndarray, peer: np.ndarray, cand_fn=None, cols: np.ndarray | None = None) -> np.ndarray:
     """Candidate sets as bit words, uint64 ``[S, T, W]``: bit ``p`` set if port ``p + 1`` is one hop closer.
 
-    ``cand_fn(t0, t1)``, when given, returns the candidate mask ``[S, P, t1 - t0]`` instead
-    (engines with turn restrictions, such as up/down, define "closer" their own way).
+    ``dist`` columns are targets in visiting order (``cols`` maps them to switch indices).
+    ``cand_fn(switches)``, when given, returns the candidate mask ``[S, P, len(switches)]`` towards
+    those target switches instead (engines with turn restrictions, such as up/down, define
+    "closer" their own way).
     """
     s_count, pmax = peer.shape
     words = max(1, -(-pmax // 64))
@@ -50,7 +53,7 @@ def _candidate_keys(dist: np.ndarray, peer: np.ndarray, cand_fn=None) -> np.ndar
         d_here = np.ascontiguousarray(small[:, t0:t0 + step])  # [S, c]
         want = d_here - 1
         ok = d_here > 0
-        block = None if cand_fn is None else cand_fn(t0, t0 + d_here.shape[1])
+        block = None if cand_fn is None else cand_fn(cols[t0:t0 + d_here.shape[1]])
         for w in range(words):
             ports = range(64 * w, min(pmax, 64 * (w + 1)))
             # the narrowest integer that holds this word's bits: less memory traffic per port
@@ -85,10 +88,12 @@ def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) 
     peer = switch_port_peers(f)
     s_count, pmax = peer.shape
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, dtype=np.uint8)
-    tg = lid_targets(f)
+    osm = OpenSMOrder(f, lid_targets(f))
+    tg = osm.targets  # target = the delivering switch's rank in OpenSM's visiting order
     if s_count == 0 or len(tg.lids) == 0:
         return lft, {"greedy_switches": 0}
-    keys = _candidate_keys(dist, peer, cand_fn)  # [S, T, W]
+    dist = np.ascontiguousarray(dist[:, osm.target_order])  # columns: targets in visiting order
+    keys = _candidate_keys(dist, peer, cand_fn, osm.target_order)  # [S, T, W]
     low = _lowest_bit(keys)  # [S, T]
     rows = np.arange(s_count)[:, None]
     counted = tg.is_host.astype(np.int64)
@@ -168,25 +173,34 @@ def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) 
     if len(used):
         rows_u = (used.astype(np.int32) * table.shape[1])[:, None]
         ext = table.ravel()[rows_u + k % size[used].astype(np.int32)[:, None]]
-    size32 = np.maximum(size, 1).astype(np.int32)
-    start = compact[csafe].astype(np.int32) * width + offset.astype(np.int32) % size32[csafe]
-    # A fixed answer overrides the class: the port of a one-port set, or NO_PATH.
+    # A fixed answer overrides the class: the port of a one-port set, or NO_PATH. Fixed answers read
+    # rows of ext that hold one value throughout, so every cell is one gather.
     fixed = np.zeros((s_count, s_count), dtype=np.uint8)
     single = pop == 1
     fixed[single] = (low[single] + 1).astype(np.uint8)
     fixed[(dist < 0) | (~has_cls & ~single & (dist != 0))] = NO_PATH
-    t = tg.target
-    per_target = np.bincount(t, minlength=s_count)  # LIDs are grouped by target: repeat columns
-    ports = ext.ravel()[np.repeat(start, per_target, axis=1) + within.astype(np.int32)[None, :]]  # [S, NL]
-    fx = np.repeat(fixed, per_target, axis=1)
-    ports = np.where(fx != 0, fx, ports)
-    lft[:, tg.lids] = ports
-    lft[t, tg.lids] = tg.exit_port.astype(np.uint8)  # the delivering switch itself
+    const_row = len(ext)
+    ext = np.concatenate([ext, np.repeat(np.arange(256, dtype=np.uint8)[:, None], width, axis=1)]).ravel()
+    size32 = np.maximum(size, 1).astype(np.int32)
+    start = np.where(fixed != 0, (const_row + fixed.astype(np.int32)) * width,
+                     compact[csafe].astype(np.int32) * width + offset.astype(np.int32) % size32[csafe])
+    del offset, csafe, fixed
+    per_target = np.bincount(tg.target, minlength=s_count)  # LIDs are grouped by target: repeat columns
+    within32 = within.astype(np.int32)[None, :]
+    # [S, LIDs] cells (90 million at 32,768 GPUs) in blocks of switches: the index arrays stay small.
+    step = max(1, _CHUNK_CELLS // max(1, len(tg.lids)))
+    for r0 in range(0, s_count, step):
+        cell = np.repeat(start[r0:r0 + step], per_target, axis=1)
+        cell += within32
+        lft[r0:r0 + step, tg.lids] = ext[cell]
+    lft[osm.switch, tg.lids] = tg.exit_port.astype(np.uint8)  # the delivering switch itself
 
-    # The rest: several candidate ports that cut across classes; loads from the class histories.
-    rs, ts = np.nonzero((low_all < 0) & (pop > 1) & laminar[:, None])
+    # Switch LIDs with several candidate ports: OpenSM visits them after every adapter, so they see
+    # the final loads (from the class histories); the LID-by-LID switches below do the same.
+    rs, ts = np.nonzero((pop > 1) & laminar[:, None])
     if rs.size:
-        _route_uncounted(lft, rs, ts, keys, tg, total, port_cls, port_pos, size, pmax)
+        switch_lid = f.lid[f.switches[osm.target_order]].astype(np.int64)
+        _route_uncounted(lft, rs, ts, keys, switch_lid, total, port_cls, port_pos, size, pmax)
 
     greedy = np.flatnonzero(~laminar)
     if greedy.size:
@@ -194,10 +208,10 @@ def minhop_tables(fabric: Fabric, dist: np.ndarray | None = None, cand_fn=None) 
     return lft, {"greedy_switches": int(greedy.size)}
 
 
-def _route_uncounted(lft, rs, ts, keys, tg, total, port_cls, port_pos, size, pmax) -> None:
-    """Route the switch LIDs of pairs ``(rs[i], ts[i])`` whose candidate set spans several classes.
+def _route_uncounted(lft, rs, ts, keys, switch_lid, total, port_cls, port_pos, size, pmax) -> None:
+    """Route the LID of target switch ``ts[i]`` on switch ``rs[i]`` through its least-loaded candidate port.
 
-    These targets are visited last, so they see the final port loads.
+    Switch LIDs are visited after every adapter, so they see the final port loads (lowest port on ties).
     """
     s_count = keys.shape[0]
     # Final load of every port: its class took ``R`` LIDs, its ``k``-th port R // size + (k < R % size).
@@ -207,34 +221,41 @@ def _route_uncounted(lft, rs, ts, keys, tg, total, port_cls, port_pos, size, pma
     load = np.where(port_cls >= 0, r // cz + (port_pos < r % cz), 0).astype(np.int32)  # [S, P]
     # The choice depends on (switch, candidate set) only: decide once per distinct pair.
     kk = keys[rs, ts]  # [n, W]
-    if kk.shape[1] == 1 and pmax <= 48 and s_count < (1 << 16):
-        uniq, inv = np.unique((rs.astype(np.uint64) << np.uint64(48)) | kk[:, 0], return_inverse=True)
-        u_rs = (uniq >> np.uint64(48)).astype(np.int64)
-        u_keys = (uniq & np.uint64((1 << 48) - 1))[:, None]
-    else:
-        u_rs, u_keys, inv = rs, kk, np.arange(len(rs))
+    u_rs, u_keys, inv = _distinct_sets(rs, kk)
     cand = np.unpackbits(np.ascontiguousarray(u_keys).view(np.uint8), axis=1, bitorder="little")
     cand = cand[:, :pmax].astype(bool)  # [u, P]
     # least-loaded candidate, lowest port on ties: minimum of load * 256 + port, reduced over ports
     score = np.where(cand, load[u_rs] * 256 + np.arange(pmax, dtype=np.int32)[None, :], np.iinfo(np.int32).max)
     choice = (score.min(axis=1) % 256)[inv]
-    for_lid = np.searchsorted(tg.target, ts)
-    stop = np.searchsorted(tg.target, ts, side="right")
-    n_l = stop - for_lid
-    pair = np.repeat(np.arange(len(rs)), n_l)
-    lid_pos = np.arange(n_l.sum()) - np.repeat(np.cumsum(n_l) - n_l, n_l) + np.repeat(for_lid, n_l)
-    lft[rs[pair], tg.lids[lid_pos]] = (choice[pair] + 1).astype(np.uint8)
+    lft[rs, switch_lid[ts]] = (choice + 1).astype(np.uint8)
+
+
+def _distinct_sets(rs: np.ndarray, kk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct ``(switch, candidate set)`` pairs of ``rs`` and ``kk[n, W]``: their switches, sets and the inverse.
+
+    A fat tree has millions of (switch, switch LID) pairs but a few distinct sets per switch; deciding
+    once per distinct pair keeps the ``[pairs, ports]`` work arrays small (issue 15: 3.8 GB at 32,768 GPUs).
+    """
+    if kk.shape[1] == 1:
+        _, first, set_id = np.unique(kk[:, 0], return_index=True, return_inverse=True)
+    else:
+        rows = np.ascontiguousarray(kk).view(np.dtype((np.void, 8 * kk.shape[1]))).ravel()
+        _, first, set_id = np.unique(rows, return_index=True, return_inverse=True)
+    uniq, inv = np.unique(rs.astype(np.int64) * len(first) + set_id.ravel(), return_inverse=True)
+    return uniq // len(first), kk[first[uniq % len(first)]], inv.ravel()
 
 
 def _greedy(lft, rows, keys, dist, tg, pmax) -> None:
-    """OpenSM's LID-by-LID least-loaded choice for the switches ``rows`` (vectorised over them)."""
+    """OpenSM's LID-by-LID least-loaded choice for the switches ``rows`` (vectorised over them).
+
+    LIDs are visited in ``port_order_list`` order (``tg`` is in that order, adapters before switches).
+    """
     sub = keys[rows]  # [R, T, W]
     cand = np.unpackbits(sub.view(np.uint8), axis=2, bitorder="little")[:, :, :pmax].astype(bool)  # [R, T, P]
     load = np.zeros((len(rows), pmax), dtype=np.int64)
     big = np.iinfo(np.int64).max
     ar = np.arange(len(rows))
-    ncount = np.bincount(tg.target, weights=tg.is_host, minlength=keys.shape[1])
-    for k in np.lexsort((tg.lids, tg.target, ncount[tg.target] == 0)):
+    for k in np.argsort(~tg.is_host, kind="stable"):
         tt = tg.target[k]
         c = cand[:, tt, :]
         ok = c.any(axis=1)

@@ -24,7 +24,8 @@ from .graph import lid_targets, switch_distances, switch_port_peers
 from .levels import levels
 from .tables import MAX_HOPS, Routing
 
-__all__ = ["PortLoads", "port_loads", "switch_hops", "credit_loops", "CreditLoopCheck", "RoutingReport", "report"]
+__all__ = ["PortLoads", "port_loads", "switch_hops", "credit_loops", "CreditLoopCheck", "RoutingReport", "report",
+           "engine_warnings", "unreachable_entries"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,14 +79,21 @@ def port_loads(routing: Routing, lids: np.ndarray | None = None) -> PortLoads:
     lids = _host_lids(routing) if lids is None else np.asarray(lids, dtype=np.int64)
     peer = switch_port_peers(f)
     s_count, pmax = peer.shape
-    entries = routing.lft[:, lids].astype(np.int64)
-    ok = (entries > 0) & (entries <= pmax)
-    rows = np.broadcast_to(np.arange(s_count)[:, None], entries.shape)
-    counts = np.zeros((s_count, max(pmax, 1)), dtype=np.int64)
-    np.add.at(counts, (rows[ok], entries[ok] - 1), 1)
+    # Per switch, a histogram of its LFT entries towards ``lids`` (ports 1..pmax), a block of switches at a time.
+    counts = np.zeros((s_count, 256), dtype=np.int64)
+    step = max(1, _WALK_CELLS // max(1, len(lids)))
+    for s0 in range(0, s_count, step):
+        block = routing.lft[s0:s0 + step, lids]
+        key = np.arange(len(block), dtype=np.int64)[:, None] * 256 + block
+        counts[s0:s0 + len(block)] = np.bincount(key.ravel(), minlength=256 * len(block)).reshape(-1, 256)
+    counts = counts[:, 1:max(pmax, 1) + 1]
     lv = levels(f, switch_distances(f))
     is_up = (peer >= 0) & (lv.level[np.maximum(peer, 0)] == lv.level[:, None] + 1) & (lv.level[:, None] > 0)
     return PortLoads(counts[:, :pmax], peer >= 0, is_up)
+
+
+#: (switch, LID) walks followed at once by :func:`switch_hops`.
+_WALK_CELLS = 1 << 22
 
 
 def switch_hops(routing: Routing, lids: np.ndarray | None = None) -> np.ndarray:
@@ -98,24 +106,29 @@ def switch_hops(routing: Routing, lids: np.ndarray | None = None) -> np.ndarray:
     lids = _host_lids(routing) if lids is None else np.asarray(lids, dtype=np.int64)
     s_count = f.num_switches
     out = np.full((s_count, len(lids)), -1, dtype=np.int16)
-    cur = np.broadcast_to(np.arange(s_count)[:, None], out.shape).ravel().copy()
-    col = np.broadcast_to(np.arange(len(lids))[None, :], out.shape).ravel().copy()
-    start = cur.copy()
     owner = f.lid_to_node[np.minimum(lids, len(f.lid_to_node) - 1)]
     sw_nodes = f.switches
-    for hop in range(MAX_HOPS + 1):
-        if cur.size == 0:
-            break
-        port = routing.lft[cur, lids[col]].astype(np.int64)
-        live = (port > 0) & (port <= f.nports[sw_nodes[cur]])
-        link = np.where(live, f.port_out_link[f.port_offset[sw_nodes[cur]] + np.where(live, port, 1) - 1], -1)
-        there = np.where(link >= 0, f.dl_dst[np.maximum(link, 0)], -1)
-        to_host = (link >= 0) & (there == owner[col]) & (f.switch_index[np.maximum(owner[col], 0)] < 0)
-        done = ((port == 0) & (sw_nodes[cur] == owner[col])) | to_host
-        out[start[done], col[done]] = hop
-        nxt = np.where(link >= 0, f.switch_index[np.maximum(there, 0)], -1)
-        go = ~done & (nxt >= 0)
-        cur, col, start = nxt[go], col[go], start[go]
+    # Walks of a block of switches at a time: at 32,768 GPUs (2,560 switches, 35,328 LIDs) the walks of
+    # all switches at once need gigabytes of index arrays (issue 15).
+    step = max(1, _WALK_CELLS // max(1, len(lids)))
+    for s0 in range(0, s_count, step):
+        rows = np.arange(s0, min(s_count, s0 + step))
+        cur = np.repeat(rows, len(lids))
+        col = np.tile(np.arange(len(lids)), len(rows))
+        start = cur.copy()
+        for hop in range(MAX_HOPS + 1):
+            if cur.size == 0:
+                break
+            port = routing.lft[cur, lids[col]].astype(np.int64)
+            live = (port > 0) & (port <= f.nports[sw_nodes[cur]])
+            link = np.where(live, f.port_out_link[f.port_offset[sw_nodes[cur]] + np.where(live, port, 1) - 1], -1)
+            there = np.where(link >= 0, f.dl_dst[np.maximum(link, 0)], -1)
+            to_host = (link >= 0) & (there == owner[col]) & (f.switch_index[np.maximum(owner[col], 0)] < 0)
+            done = ((port == 0) & (sw_nodes[cur] == owner[col])) | to_host
+            out[start[done], col[done]] = hop
+            nxt = np.where(link >= 0, f.switch_index[np.maximum(there, 0)], -1)
+            go = ~done & (nxt >= 0)
+            cur, col, start = nxt[go], col[go], start[go]
     return out
 
 
@@ -188,13 +201,20 @@ def credit_loops(routing: Routing, lids: np.ndarray | None = None, vl: np.ndarra
         vl = np.asarray(routing.info["vl_of_lid"])[lids]
     vl = np.zeros(len(lids), dtype=np.int64) if vl is None else np.asarray(vl, dtype=np.int64)
     n_links = 2 * f.num_links
-    a, b, col = _dependencies(routing, lids, from_hosts)
-    lane = vl[col]
     n_vl = int(vl.max(initial=0)) + 1
-    g = sp.csr_matrix((np.ones(len(a), dtype=np.int8), (lane * n_links + a, lane * n_links + b)),
-                      shape=(n_vl * n_links, n_vl * n_links))
-    g.sum_duplicates()
-    g.data[:] = 1
+    size = n_vl * n_links
+    # Dependencies of a block of LIDs at a time, each edge kept once: at 32,768 GPUs the routes to every
+    # host LID have 90 million (switch, LID) steps and a few million distinct edges (issue 15).
+    step = max(1, _WALK_CELLS // max(1, f.num_switches))
+    keys = []
+    for c0 in range(0, len(lids), step):
+        a, b, col = _dependencies(routing, lids[c0:c0 + step], from_hosts)
+        lane = vl[c0:c0 + step][col]
+        keys.append(np.unique((lane * n_links + a) * size + lane * n_links + b))
+    key = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    src, dst = key // size, key % size
+    a, b = src % n_links, dst % n_links
+    g = sp.csr_matrix((np.ones(len(key), dtype=np.int8), (src, dst)), shape=(size, size))
     n_comp, labels = connected_components(g, directed=True, connection="strong")
     sizes = np.bincount(labels, minlength=n_comp)
     big = np.flatnonzero(sizes > 1)
@@ -227,11 +247,25 @@ class RoutingReport:
     credit_loops: CreditLoopCheck
     fabric_name: str
     loop_text: str
+    unreachable_entries: int = 0
+    unreachable_host_entries: int = 0
+    entries: int = 0
+    warnings: list = field(default_factory=list)
+    fallback: dict | None = None
+
+    @property
+    def engine_used(self) -> str:
+        """The engine whose tables these are: the fallback's when the requested engine gave the fabric up."""
+        return self.fallback["engine"] if self.fallback else self.engine
 
     def to_dict(self) -> dict:
-        return {"engine": self.engine, "fabric": self.fabric_name, "ports": self.ports,
+        return {"engine": self.engine, "engine_used": self.engine_used, "fallback": self.fallback,
+                "fabric": self.fabric_name, "ports": self.ports,
                 "per_switch": self.per_switch, "hop_histogram": self.hop_histogram,
                 "unreachable_pairs": self.unreachable_pairs, "host_pairs": self.host_pairs,
+                "unreachable_entries": self.unreachable_entries,
+                "unreachable_host_entries": self.unreachable_host_entries, "entries": self.entries,
+                "warnings": list(self.warnings),
                 "credit_loops": {"acyclic": self.credit_loops.acyclic, "cycle": self.credit_loops.cycle,
                                  "vl": self.credit_loops.cycle_vl, "text": self.loop_text}}
 
@@ -244,27 +278,75 @@ class RoutingReport:
             f"spread {p['spread']}",
             f"host-to-host path lengths: {hist or 'none'}",
             f"unreachable host pairs: {self.unreachable_pairs} of {self.host_pairs}",
+            f"unreachable (switch, LID) entries: {self.unreachable_entries} of {self.entries} "
+            f"({self.unreachable_host_entries} towards host LIDs)",
             f"credit loops: {self.loop_text}",
+            *(f"warning: {w}" for w in self.warnings),
         ])
 
 
+def engine_warnings(routing: Routing) -> list[str]:
+    """What an engine could not do as designed, in words: its fallback, irregularities it met (from ``info``)."""
+    info = routing.info or {}
+    out = []
+    fb = info.get("fallback")
+    if fb:
+        out.append(fb["reason"])
+    for key in ("ftree", "updn"):
+        out += [f"{key}: {note}" for note in (info.get(key) or {}).get("notes", [])]
+    if info.get("switches_missing"):
+        miss = info["switches_missing"]
+        out.append(f"the LFT dump has no table for {len(miss)} switch(es): {', '.join(miss[:5])}"
+                   + (" ..." if len(miss) > 5 else ""))
+    if info.get("unmapped_entries"):
+        out.append(f"{info['unmapped_entries']} LFT entries name LIDs or ports this fabric does not have")
+    return out
+
+
+def unreachable_entries(routing: Routing, hops: np.ndarray | None = None) -> tuple[int, int, int]:
+    """``(unreachable, towards hosts, total)`` (switch, LID) entries whose walk along the LFTs never arrives.
+
+    Every switch against every routable LID (hosts and switches); a walk breaks on NO_PATH, a dead
+    port or a loop. ``hops`` may pass :func:`switch_hops` over ``lid_targets(...).lids`` already computed.
+    """
+    tg = lid_targets(routing.fabric)
+    hops = switch_hops(routing, tg.lids) if hops is None else hops
+    bad = hops < 0
+    return int(bad.sum()), int(bad[:, tg.is_host].sum()), int(bad.size)
+
+
 def report(routing: Routing) -> RoutingReport:
-    """Port balance, path-length histogram, unreachable host pairs and credit-loop check of ``routing``."""
+    """Port balance, path lengths, unreachable pairs and entries, credit loops and engine warnings of ``routing``."""
     f = routing.fabric
     tg = lid_targets(f)
     loads = port_loads(routing, tg.lids[tg.is_host])
     # Host pairs: every host (from the switch its first port is cabled to) to the first-port LID
     # of every other host; hosts without a cable can neither send nor receive.
+    all_hops = switch_hops(routing, tg.lids)
+    bad, bad_hosts, entries = unreachable_entries(routing, all_hops)
     lids = f.port_lid[f.port_offset[f.hosts]].astype(np.int64)
-    hops = switch_hops(routing, lids)
+    col = np.searchsorted(tg.lids, lids, sorter=np.argsort(tg.lids))
+    known = np.zeros(len(lids), dtype=bool)
+    if len(tg.lids):
+        col = np.argsort(tg.lids)[np.minimum(col, len(tg.lids) - 1)]
+        known = tg.lids[col] == lids
+    hops = np.where(known[None, :], all_hops[:, np.where(known, col, 0)], -1)
     hl = f.host_leaf[f.hosts]
-    src_sw = f.switch_index[hl[hl >= 0]]
-    h = hops[src_sw]  # [connected hosts, hosts]
-    valid = f.hosts[hl >= 0][:, None] != f.hosts[None, :]
-    lengths = np.where(h >= 0, h + 2, -1)[valid]
-    hist_v, hist_c = np.unique(lengths[lengths >= 0], return_counts=True)
     n_h = f.num_hosts
-    unreachable = int((lengths < 0).sum()) + int((hl < 0).sum()) * (n_h - 1)
+    # Hosts behind the same switch see the same hops: count pairs per source switch (weighted by its hosts)
+    # instead of a [hosts x hosts] array (a billion pairs at 32,768 GPUs), then take each host's pair to itself out.
+    sw, row_of, per_sw = np.unique(f.switch_index[hl[hl >= 0]], return_inverse=True, return_counts=True)
+    h = hops[sw]  # [switches with hosts, hosts]: path length h + 2, -1 unreachable
+    top = int(h.max(initial=-1)) + 2
+    key = np.arange(len(sw), dtype=np.int64)[:, None] * (top + 1) + np.where(h >= 0, h + 2, 0)  # column 0: none
+    per_len = np.bincount(key.ravel(), minlength=len(sw) * (top + 1)).reshape(len(sw), top + 1)
+    del key
+    hist = per_sw @ per_len
+    self_len = np.where(h[row_of, np.flatnonzero(hl >= 0)] >= 0, h[row_of, np.flatnonzero(hl >= 0)] + 2, 0)
+    hist -= np.bincount(self_len, minlength=top + 1)  # a connected host to itself: not a pair
+    unreachable = int(hist[0]) + int((hl < 0).sum()) * (n_h - 1)
+    hist_v = np.flatnonzero(hist[1:] > 0) + 1
+    hist_c = hist[hist_v]
     check = credit_loops(routing, tg.lids[tg.is_host])
     per = loads.per_switch()
     names = [str(n) for n in f.node_name[f.switches]]
@@ -272,8 +354,14 @@ def report(routing: Routing) -> RoutingReport:
                   for i in range(len(names))}
     pairs = n_h * (n_h - 1)
     hist = {int(k): int(v) for k, v in zip(hist_v, hist_c, strict=True)}
+    warnings = engine_warnings(routing)
+    if bad:
+        warnings.append(f"{bad} of {entries} (switch, LID) entries have no working route "
+                        f"({bad_hosts} towards host LIDs)")
+    fallback = (routing.info or {}).get("fallback")
     return RoutingReport(routing.engine, loads.summary(), per_switch, hist, unreachable, pairs, check, f.name,
-                         check.describe(f))
+                         check.describe(f), bad, bad_hosts, entries, warnings,
+                         dict(fallback) if fallback else None)
 
 
 def _num(v: float) -> float | None:

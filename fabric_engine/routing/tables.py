@@ -136,8 +136,8 @@ class Routing:
         Each hop: ``{"node", "name", "lid", "in_port", "out_port", "link", "latency_ns"}``;
         ``latency_ns`` is the estimated time from leaving ``src`` to reaching this node
         (:mod:`fabric_engine.routing.latency`; ``model`` is a ``LatencyModel``, default
-        130 ns per switch and 5 ns per metre of cable). Raises :class:`RoutingError` when
-        the path breaks.
+        130 ns per switch and 5 ns per metre of cable). A host's path to itself is the host
+        alone. Raises :class:`RoutingError` when the path breaks or loops.
         """
         from .latency import LatencyModel
 
@@ -145,6 +145,9 @@ class Routing:
         f = self.fabric
         s = f.node(src) if isinstance(src, str) else int(src)
         t = f.node(dst) if isinstance(dst, str) else int(dst)
+        if s == t:
+            return [{"node": s, "name": str(f.node_name[s]), "lid": int(f.lid[s]), "in_port": None, "out_port": None,
+                     "link": None, "latency_ns": 0.0}]
         m, broken = self.paths(np.array([s]), np.array([t]), return_broken=True)
         if broken[0]:
             raise RoutingError(f"no route from {f.node_name[s]} to {f.node_name[t]}")
@@ -152,6 +155,8 @@ class Routing:
         nxt = {int(f.dl_src[d]): int(d) for d in links}
         hops, node, in_port, ns = [], s, None, 0.0
         while True:
+            if len(hops) > len(nxt):  # each link once at most: more is a loop in the chain
+                raise RoutingError(f"the route from {f.node_name[s]} to {f.node_name[t]} loops at {f.node_name[node]}")
             d = nxt.get(node)
             hops.append({"node": node, "name": str(f.node_name[node]), "lid": int(f.lid[node]),
                          "in_port": in_port, "out_port": int(f.dl_src_port[d]) if d is not None else None,

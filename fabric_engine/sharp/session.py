@@ -17,9 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..flows import group_max, max_min_fair
+from ..flows import group_duration, max_min_fair_alone
 from ..topology import Fabric
 from ..workload import ALLREDUCE_PATTERNS, Job, JobFlows, expand_jobs
 from .manager import AggregationManager
@@ -33,17 +32,10 @@ def alone_times(jf: JobFlows, capacity: np.ndarray, n_jobs: int) -> np.ndarray:
     fl = jf.flows
     if len(fl) == 0:
         return np.zeros(n_jobs)
-    inc = jf.incidence
-    e = inc.shape[1]
     owner = fl.job.astype(np.int64)
-    row_job = np.repeat(owner, np.diff(inc.indptr))
-    block = sp.csr_matrix((inc.data, inc.indices + row_job * e, inc.indptr), shape=(len(fl), n_jobs * e))
     dem = np.where(jf.broken, 0.0, fl.demand_gbps)
-    rate = max_min_fair(block, np.tile(capacity, n_jobs), dem)
-    bits = fl.nbytes * 8e-9
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(bits > 0, bits / rate, 0.0)
-    return group_max(np.where(np.isnan(t), np.inf, t), owner, n_jobs)
+    rate = max_min_fair_alone(jf.incidence, capacity, dem, np.ones(len(fl)), owner)
+    return group_duration(fl.nbytes * 8e-9, rate, owner, n_jobs)
 
 
 class SharpSession:

@@ -9,7 +9,7 @@ with alerts (:mod:`.observe`, :mod:`.alerts`); two discoveries -> topology event
 from .alerts import DEFAULT_THRESHOLDS, Thresholds, error_alerts
 from .counters import COLUMN, COLUMNS, ERROR_COUNTERS, CounterSamples, port_key
 from .diff import EVENT_KINDS, diff_topology
-from .linkinfo import LinkInfo, fabric_from_linkinfo, parse_iblinkinfo
+from .linkinfo import LinkInfo, fabric_from_linkinfo, parse_iblinkinfo, read_discovery
 from .observe import Observation, link_port_keys, observe
 from .perfquery import parse_perfquery, parse_perfquery_many
 from .prometheus import METRICS, CounterIntegrator, render_metrics, totals_from_samples
@@ -17,7 +17,8 @@ from .rates import LATCHED, RESET, STALE, WRAPPED, CounterDeltas, counter_deltas
 
 __all__ = [
     "COLUMN", "COLUMNS", "ERROR_COUNTERS", "CounterSamples", "port_key", "parse_perfquery", "parse_perfquery_many",
-    "LinkInfo", "parse_iblinkinfo", "fabric_from_linkinfo", "CounterDeltas", "counter_deltas", "STALE", "RESET",
+    "LinkInfo", "parse_iblinkinfo", "fabric_from_linkinfo", "read_discovery", "CounterDeltas", "counter_deltas",
+    "STALE", "RESET",
     "LATCHED", "WRAPPED", "DEFAULT_THRESHOLDS", "Thresholds", "error_alerts", "Observation", "observe",
     "link_port_keys", "EVENT_KINDS", "diff_topology", "METRICS", "CounterIntegrator", "render_metrics",
     "totals_from_samples",

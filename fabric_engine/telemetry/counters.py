@@ -124,21 +124,25 @@ class CounterSamples:
         counters and ``PortXmitWait`` come from the basic read, the 64-bit data and
         packet counters from the extended one. Rows come out sorted by key.
         """
-        keys = self.keys
-        uniq = np.unique(keys)
-        n, c = len(uniq), len(COLUMNS)
-        values = np.zeros((n, c), np.uint64)
-        bits = np.zeros((n, c), np.uint8)
-        t = np.zeros((n, c), np.float64)
-        for col in range(c):  # a loop over counters; every step is vectorized over ports
-            order = np.lexsort((self.t[:, col], self.bits[:, col], keys))
-            last = np.ones(len(order), dtype=bool)
-            last[:-1] = keys[order][1:] != keys[order][:-1]
-            pick = order[last]
-            values[:, col] = self.values[pick, col]
-            bits[:, col] = self.bits[pick, col]
-            t[:, col] = self.t[pick, col]
-        return CounterSamples((uniq // 256).astype(np.int32), (uniq % 256).astype(np.int16), values, bits, t)
+        if len(self) == 0:
+            return self
+        order = np.argsort(self.keys, kind="stable")  # a port's rows together, in their order
+        keys = self.keys[order]
+        if (keys[1:] != keys[:-1]).all():  # one row per port already (merged shards of distinct switches)
+            return CounterSamples(*(getattr(self, f)[order] for f in ("lid", "port", "values", "bits", "t")))
+        bits, t = self.bits[order], self.t[order]
+        start = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        group = np.cumsum(np.r_[True, keys[1:] != keys[:-1]]) - 1
+        # Per port and counter, all counters at once: the widest reads, of those the newest, of those the last.
+        widest = bits == np.maximum.reduceat(bits, start, axis=0)[group]
+        t_w = np.where(widest, t, -np.inf)
+        newest = widest & (t_w == np.maximum.reduceat(t_w, start, axis=0)[group])
+        row = np.where(newest, np.arange(len(keys))[:, None], -1)
+        pick = order[np.maximum.reduceat(row, start, axis=0)]
+        cols = np.arange(len(COLUMNS))[None, :]
+        uniq = keys[start]
+        return CounterSamples((uniq // 256).astype(np.int32), (uniq % 256).astype(np.int16), self.values[pick, cols],
+                              self.bits[pick, cols], self.t[pick, cols])
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping], source: str = "records") -> CounterSamples:
@@ -156,26 +160,47 @@ class CounterSamples:
         bits = np.zeros((n, c), np.uint8)
         t = np.zeros((n, c), np.float64)
         for i, rec in enumerate(records):  # input decoding; the arithmetic stays vectorized
+            if not isinstance(rec, Mapping):
+                raise FormatError(source, i + 1, "a sample is an object with lid, port, t and counters")
             try:
-                lid[i], port[i] = int(rec["lid"]), int(rec["port"])
-                stamp = float(rec["t"])
-                extended = bool(rec.get("extended", False))
+                rec_lid, rec_port, stamp = rec["lid"], rec["port"], rec["t"]
                 counters = rec["counters"]
-            except (KeyError, TypeError, ValueError) as exc:
-                raise FormatError(source, i + 1, f"sample needs lid, port, t and counters ({exc})") from None
-            if not 0 < lid[i] < 0xC000 or not 0 <= port[i] <= 255:
-                raise FormatError(source, i + 1, f"lid {lid[i]} or port {port[i]} out of range")
+            except KeyError as exc:
+                raise FormatError(source, i + 1, f"sample needs lid, port, t and counters (no {exc})") from None
+            rec_lid, rec_port = _integer(rec_lid), _integer(rec_port)
+            # Ports 0..254 and 255 (perfquery -a's aggregate of all ports); unicast LIDs 1..0xBFFF.
+            if rec_lid is None or not 0 < rec_lid < 0xC000 or rec_port is None or not 0 <= rec_port <= 255:
+                raise FormatError(source, i + 1, f"lid {rec['lid']!r} or port {rec['port']!r} out of range "
+                                                 f"(LIDs 1..49151, ports 0..255)")
+            if isinstance(stamp, bool) or not isinstance(stamp, int | float) or not 0 <= stamp < float("inf"):
+                raise FormatError(source, i + 1, f"t: {stamp!r} is not a time in seconds since the epoch")
+            extended = rec.get("extended", False)
+            if not isinstance(extended, bool):
+                raise FormatError(source, i + 1, f"extended: {extended!r} is not true or false")
+            if not isinstance(counters, Mapping):
+                raise FormatError(source, i + 1, "counters: expected an object of counter name -> value")
+            lid[i], port[i] = rec_lid, rec_port
             for name, value in counters.items():
                 name = _PERFQUERY_ALIASES.get(name, name)
                 col = COLUMN.get(name)
                 if col is None:
-                    raise FormatError(source, i + 1, f"unknown counter {name!r}")
+                    raise FormatError(source, i + 1, f"unknown counter {str(name)[:40]!r}")
                 width = 64 if extended and name in EXTENDED_COLUMNS else BASIC_BITS.get(name, 64)
-                try:
-                    v = int(value)
-                except (TypeError, ValueError):
-                    raise FormatError(source, i + 1, f"{name}: {value!r} is not an integer") from None
+                v = _integer(value)
+                if v is None:
+                    raise FormatError(source, i + 1, f"{name}: {str(value)[:40]!r} is not an integer")
                 if not 0 <= v < (1 << width):
                     raise FormatError(source, i + 1, f"{name}: {v} does not fit in {width} bits")
                 values[i, col], bits[i, col], t[i, col] = v, width, stamp
         return cls(lid, port, values, bits, t)
+
+
+def _integer(value) -> int | None:
+    """An integer from JSON: an int (not a bool), or a decimal string of at most 20 digits; else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
+        return int(value)
+    return None

@@ -17,6 +17,14 @@ signalling rate per lane ("2.5 Gbps" SDR ... "106.25 Gbps" NDR).
 cabled ports (physical state ``LinkUp``), so a telemetry-fed fabric can be
 discovered with ``iblinkinfo`` alone; the ``ibnetdiscover`` reader in
 :mod:`fabric_engine.formats` gives the same fabric when that is preferred.
+:func:`read_discovery` does both and is what a discovery must pass before it is stored.
+
+Bounds (issue 14): a line is at most :data:`MAX_LINE_CHARS` characters; LIDs are
+0..0xBFFF (0 only on ports without a LID), ports 1..254, names at most 256 characters
+and at most 49,151 nodes and 1,048,576 port lines are read
+(:mod:`fabric_engine.topology.limits`), all checked as the lines are read, so memory
+stays proportional to the text. The line patterns have no ambiguous repetition, so
+matching a line takes time linear in its length.
 """
 
 from __future__ import annotations
@@ -27,20 +35,27 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import FormatError
+from ..errors import FormatError, TopologyError
 from ..topology import KIND_HOST, KIND_SWITCH, ROLES, SPEEDS, Fabric
+from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from ..topology.speeds import WIDTHS
 
-__all__ = ["LinkInfo", "parse_iblinkinfo", "fabric_from_linkinfo", "SIGNALLING_GBPS"]
+__all__ = ["LinkInfo", "parse_iblinkinfo", "fabric_from_linkinfo", "read_discovery", "SIGNALLING_GBPS",
+           "MAX_LINE_CHARS"]
+
+#: Longest line accepted (real lines are under 200 characters; names are at most 64 bytes).
+MAX_LINE_CHARS = 4096
 
 #: Lane signalling rate as iblinkinfo prints it -> speed code (index into ``SPEEDS``).
 SIGNALLING_GBPS: dict[str, int] = {
     "2.5": 0, "5.0": 1, "10.0": 2, "10.3125": 3, "14.0625": 4, "25.78125": 5, "53.125": 6, "106.25": 7, "212.5": 8,
 }
 _NODE = re.compile(r"^(Switch|CA|Router): (?:(0x[0-9a-fA-F]+) )?(.*?):\s*$")
+# Every repetition is delimited by a character the next element cannot start with, so no line backtracks
+# more than a constant number of times per character.
 _PORT = re.compile(
     r"^\s+(?:(0x[0-9a-fA-F]+)\s+)?(\d+)\s+(\d+)\[[^\]]*\]\s+==\(\s*(?:(\d+)X\s+([\d.]+)\s+Gbps(?:\s+\(?FDR10\)?)?\s+)?"
-    r"([\w ]+?)/\s*(\w+)\s*\)==>\s+(?:(\d+)\s+(\d+))?\[[^\]]*\]\s+\"(.*)\"\s*\(.*\)\s*$"
+    r"(\w[\w ]*?)/\s*(\w+)\s*\)==>\s+(?:(\d+)\s+(\d+))?\[[^\]]*\]\s+\"([^\"]*)\"\s*\([^\n]*\)\s*$"
 )
 
 
@@ -54,7 +69,7 @@ class LinkInfo:
     uint64 (0 for switch ports), ``width`` int8 (lanes, 0 when down), ``speed`` int8
     (speed code, -1 when down), ``state`` and ``phys`` object (``"Active"``,
     ``"LinkUp"``, ...), ``remote_lid`` int32 and ``remote_port`` int16 (0 when none),
-    ``remote_name`` object.
+    ``remote_name`` object, ``line`` int32 (1-based line of the port line in ``source``).
     """
 
     node_kind: np.ndarray
@@ -71,11 +86,20 @@ class LinkInfo:
     remote_lid: np.ndarray
     remote_port: np.ndarray
     remote_name: np.ndarray
+    line: np.ndarray
+    source: str = "iblinkinfo"
 
     @property
     def up(self) -> np.ndarray:
         """Port lines whose physical link is up and cabled, bool ``[R]``."""
         return (self.phys == "LinkUp") & (self.remote_lid > 0)
+
+
+def _guid(text: str, no: int, fail) -> int:
+    value = int(text, 16)
+    if not 0 < value < 1 << 64:
+        fail(no, f"GUID {text[:24]} is not a non-zero 64-bit number")
+    return value
 
 
 def parse_iblinkinfo(text: str, source: str = "iblinkinfo") -> LinkInfo:
@@ -93,36 +117,56 @@ def parse_iblinkinfo(text: str, source: str = "iblinkinfo") -> LinkInfo:
     """
     kinds, names, guids = [], [], []
     rows: list[tuple] = []
+
+    def fail(no: int, message: str):
+        raise FormatError(source, no, message)
+
     for no, line in enumerate(text.splitlines(), 1):  # one pass over lines; ~1 line per port
+        if len(line) > MAX_LINE_CHARS:
+            fail(no, f"line of {len(line):,} characters; iblinkinfo lines are under {MAX_LINE_CHARS:,}")
         if not line.strip() or line.startswith("#"):
             continue
         m = _PORT.match(line)
         if m:
             if not names:
-                raise FormatError(source, no, "port line before any 'Switch:' or 'CA:' header")
+                fail(no, "port line before any 'Switch:' or 'CA:' header")
             pguid, lid, port, width, speed, state, phys, rlid, rport, rname = m.groups()
             node = len(names) - 1
-            if pguid is not None and guids[node] == 0:
-                guids[node] = int(pguid, 16)
+            lid, port, rlid, rport = int(lid), int(port), int(rlid or 0), int(rport or 0)
+            if lid > MAX_UNICAST_LID or rlid > MAX_UNICAST_LID:
+                fail(no, f"LID {max(lid, rlid)} is above the highest unicast LID {MAX_UNICAST_LID} (0xBFFF)")
+            if not 1 <= port <= MAX_NODE_PORTS or rport > MAX_NODE_PORTS:
+                fail(no, f"port {port if not 1 <= port <= MAX_NODE_PORTS else rport} is outside 1..{MAX_NODE_PORTS}")
+            if len(rows) >= MAX_FABRIC_PORTS:
+                fail(no, f"more than {MAX_FABRIC_PORTS:,} port lines: more than one subnet holds")
+            if len(rname) > MAX_NAME_CHARS:
+                fail(no, f"remote name longer than {MAX_NAME_CHARS} characters")
+            pguid = _guid(pguid, no, fail) if pguid is not None else 0
+            if pguid and guids[node] == 0:
+                guids[node] = pguid
             if speed is not None and speed not in SIGNALLING_GBPS:
-                raise FormatError(source, no, f"unknown lane speed {speed} Gbps")
-            if width is not None and int(width) not in WIDTHS:
-                raise FormatError(source, no, f"unknown link width {width}X")
-            rows.append((node, int(lid), int(port), int(pguid, 16) if pguid else 0, int(width or 0),
-                         SIGNALLING_GBPS[speed] if speed else -1, state.strip(), phys, int(rlid or 0),
-                         int(rport or 0), rname))
+                fail(no, f"unknown lane speed {speed} Gbps")
+            if width is not None and (len(width) > 2 or int(width) not in WIDTHS):
+                fail(no, f"unknown link width {width}X")
+            rows.append((node, lid, port, pguid, int(width or 0),
+                         SIGNALLING_GBPS[speed] if speed else -1, state.strip(), phys, rlid, rport, rname, no))
             continue
         m = _NODE.match(line)
         if m:
             kind, guid, name = m.groups()
             if kind == "Switch" and guid is None:
-                raise FormatError(source, no, "switch header without GUID")
+                fail(no, "switch header without GUID")
+            guid = _guid(guid, no, fail) if guid is not None else 0
+            if not name or len(name) > MAX_NAME_CHARS:
+                fail(no, f"node name must have 1..{MAX_NAME_CHARS} characters")
+            if len(names) >= MAX_UNICAST_LID:
+                fail(no, f"more than {MAX_UNICAST_LID:,} nodes: more than one subnet holds")
             kinds.append(KIND_SWITCH if kind == "Switch" else KIND_HOST)
             names.append(name)
-            guids.append(int(guid, 16) if guid else 0)
+            guids.append(guid)
             continue
-        raise FormatError(source, no, f"not an iblinkinfo line: {line.strip()[:80]!r}")
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 11
+        fail(no, f"not an iblinkinfo line: {line.strip()[:80]!r}")
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 12
     return LinkInfo(
         node_kind=np.array(kinds, dtype=np.int8), node_name=np.array(names, dtype=object),
         node_guid=np.array(guids, dtype=np.uint64), node=np.array(cols[0], dtype=np.int32),
@@ -131,6 +175,7 @@ def parse_iblinkinfo(text: str, source: str = "iblinkinfo") -> LinkInfo:
         speed=np.array(cols[5], dtype=np.int8), state=np.array(cols[6], dtype=object),
         phys=np.array(cols[7], dtype=object), remote_lid=np.array(cols[8], dtype=np.int32),
         remote_port=np.array(cols[9], dtype=np.int16), remote_name=np.array(cols[10], dtype=object),
+        line=np.array(cols[11], dtype=np.int32), source=source,
     )
 
 
@@ -155,25 +200,38 @@ def fabric_from_linkinfo(info: LinkInfo, name: str = "telemetry") -> Fabric:
     """The fabric of ``info``'s cabled ports; LIDs, GUIDs, widths and speeds as reported.
 
     Cables are the port lines whose physical state is ``LinkUp``, each counted once
-    however many of its ends were listed. A far end whose LID no listed node owns
-    raises :class:`~fabric_engine.errors.TopologyError` via :meth:`Fabric.build`'s
-    checks or a :class:`FormatError` here.
+    however many of its ends were listed. Raises :class:`FormatError` naming
+    ``info.source`` (and the line, where one is to blame): no port lines, a far end
+    whose LID no listed node owns, or a fabric :meth:`Fabric.build` refuses (LIDs
+    not unique, a port used twice, ...).
     """
+    source = info.source
     n = len(info.node_name)
+    if not len(info.node):
+        raise FormatError(source, None, "no port lines: nothing was discovered")
     nports = np.zeros(n, dtype=np.int64)
     np.maximum.at(nports, info.node, info.port.astype(np.int64))
-    nports = np.maximum(nports, 1)
-    # LID -> node: switch LIDs and CA port LIDs.
-    lid_node = np.full(max(int(info.lid.max(initial=0)), int(info.remote_lid.max(initial=0))) + 1, -1, np.int64)
+    silent = np.flatnonzero(nports == 0)
+    if silent.size:
+        raise FormatError(source, None, f"node {info.node_name[silent[0]]!r} has no port lines")
+    # LID -> node: switch LIDs and CA port LIDs (every LID was checked to be at most 0xBFFF when read).
+    lid_node = np.full(MAX_UNICAST_LID + 1, -1, np.int64)
     lid_node[info.lid] = info.node
     up = np.flatnonzero(info.up)
     rnode = lid_node[info.remote_lid[up]]
     if (rnode < 0).any():
         i = int(up[np.flatnonzero(rnode < 0)[0]])
-        raise FormatError("iblinkinfo", None, f"{info.node_name[info.node[i]]} port {int(info.port[i])}: far end "
-                                              f"LID {int(info.remote_lid[i])} is not among the listed nodes")
+        raise FormatError(source, int(info.line[i]), f"{info.node_name[info.node[i]]} port {int(info.port[i])}: far "
+                                                     f"end LID {int(info.remote_lid[i])} is not among the listed nodes")
     a_node, a_port = info.node[up].astype(np.int64), info.port[up].astype(np.int64)
     b_node, b_port = rnode, info.remote_port[up].astype(np.int64)
+    unlisted = np.flatnonzero((b_port < 1) | (b_port > nports[b_node]))
+    if unlisted.size:
+        i = int(up[unlisted[0]])
+        raise FormatError(source, int(info.line[i]), f"{info.node_name[info.node[i]]} port {int(info.port[i])}: far "
+                                                     f"end {info.node_name[rnode[unlisted[0]]]} port "
+                                                     f"{int(info.remote_port[i])} is outside its listed ports "
+                                                     f"1..{int(nports[rnode[unlisted[0]]])}")
     ka, kb = a_node * 256 + a_port, b_node * 256 + b_port
     lo, hi = np.minimum(ka, kb), np.maximum(ka, kb)
     _, first = np.unique(lo * (n * 256 + 256) + hi, return_index=True)
@@ -196,10 +254,23 @@ def fabric_from_linkinfo(info: LinkInfo, name: str = "telemetry") -> Fabric:
     role = np.where(kind == KIND_SWITCH, ROLES.index("switch"), ROLES.index("gpu"))
     width = info.width[sel]
     speed = info.speed[sel]
-    return Fabric.build(
-        name, kind=kind, node_name=info.node_name, guid=info.node_guid, lid=lid, nports=nports, role=role,
-        tier=_tiers(kind, a_node, b_node), port_lid=port_lid, port_guid=port_guid,
-        a_node=a_node, a_port=a_port, b_node=b_node, b_port=b_port,
-        width=np.where(width > 0, width, 4), speed=np.where(speed >= 0, speed, SPEEDS.index("SDR")),
-        meta={"source": "iblinkinfo", "link_state": info.state[sel].tolist()},
-    )
+    try:
+        return Fabric.build(
+            name, kind=kind, node_name=info.node_name, guid=info.node_guid, lid=lid, nports=nports, role=role,
+            tier=_tiers(kind, a_node, b_node), port_lid=port_lid, port_guid=port_guid,
+            a_node=a_node, a_port=a_port, b_node=b_node, b_port=b_port,
+            width=np.where(width > 0, width, 4), speed=np.where(speed >= 0, speed, SPEEDS.index("SDR")),
+            meta={"source": "iblinkinfo", "link_state": info.state[sel].tolist()},
+        )
+    except TopologyError as exc:
+        raise FormatError(source, None, str(exc)) from None
+
+
+def read_discovery(text: str, source: str = "iblinkinfo", name: str = "telemetry") -> Fabric:
+    """The fabric of an ``iblinkinfo`` output, or :class:`FormatError` naming ``source`` and the line.
+
+    What a discovery must pass before it is stored: parsing and building are both
+    bounded (see the module docstring), so a bad discovery is refused at once
+    instead of failing every time the engine rebuilds from it.
+    """
+    return fabric_from_linkinfo(parse_iblinkinfo(text, source), name)

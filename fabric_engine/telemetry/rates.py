@@ -108,22 +108,24 @@ def counter_deltas(prev: CounterSamples, cur: CounterSamples, *, wrap: bool = Fa
         found = np.zeros(len(keys), dtype=bool)
         pv, pb, pt = np.zeros_like(cv), np.zeros_like(cb), np.zeros_like(ct)
     stale = ~found[:, None] | (cb == 0) | (pb != cb) | (ct <= pt)
-    width = np.minimum(cb, 64).astype(np.uint64)
     narrow = cb < 64
-    maxval = np.where(narrow, (np.uint64(1) << np.minimum(width, np.uint64(63))) - np.uint64(1),
-                      np.uint64(0xFFFFFFFFFFFFFFFF))
+    width = np.minimum(cb, 63).astype(np.uint64)
+    maxval = np.where(narrow, (np.uint64(1) << width) - np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF))
     back = cv < pv
-    forward = cv - pv  # uint64: only used where cv >= pv
-    wrapped = (cv - pv) & maxval  # modulo 2**width (uint64 arithmetic wraps at 2**64)
-    is_wrap = back & narrow & wrap
+    diff = cv - pv  # uint64, modulo 2**64: the increase where cv >= pv
+    is_wrap = back & narrow if wrap else np.zeros(back.shape, dtype=bool)
     is_reset = back & ~is_wrap
-    delta = np.where(is_wrap, wrapped, np.where(is_reset, cv, forward)).astype(np.float64)
-    delta = np.where(_DATA[None, :], delta * WORD_BYTES, delta)
-    flags = np.zeros(cv.shape, dtype=np.uint8)
-    flags |= np.where(is_reset, RESET, 0).astype(np.uint8)
-    flags |= np.where(is_wrap, WRAPPED, 0).astype(np.uint8)
-    flags |= np.where(narrow & (cv == maxval) & (cb > 0), LATCHED, 0).astype(np.uint8)
-    flags |= np.where(stale, STALE, 0).astype(np.uint8)
-    delta = np.where(stale, 0.0, delta)
-    dt = np.where(stale, 0.0, ct - pt)
+    if wrap:
+        np.bitwise_and(diff, maxval, out=diff, where=is_wrap)  # modulo 2**width
+    np.copyto(diff, cv, where=is_reset)
+    delta = diff.astype(np.float64)
+    delta[:, _DATA] *= WORD_BYTES
+    delta[stale] = 0.0
+    # the flags are one bit each: multiply the booleans by their bit (in place, uint8 all along)
+    flags = np.multiply(is_reset, RESET, dtype=np.uint8)
+    flags |= np.multiply(is_wrap, WRAPPED, dtype=np.uint8)
+    flags |= np.multiply(narrow & (cv == maxval) & (cb > 0), LATCHED, dtype=np.uint8)
+    flags |= np.multiply(stale, STALE, dtype=np.uint8)
+    dt = ct - pt
+    dt[stale] = 0.0
     return CounterDeltas(keys, delta, dt, flags)

@@ -17,6 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import TopologyError
+from .limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from .speeds import SPEEDS, WIDTHS, capacity_gbps
 
 __all__ = ["Fabric", "KIND_HOST", "KIND_SWITCH", "ROLES", "TIER_NAMES"]
@@ -28,6 +29,25 @@ KIND_NAMES = ("host", "switch")
 ROLES = ("gpu", "storage", "mgmt", "switch")
 #: Tier names; hosts are tier 0.
 TIER_NAMES = ("host", "leaf", "spine", "core")
+
+
+def _bounded(values, field: str, lo: int, hi: int, dtype) -> np.ndarray:
+    """``values`` as ``dtype`` after checking, on the values as given, that they lie in ``lo..hi``.
+
+    Checking before the cast keeps a value too wide for ``dtype`` from wrapping into range.
+    """
+    try:
+        a = np.asarray(values)
+        if a.dtype.kind not in "iub":
+            a = a.astype(np.int64) if a.dtype.kind == "f" and np.isfinite(a).all() and (a == np.round(a)).all() \
+                else np.asarray(values, dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        raise TopologyError(f"{field}: expected integers in {lo}..{hi}") from None
+    if a.size and (a.min() < lo or a.max() > hi):
+        i = int(np.flatnonzero((a < lo) | (a > hi))[0]) if a.ndim else 0
+        v = a.reshape(-1)[i]
+        raise TopologyError(f"{field}[{i}]: {int(v)} is outside {lo}..{hi}")
+    return a.astype(dtype)
 
 
 def _frozen(a: np.ndarray, dtype) -> np.ndarray:
@@ -111,11 +131,24 @@ class Fabric:
         the node GUID for switches and ``guid + port`` for hosts.
         """
         n = len(node_name)
-        kind_a = np.asarray(kind, dtype=np.int8)
-        nports_a = np.asarray(nports, dtype=np.int16)
-        guid_a = np.asarray(guid, dtype=np.uint64)
-        lid_a = np.asarray(lid, dtype=np.int32)
-        num_ports = int(nports_a.sum())
+        if n > MAX_UNICAST_LID:
+            raise TopologyError(f"{n:,} nodes: one subnet holds at most {MAX_UNICAST_LID:,} (each needs a LID)")
+        if len(nports) != n:
+            raise TopologyError("node arrays differ in length")
+        kind_a = _bounded(kind, "kind", KIND_HOST, KIND_SWITCH, np.int8)
+        nports_a = _bounded(nports, "nports", 1, MAX_NODE_PORTS, np.int16)
+        num_ports = int(nports_a.sum(dtype=np.int64))
+        if num_ports > MAX_FABRIC_PORTS:
+            raise TopologyError(f"{num_ports:,} ports: one subnet's fabric has at most {MAX_FABRIC_PORTS:,}")
+        if len(a_node) > num_ports // 2:
+            raise TopologyError(f"{len(a_node):,} links need more than the {num_ports:,} ports of the nodes")
+        try:
+            guid_a = np.asarray(guid, dtype=np.uint64)
+        except (OverflowError, TypeError, ValueError):
+            raise TopologyError("guid: expected 64-bit unsigned integers") from None
+        lid_a = _bounded(lid, "lid", 0, MAX_UNICAST_LID, np.int32)
+        if len(kind_a) != n or len(lid_a) != n:
+            raise TopologyError("node arrays differ in length")
         offset = np.zeros(n, dtype=np.int64)
         np.cumsum(nports_a[:-1], out=offset[1:])
         port_node = np.repeat(np.arange(n), nports_a)
@@ -124,17 +157,25 @@ class Fabric:
         if port_lid is None:
             port_lid_a = np.where(is_host_port, lid_a[port_node] + port_num - 1, lid_a[port_node]).astype(np.int32)
         else:
-            port_lid_a = np.asarray(port_lid, dtype=np.int32)
+            port_lid_a = _bounded(port_lid, "port_lid", 0, MAX_UNICAST_LID, np.int32)
         if port_guid is None:
             port_guid_a = np.where(is_host_port, guid_a[port_node] + port_num.astype(np.uint64), guid_a[port_node])
         else:
-            port_guid_a = np.asarray(port_guid, dtype=np.uint64)
+            try:
+                port_guid_a = np.asarray(port_guid, dtype=np.uint64)
+            except (OverflowError, TypeError, ValueError):
+                raise TopologyError("port_guid: expected 64-bit unsigned integers") from None
+        if len(port_lid_a) != num_ports or len(port_guid_a) != num_ports:
+            raise TopologyError(f"port arrays must have one entry per port ({num_ports})")
         L = len(a_node)
 
-        def per_link(v, dtype):
-            a = np.asarray(v, dtype=dtype)
+        def per_link(v, field, lo, hi, dtype):
+            a = _bounded(v, field, lo, hi, dtype)
             return np.full(L, a, dtype=dtype) if a.ndim == 0 else a
 
+        length = np.asarray(length_m, dtype=np.float64)
+        if length.size and not (np.isfinite(length).all() and length.min() >= 0):
+            raise TopologyError("length_m: expected finite, non-negative lengths")
         fabric = cls(
             name=name,
             kind=_frozen(kind_a, np.int8),
@@ -142,18 +183,19 @@ class Fabric:
             guid=_frozen(guid_a, np.uint64),
             lid=_frozen(lid_a, np.int32),
             nports=_frozen(nports_a, np.int16),
-            role=_frozen(role, np.int8),
-            tier=_frozen(tier, np.int8),
-            group=_frozen(np.full(n, -1) if group is None else group, np.int32),
+            role=_frozen(_bounded(role, "role", 0, len(ROLES) - 1, np.int8), np.int8),
+            tier=_frozen(_bounded(tier, "tier", 0, len(TIER_NAMES) - 1, np.int8), np.int8),
+            group=_frozen(np.full(n, -1) if group is None else _bounded(group, "group", -1, 2**31 - 1, np.int32),
+                          np.int32),
             port_lid=_frozen(port_lid_a, np.int32),
             port_guid=_frozen(port_guid_a, np.uint64),
-            a_node=_frozen(a_node, np.int32),
-            a_port=_frozen(a_port, np.int16),
-            b_node=_frozen(b_node, np.int32),
-            b_port=_frozen(b_port, np.int16),
-            width=_frozen(per_link(width, np.int8), np.int8),
-            speed=_frozen(per_link(speed, np.int8), np.int8),
-            length_m=_frozen(per_link(length_m, np.float32), np.float32),
+            a_node=_frozen(_bounded(a_node, "a_node", 0, max(n - 1, 0), np.int32), np.int32),
+            a_port=_frozen(_bounded(a_port, "a_port", 1, MAX_NODE_PORTS, np.int16), np.int16),
+            b_node=_frozen(_bounded(b_node, "b_node", 0, max(n - 1, 0), np.int32), np.int32),
+            b_port=_frozen(_bounded(b_port, "b_port", 1, MAX_NODE_PORTS, np.int16), np.int16),
+            width=_frozen(per_link(width, "width", 1, max(WIDTHS), np.int8), np.int8),
+            speed=_frozen(per_link(speed, "speed", 0, len(SPEEDS) - 1, np.int8), np.int8),
+            length_m=_frozen(np.full(L, length, dtype=np.float32) if length.ndim == 0 else length, np.float32),
             meta=dict(meta or {}),
         )
         fabric.validate()

@@ -33,12 +33,22 @@ designs larger than a subnet (cabling, port budgets, bisection); it is not a
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import TopologyError
 from .fabric import KIND_HOST, KIND_SWITCH, ROLES, Fabric
+from .limits import (
+    MAX_DESIGN_NODES,
+    MAX_DESIGN_PORTS,
+    MAX_FABRIC_PORTS,
+    MAX_UNICAST_LID,
+    check_generator_parameters,
+)
 from .speeds import WIDTHS, speed_code
 
 __all__ = ["fat_tree", "rail_optimized", "dragonfly_plus", "TopologyDesign", "MAX_UNICAST_LID", "GENERATORS"]
@@ -46,8 +56,6 @@ __all__ = ["fat_tree", "rail_optimized", "dragonfly_plus", "TopologyDesign", "MA
 SWITCH_GUID_BASE = 0x98039B0300000000  # NVIDIA/Mellanox OUI 98:03:9b
 HOST_GUID_BASE = 0xB83FD20300000000  # NVIDIA/Mellanox OUI b8:3f:d2
 HOST_GUID_STRIDE = 0x10  # room for the port GUIDs of multi-port HCAs
-#: Highest unicast LID of a subnet (IBA Vol. 1, 4.1.3: 0x0001-0xBFFF unicast).
-MAX_UNICAST_LID = 0xBFFF
 _PLACEMENTS = ("dedicated", "spread")
 
 
@@ -63,6 +71,38 @@ def _cumcount(x: np.ndarray) -> np.ndarray:
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.arange(n) - run_start
     return ranks
+
+
+def _checked(generator):
+    """Check a generator's arguments against :data:`~.limits.GENERATOR_PARAMETERS` before it runs."""
+    signature = inspect.signature(generator)
+
+    @functools.wraps(generator)
+    def run(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TopologyError(f"{generator.__name__}: {exc}") from None
+        check_generator_parameters(generator.__name__, bound.arguments, generator.__name__)
+        return generator(*args, **kwargs)
+
+    return run
+
+
+def _beyond_subnet(name: str, hosts: int, switches: int, lids: int, so_far: bool = False) -> str:
+    return (f"{name}: {hosts:,} hosts and {switches:,} switches{' so far' if so_far else ''} need {lids:,} LIDs, but "
+            f"one subnet has {MAX_UNICAST_LID:,} unicast LIDs (0x0001-0xBFFF); split the design into subnets, or "
+            f"pass lids='none' to model it offline as a TopologyDesign")
+
+
+def _too_many_hosts(name: str, host_ports: int, lids: str) -> None:
+    """Refuse, before building anything, a design whose host ports alone exceed what it may hold."""
+    if lids == "none" and host_ports > MAX_DESIGN_NODES:
+        raise TopologyError(f"{name}: {host_ports:,} host ports, but an offline design holds at most "
+                            f"{MAX_DESIGN_NODES:,}")
+    if lids != "none" and host_ports > MAX_UNICAST_LID:
+        raise TopologyError(f"{name}: {host_ports:,} host ports need as many LIDs, but one subnet has "
+                            f"{MAX_UNICAST_LID:,} unicast LIDs (0x0001-0xBFFF)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,11 +153,7 @@ class TopologyDesign:
         """Assign LIDs and build the :class:`Fabric`."""
         need = self.lids_needed
         if need > MAX_UNICAST_LID:
-            raise TopologyError(
-                f"{self.name}: {self.num_hosts} hosts and {self.num_switches} switches need {need} LIDs, but one "
-                f"subnet has {MAX_UNICAST_LID} unicast LIDs (0x0001-0xBFFF); split the design into subnets, or "
-                f"pass lids='none' to model it offline as a TopologyDesign"
-            )
+            raise TopologyError(_beyond_subnet(self.name, self.num_hosts, self.num_switches, need))
         sw = self.kind == KIND_SWITCH
         hosts = np.flatnonzero(~sw)
         lid = np.zeros(len(self.kind), dtype=np.int32)
@@ -133,9 +169,19 @@ class TopologyDesign:
 
 
 class _Builder:
-    """Collects node blocks and cable blocks; ports are handed out per node in cable order."""
+    """Collects node blocks and cable blocks; ports are handed out per node in cable order.
 
-    def __init__(self) -> None:
+    Refuses, before allocating them, nodes or ports beyond what a subnet (``lids="subnet"``)
+    or an offline design (``lids="none"``) may hold.
+    """
+
+    def __init__(self, name: str, lids: str = "subnet") -> None:
+        if lids not in ("subnet", "none"):
+            raise TopologyError(f"lids must be 'subnet' or 'none', not {lids!r}")
+        self.name = name
+        self.max_nodes, self.max_ports = ((MAX_DESIGN_NODES, MAX_DESIGN_PORTS) if lids == "none"
+                                          else (MAX_UNICAST_LID, MAX_FABRIC_PORTS))
+        self.ports = self.hosts = self.switches = self.lids = 0
         self.names: list[str] = []
         self._cols: dict[str, list[np.ndarray]] = {k: [] for k in ("kind", "nports", "role", "tier", "group")}
         self.n = 0
@@ -143,10 +189,28 @@ class _Builder:
         self._nports = np.zeros(0, dtype=np.int64)
         self._cables: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def add(self, names: list[str], kind: int, nports, role: str, tier: int, group=-1) -> np.ndarray:
-        """Add ``len(names)`` nodes; returns their indices. ``nports``/``group`` may be scalars or arrays."""
-        k = len(names)
+    def add(self, k: int, names: Iterable[str], kind: int, nports, role: str, tier: int, group=-1) -> np.ndarray:
+        """Add ``k`` nodes named by ``names`` (read only after the sizes are checked); returns their indices.
+
+        ``nports``/``group`` may be scalars or arrays.
+        """
+        ports = int(np.sum(nports)) if np.ndim(nports) else k * int(nports)
+        switch = kind == KIND_SWITCH
+        hosts, switches = self.hosts + (0 if switch else k), self.switches + (k if switch else 0)
+        lids = self.lids + (k if switch else ports)
+        if self.max_nodes == MAX_UNICAST_LID and lids > MAX_UNICAST_LID:
+            raise TopologyError(_beyond_subnet(self.name, hosts, switches, lids, so_far=True))
+        if self.n + k > self.max_nodes or self.ports + ports > self.max_ports:
+            raise TopologyError(
+                f"{self.name}: {self.n + k:,} nodes with {self.ports + ports:,} ports so far, more than "
+                + (f"one subnet's fabric holds ({MAX_FABRIC_PORTS:,} ports)" if self.max_nodes == MAX_UNICAST_LID else
+                   f"an offline design holds ({MAX_DESIGN_NODES:,} nodes, {MAX_DESIGN_PORTS:,} ports)"))
+        self.hosts, self.switches, self.lids = hosts, switches, lids
+        self.ports += ports
         idx = np.arange(self.n, self.n + k, dtype=np.int64)
+        names = list(names)
+        if len(names) != k:
+            raise TopologyError(f"{len(names)} names for {k} nodes")
         self.names.extend(names)
         values = {"kind": kind, "nports": nports, "role": ROLES.index(role), "tier": tier, "group": group}
         for key, v in values.items():
@@ -164,6 +228,8 @@ class _Builder:
             raise TopologyError("cable block ends differ in length")
         if not len(a):
             return
+        if 2 * len(a) > self.ports - int(self._next.sum()) + self.n:
+            raise TopologyError(f"{self.name}: {len(a):,} more cables than the free ports can take")
         both = np.concatenate([a, b])
         ports = self._next[both] + _cumcount(both)
         over = np.flatnonzero(ports > self._nports[both])
@@ -202,8 +268,6 @@ class _Builder:
 
 
 def _finish(b: _Builder, name: str, speed: str, width: int, meta: dict, lids: str) -> Fabric | TopologyDesign:
-    if lids not in ("subnet", "none"):
-        raise TopologyError(f"lids must be 'subnet' or 'none', not {lids!r}")
     design = b.design(name, speed, width, meta)
     return design if lids == "none" else design.to_fabric()
 
@@ -244,7 +308,8 @@ class _Clos:
             if n_leaves * self.per_pair > radix:
                 raise TopologyError(f"{n_leaves} leaves exceed the radix {radix} of a 2-level tree; use levels=3")
             self.pod_of_leaf = np.full(n_leaves, -1, dtype=np.int64)
-            self.spines = b.add([f"spine{i + 1:02d}" for i in range(n_spines)], KIND_SWITCH, radix, "switch", 2)
+            self.spines = b.add(n_spines, (f"spine{i + 1:02d}" for i in range(n_spines)), KIND_SWITCH, radix,
+                                "switch", 2)
             self.cores = np.zeros(0, dtype=np.int64)
         elif levels == 3:
             lpp = radix // 2 if leaves_per_pod is None else leaves_per_pod
@@ -272,9 +337,13 @@ class _Clos:
             if n_pods * self.links_per_core > radix:
                 raise TopologyError(f"{n_pods} pods exceed the radix {radix} of the core switches")
             self.pod_of_leaf = np.arange(n_leaves) // lpp
-            names = [f"spine{p + 1:02d}-{j + 1:02d}" for p in range(n_pods) for j in range(up)]
-            self.spines = b.add(names, KIND_SWITCH, radix, "switch", 2, np.repeat(np.arange(n_pods), up))
-            self.cores = b.add([f"core{i + 1:03d}" for i in range(n_cores)], KIND_SWITCH, radix, "switch", 3)
+            names = (f"spine{p + 1:02d}-{j + 1:02d}" for p in range(n_pods) for j in range(up))
+            if n_pods * up + n_cores > b.max_nodes:
+                raise TopologyError(f"{b.name}: {n_pods * up:,} spines and {n_cores:,} cores are more switches than "
+                                    f"the {b.max_nodes:,} nodes it may hold")
+            self.spines = b.add(n_pods * up, names, KIND_SWITCH, radix, "switch", 2, np.repeat(np.arange(n_pods), up))
+            self.cores = b.add(n_cores, (f"core{i + 1:03d}" for i in range(n_cores)), KIND_SWITCH, radix, "switch",
+                               3)
         else:
             raise TopologyError("levels must be 2 or 3")
 
@@ -309,12 +378,13 @@ def _service_hosts(b: _Builder, slots_of, storage_servers: int, storage_ports: i
     slots = slots[:total]
     if storage_servers:
         first = slots[: storage_servers * storage_ports : storage_ports]
-        stor = b.add([f"stor{i + 1:03d}" for i in range(storage_servers)], KIND_HOST, storage_ports, "storage", 0,
-                     group_of_leaf(first))
+        stor = b.add(storage_servers, (f"stor{i + 1:03d}" for i in range(storage_servers)), KIND_HOST, storage_ports,
+                     "storage", 0, group_of_leaf(first))
         b.cables(slots[: storage_servers * storage_ports], np.repeat(stor, storage_ports))
     if mgmt_nodes:
         leaf = slots[storage_servers * storage_ports:]
-        mgmt = b.add([f"mgmt{i + 1:02d}" for i in range(mgmt_nodes)], KIND_HOST, 1, "mgmt", 0, group_of_leaf(leaf))
+        mgmt = b.add(mgmt_nodes, (f"mgmt{i + 1:02d}" for i in range(mgmt_nodes)), KIND_HOST, 1, "mgmt", 0,
+                     group_of_leaf(leaf))
         b.cables(leaf, mgmt)
 
 
@@ -323,6 +393,7 @@ def _check_placement(storage_placement: str) -> None:
         raise TopologyError(f"storage_placement must be one of {_PLACEMENTS}, not {storage_placement!r}")
 
 
+@_checked
 def fat_tree(
     hosts: int,
     radix: int = 64,
@@ -403,19 +474,21 @@ def fat_tree(
         raise TopologyError("levels must be 2 or 3")
     if spines is not None and levels == 3:
         raise TopologyError("spines= applies to 2 levels; 3 levels have one spine per leaf up-port in each pod")
-    b = _Builder()
+    name = name or f"fat-tree-{hosts}"
+    _too_many_hosts(name, hosts + service_ports, lids)
+    b = _Builder(name, lids)
     digits = 2 if levels == 2 else 3
     lpp = radix // 2
     pod = (np.arange(n_leaves + n_service) // lpp) if levels == 3 else np.full(n_leaves + n_service, -1)
-    leaves = b.add([f"leaf{i + 1:0{digits}d}" for i in range(n_leaves)], KIND_SWITCH, radix, "switch", 1,
+    leaves = b.add(n_leaves, (f"leaf{i + 1:0{digits}d}" for i in range(n_leaves)), KIND_SWITCH, radix, "switch", 1,
                    pod[:n_leaves])
-    service = b.add([f"sleaf{i + 1:0{digits}d}" for i in range(n_service)], KIND_SWITCH, radix, "switch", 1,
-                    pod[n_leaves:])
+    service = b.add(n_service, (f"sleaf{i + 1:0{digits}d}" for i in range(n_service)), KIND_SWITCH, radix, "switch",
+                    1, pod[n_leaves:])
     all_leaves = np.concatenate([leaves, service])
     clos = _Clos(b, len(all_leaves), up, radix, levels, spines if levels == 2 else None, cores)
     host_leaf = np.arange(hosts) // down
-    hs = b.add([f"{host_prefix}{i + 1:0{4 if levels == 2 else 5}d}" for i in range(hosts)], KIND_HOST, 1, "gpu", 0,
-               pod[host_leaf])
+    hs = b.add(hosts, (f"{host_prefix}{i + 1:0{4 if levels == 2 else 5}d}" for i in range(hosts)), KIND_HOST, 1,
+               "gpu", 0, pod[host_leaf])
     b.cables(leaves[host_leaf], hs)
     group_of = dict(zip(all_leaves.tolist(), pod.tolist(), strict=True))
 
@@ -427,9 +500,10 @@ def fat_tree(
     _service_hosts(b, slots_of, storage_servers, storage_ports, mgmt_nodes,
                    lambda lv: np.array([group_of[int(x)] for x in lv], dtype=np.int64))
     clos.wire(all_leaves)
-    return _finish(b, name or f"fat-tree-{hosts}", speed, width, meta, lids)
+    return _finish(b, name, speed, width, meta, lids)
 
 
+@_checked
 def rail_optimized(
     nodes: int = 32,
     gpus_per_node: int = 8,
@@ -486,17 +560,21 @@ def rail_optimized(
     if storage_servers or mgmt_nodes:
         meta.update(storage_servers=storage_servers, storage_ports=storage_ports, mgmt_nodes=mgmt_nodes,
                     storage_placement=storage_placement)
-    b = _Builder()
+    name = name or f"rail-optimized-{nodes}x{gpus_per_node}"
+    _too_many_hosts(name, nodes * gpus_per_node + service_ports, lids)
+    b = _Builder(name, lids)
     su_of_leaf = np.repeat(np.arange(n_su), gpus_per_node)
-    leaves = b.add([f"su{s + 1:02d}-leaf{r + 1}" for s in range(n_su) for r in range(gpus_per_node)],
+    leaves = b.add(n_su * gpus_per_node,
+                   (f"su{s + 1:02d}-leaf{r + 1}" for s in range(n_su) for r in range(gpus_per_node)),
                    KIND_SWITCH, radix, "switch", 1, su_of_leaf)
-    service = b.add([f"sleaf{i + 1:02d}" for i in range(n_service)], KIND_SWITCH, radix, "switch", 1, -1)
+    service = b.add(n_service, (f"sleaf{i + 1:02d}" for i in range(n_service)), KIND_SWITCH, radix, "switch", 1, -1)
     all_leaves = np.concatenate([leaves, service])
     clos = _Clos(b, len(all_leaves), up, radix, levels, spines if levels == 2 else None, cores)
     node_of = np.repeat(np.arange(nodes), gpus_per_node)
     rail = np.tile(np.arange(gpus_per_node), nodes)
     su = node_of // nodes_per_su
-    hs = b.add([f"{node_prefix}{n + 1:04d}-hca{r + 1}" for n in range(nodes) for r in range(gpus_per_node)],
+    hs = b.add(nodes * gpus_per_node,
+               (f"{node_prefix}{n + 1:04d}-hca{r + 1}" for n in range(nodes) for r in range(gpus_per_node)),
                KIND_HOST, 1, "gpu", 0, su)
     b.cables(leaves[su * gpus_per_node + rail], hs)
     group_of = np.concatenate([su_of_leaf, np.full(n_service, -1)])
@@ -510,9 +588,10 @@ def rail_optimized(
     _service_hosts(b, slots_of, storage_servers, storage_ports, mgmt_nodes,
                    lambda lv: group_of[[leaf_pos[int(x)] for x in lv]])
     clos.wire(all_leaves)
-    return _finish(b, name or f"rail-optimized-{nodes}x{gpus_per_node}", speed, width, meta, lids)
+    return _finish(b, name, speed, width, meta, lids)
 
 
+@_checked
 def dragonfly_plus(
     groups: int = 4,
     leaves_per_group: int = 4,
@@ -562,16 +641,21 @@ def dragonfly_plus(
             "global_links": glinks if others else 0, "speed": speed}
     if storage_servers or mgmt_nodes:
         meta.update(storage_servers=storage_servers, storage_ports=storage_ports, mgmt_nodes=mgmt_nodes)
-    b = _Builder()
+    name = name or f"dragonfly-plus-{groups}g"
+    _too_many_hosts(name, groups * leaves_per_group * hpl + storage_servers * storage_ports + mgmt_nodes, lids)
+    b = _Builder(name, lids)
     g_leaf = np.repeat(np.arange(groups), leaves_per_group)
-    leaves = b.add([f"g{g + 1:02d}-leaf{i + 1:02d}" for g in range(groups) for i in range(leaves_per_group)],
+    leaves = b.add(groups * leaves_per_group,
+                   (f"g{g + 1:02d}-leaf{i + 1:02d}" for g in range(groups) for i in range(leaves_per_group)),
                    KIND_SWITCH, radix, "switch", 1, g_leaf)
     g_spine = np.repeat(np.arange(groups), spines_per_group)
-    spines = b.add([f"g{g + 1:02d}-spine{j + 1:02d}" for g in range(groups) for j in range(spines_per_group)],
+    spines = b.add(groups * spines_per_group,
+                   (f"g{g + 1:02d}-spine{j + 1:02d}" for g in range(groups) for j in range(spines_per_group)),
                    KIND_SWITCH, radix, "switch", 2, g_spine).reshape(groups, spines_per_group)
     n_hosts = len(leaves) * hpl
     host_leaf = np.repeat(np.arange(len(leaves)), hpl)
-    hs = b.add([f"{host_prefix}{i + 1:04d}" for i in range(n_hosts)], KIND_HOST, 1, "gpu", 0, g_leaf[host_leaf])
+    hs = b.add(n_hosts, (f"{host_prefix}{i + 1:04d}" for i in range(n_hosts)), KIND_HOST, 1, "gpu", 0,
+               g_leaf[host_leaf])
     b.cables(leaves[host_leaf], hs)
     leaf_pos = {int(x): i for i, x in enumerate(leaves)}
     _service_hosts(b, lambda count: _round_robin_slots(leaves, b.free_ports(leaves) - spines_per_group),
@@ -583,7 +667,7 @@ def dragonfly_plus(
         a = spines[g1[:, None], plane[None, :]].ravel()
         c = spines[g2[:, None], plane[None, :]].ravel()
         b.cables(np.repeat(a, per_pair), np.repeat(c, per_pair))
-    return _finish(b, name or f"dragonfly-plus-{groups}g", speed, width, meta, lids)
+    return _finish(b, name, speed, width, meta, lids)
 
 
 #: Generators by the names the CLI and scenario specs use.

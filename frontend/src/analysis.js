@@ -50,6 +50,7 @@ export function describe(a) {
     return [`eBB ${pct(r.ebb)} (${r.engine}, ${r.patterns} ${r.pattern} patterns)`,
       `range ${pct(r.min)}–${pct(r.max)}, 90% within ${pct(r.p5)}–${pct(r.p95)}`];
   }
+  if (a.kind === "whatif_roce") return describeRoce(r);
   const s = r.summary;
   const lines = [`${r.baseline.engine} → ${r.alternative.engine}` +
     (r.failed?.length ? ` without ${r.failed.map((f) => `${f.a}–${f.b}`).join(", ")}` : "")];
@@ -58,6 +59,28 @@ export function describe(a) {
     lines.push(`${s.jobs_slower} of ${s.jobs} jobs slower, ${s.jobs_faster} faster` +
       (s.jobs_broken ? `, ${s.jobs_broken} without a route` : "") +
       (s.worst_job ? `; worst ${s.worst_job.id} ×${s.worst_job.comm_ratio.toFixed(2)}` : ""));
+  }
+  return lines;
+}
+
+/**
+ * A RoCEv2-vs-InfiniBand comparison in a few lines: per side the link imbalance and collisions, then the jobs'
+ * collective times against InfiniBand's LFTs (the slowest job first).
+ * @param {{params: object, sides: object[], summary: {id: string, vs_lft: number[]}[]}} r
+ * @returns {string[]}
+ */
+export function describeRoce(r) {
+  const p = r.params ?? {};
+  const lines = [`${p.jobs} jobs, ${p.qps} QP/connection, ${p.same_seed ? "one hash seed (polarized)" : "a hash seed per switch"}`];
+  for (const s of r.sides ?? []) {
+    lines.push(`${s.label}: imbalance ${Number(s.imbalance).toFixed(2)}` +
+      (s.collisions == null ? "" : `, ${s.collisions} collisions (max ${s.max_flows_on_link} on a link)`));
+  }
+  const jobs = (r.summary ?? []).filter((j) => j.vs_lft?.[2] != null)
+    .sort((x, y) => y.vs_lft[2] - x.vs_lft[2]);
+  if (jobs.length) {
+    const w = jobs[0];
+    lines.push(`slowest under ECMP: ${w.id} ×${w.vs_lft[2].toFixed(2)} the LFTs' time (adaptive ×${(w.vs_lft[1] ?? 1).toFixed(2)})`);
   }
   return lines;
 }

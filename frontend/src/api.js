@@ -90,10 +90,26 @@ export function api() {
     linkRollups: (d, minutes = 60) => call(d < 0 ? "links/-1/rollups/" : `links/${d}/rollups/`, {params: {minutes}}),
     /** The routed path between two hosts (names or node indices): {hops, links}. */
     path: (src, dst) => call("path/", {params: {src, dst}}),
+    /** The routing report: {engine, engine_used, fallback, warnings, unreachable_entries, ports, credit_loops, ...}. */
+    routing: () => call("routing/"),
     /** The scenario's jobs: {jobs: [{id, tenant, pattern, hosts, links}]}. */
     jobs: () => call("jobs/"),
     /** The fabric's P_Keys with their member GUIDs and nodes (UFM-style): {"0x0101": {partition, tenant, guids}}. */
     partitions: () => call("pkeys/", {prefix: `${base.replace(/\/?$/, "/")}tenancy/fabrics/${encodeURIComponent(slug)}/`}),
+    /** The digital twin of a telemetry-fed fabric: {expected, plan, events, jobs} under /api/twin/fabrics/<slug>/. */
+    twin: () => {
+      const prefix = `${base.replace(/\/?$/, "/")}twin/fabrics/${encodeURIComponent(slug)}/`;
+      return {
+        /** Ranked deviations and active alerts: {t, deviations: [{kind, key, link, label, ...}], alerts, hidden}. */
+        expected: () => call("expected/", {prefix}),
+        /** The cabling plan and its report: {plan, report}. */
+        plan: () => call("plan/", {prefix}),
+        /** Alerts raised and cleared, plan changes: {events}. */
+        events: () => call("events/", {prefix}),
+        /** Running jobs with bandwidth, nccl-tests figures and links: {jobs, not_running, problems}. */
+        jobs: () => call("jobs/", {prefix}),
+      };
+    },
     /** The fabric's analyses (eBB, what-if): {list, get, canCreate, create}. */
     analyses: () => ({
       /** The newest analyses: [{id, kind, params, status, progress, result, error, ...}]. */

@@ -1,6 +1,6 @@
 // The one context: current fabric and frame, feed status, hover and selection, the clock, and their events.
 import {dispatch, interval} from "d3";
-import {decodeFrame, decodeSnapshot, frameBuffers} from "./decode.js";
+import {decodeBinaryFrame, decodeFrame, decodeSnapshot, frameBuffers, readBinaryFrame} from "./decode.js";
 
 const KEEP = 200;
 
@@ -72,11 +72,18 @@ export function context({clockMs = 250} = {}) {
       if (msg.frame) ctx.applyFrame(msg.frame);
     },
 
-    /** Apply a frame message and redraw; older or repeated frames are skipped. Returns whether it was applied. */
+    /**
+     * Apply a frame, a parsed v1 message or a binary v2 one (ArrayBuffer), and redraw; older or repeated frames are
+     * skipped. Returns whether it was applied. The time measured covers the binary decoding (header, inflate).
+     */
     applyFrame(msg) {
-      if (!ctx.fabric || msg.seq <= ctx.frame.seq) return false;
+      if (!ctx.fabric) return false;
       const start = performance.now();
-      decodeFrame(msg, ctx.fabric.L, ctx.frame);
+      const binary = msg instanceof ArrayBuffer || ArrayBuffer.isView(msg);
+      const parts = binary ? readBinaryFrame(msg) : null;
+      if ((binary ? parts.header.seq : msg.seq) <= ctx.frame.seq) return false;
+      if (binary) decodeBinaryFrame(parts, ctx.fabric, ctx.frame);
+      else decodeFrame(msg, ctx.fabric.L, ctx.frame);
       ++ctx.frames;
       events.call("frame", ctx, ctx.frame);
       ctx.receivedAt = performance.now();

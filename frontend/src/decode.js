@@ -1,7 +1,11 @@
-// Feed messages (docs/feed-protocol.md, version 1) to typed arrays. Pure: no DOM, no I/O.
+// Feed messages (docs/feed-protocol.md, versions 1 and 2) to typed arrays. Pure: no DOM, no I/O.
+import {unzlibSync} from "fflate";
+import {decodeTwin} from "./twin.js";
 
-/** Protocol version this client understands. */
+/** Protocol version of the JSON messages (snapshot, progress, v1 frames). */
 export const VERSION = 1;
+/** Protocol version of binary frames. */
+export const VERSION_BINARY = 2;
 
 /** A feed message that does not follow the protocol. */
 export class FeedFormatError extends Error {
@@ -98,7 +102,8 @@ export function decodeSnapshot(msg) {
  * @param {number} L number of cables
  * @returns {object} {seq, t, tickS, rate, util, offered, xmitWait: Float32Array(2L), cableUtil: Float32Array(L),
  *   has: {offered, xmitWait} (whether the last frame carried them), totals, jobs, alerts, hotspots,
- *   sharp, storage (the frame's sections, checked by decodeSharp and decodeStorage; null when absent)}
+ *   sharp, storage, twin (the frame's sections, checked by decodeSharp, decodeStorage and decodeTwin; null when
+ *   absent)}
  */
 export function frameBuffers(L) {
   return {
@@ -117,6 +122,7 @@ export function frameBuffers(L) {
     hotspots: [],
     sharp: null,
     storage: null,
+    twin: null,
   };
 }
 
@@ -148,33 +154,147 @@ export function decodeFrame(msg, L, out) {
   header(msg, "frame");
   const rate = column(msg, "rate", 2 * L, "frame", isNumber);
   const util = column(msg, "util", 2 * L, "frame", isNumber);
-  if (msg.totals != null && typeof msg.totals !== "object") fail("frame.totals: expected an object");
-  const sharp = decodeSharp(msg.sharp);
-  const storage = decodeStorage(msg.storage);
+  const sections = frameSections(msg, L);
   const scratch = (out.scratch ??= {});
   const present = {};
   for (const [key, name] of Object.entries(OPTIONAL_LINK_ARRAYS)) {
     present[name] = optional(msg, key, 2 * L, (scratch[name] ??= new Float32Array(2 * L)));
   }
+  out.rate.set(rate);
+  out.util.set(util);
+  return install(msg, sections, present, out, L);
+}
+
+// The frame's small sections, checked (sharp, storage, twin, totals) before anything is written.
+function frameSections(msg, L) {
+  if (msg.totals != null && typeof msg.totals !== "object") fail("frame.totals: expected an object");
+  return {sharp: decodeSharp(msg.sharp), storage: decodeStorage(msg.storage), twin: decodeTwin(msg.twin, L)};
+}
+
+// Write a checked frame into `out`: header fields, sections, cable utilization, optional arrays from scratch.
+function install(msg, sections, present, out, L) {
   out.seq = msg.seq;
   out.t = msg.t;
   out.tickS = msg.tick_s;
-  out.rate.set(rate);
-  out.util.set(util);
   const u = out.util;
   for (let c = 0; c < L; ++c) out.cableUtil[c] = u[c] >= u[c + L] ? u[c] : u[c + L];
   out.totals = msg.totals ?? null;
   out.jobs = Array.isArray(msg.jobs) ? msg.jobs : [];
   out.alerts = Array.isArray(msg.alerts) ? msg.alerts : [];
   out.hotspots = Array.isArray(msg.hotspots) ? msg.hotspots : [];
-  out.sharp = sharp;
-  out.storage = storage;
+  out.sharp = sections.sharp;
+  out.storage = sections.storage;
+  out.twin = sections.twin;
   for (const name of Object.values(OPTIONAL_LINK_ARRAYS)) {
     out.has[name] = present[name];
-    if (present[name]) out[name].set(scratch[name]);
+    if (present[name]) out[name].set(out.scratch[name]);
     else out[name].fill(0);
   }
   return out;
+}
+
+// ------------------------------------------------------------------ version 2: binary frames
+const MAGIC = [0x49, 0x42, 0x57, 0x32]; // "IBW2"
+const textDecoder = new TextDecoder();
+// Restored values of every uint16 code, per (codec, scale): a log2 array costs one table look-up per link.
+const tables = new Map();
+
+function restoreTable(codec, scale, dtype) {
+  const key = `${codec}:${scale}:${dtype}`;
+  let t = tables.get(key);
+  if (!t) {
+    t = new Float32Array(dtype === "uint8" ? 256 : 65536);
+    for (let q = 0; q < t.length; ++q) t[q] = codec === "linear" ? q * scale : 2 ** (q * scale) - 1;
+    tables.set(key, t);
+  }
+  return t;
+}
+
+/**
+ * Split a binary (v2) frame into its JSON header and its array bytes; checks the envelope only.
+ * @param {ArrayBuffer|Uint8Array} data the websocket message
+ * @returns {{header: object, body: Uint8Array}} header with "v": 2, type, seq, arrays; body after the header
+ * @throws {FeedFormatError}
+ */
+export function readBinaryFrame(data) {
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+  if (bytes.length < 8 || MAGIC.some((b, i) => bytes[i] !== b)) fail("binary frame: it does not start with IBW2");
+  const size = new DataView(bytes.buffer, bytes.byteOffset, 8).getUint32(4, true);
+  if (8 + size > bytes.length) fail(`binary frame: header of ${size} bytes runs past the message of ${bytes.length}`);
+  let msg;
+  try {
+    msg = JSON.parse(textDecoder.decode(bytes.subarray(8, 8 + size)));
+  } catch (error) {
+    fail(`binary frame: header is not JSON: ${error.message}`);
+  }
+  if (msg === null || typeof msg !== "object" || msg.v !== VERSION_BINARY) {
+    fail(`binary frame: unsupported protocol version ${JSON.stringify(msg?.v)}, expected ${VERSION_BINARY}`);
+  }
+  if (msg.type !== "frame") fail(`binary frame: wrong message type ${JSON.stringify(msg.type)}`);
+  if (!Number.isInteger(msg.seq)) fail(`binary frame: seq must be an integer, got ${JSON.stringify(msg.seq)}`);
+  if (!Array.isArray(msg.arrays)) fail("binary frame: arrays: expected an array");
+  return {header: msg, body: bytes.subarray(8 + size)};
+}
+
+// One array of a binary frame, restored into `into` (Float32Array(2L)); `scratch.inflate` holds the inflated bytes
+// (one byte more than expected, so that a stream inflating to more is caught, not cut).
+function binaryArray(entry, i, body, n, into, scratch) {
+  const at = `frame.arrays[${i}]`;
+  if (entry === null || typeof entry !== "object") fail(`${at}: expected an object`);
+  const {name, length, dtype, codec, scale, offset, nbytes} = entry;
+  if (length !== n) fail(`${at} (${name}): expected ${n} values, got ${JSON.stringify(length)}`);
+  if (dtype !== "uint8" && dtype !== "uint16") fail(`${at} (${name}): unsupported dtype ${JSON.stringify(dtype)}`);
+  if (codec !== "linear" && codec !== "log2") fail(`${at} (${name}): unsupported codec ${JSON.stringify(codec)}`);
+  if (!isNumber(scale) || scale <= 0) fail(`${at} (${name}): invalid scale ${JSON.stringify(scale)}`);
+  if (!Number.isInteger(offset) || !Number.isInteger(nbytes) || offset < 0 || nbytes < 0 || offset + nbytes > body.length) {
+    fail(`${at} (${name}): bytes ${offset}..${offset + nbytes} outside the message`);
+  }
+  let raw = body.subarray(offset, offset + nbytes);
+  const size = dtype === "uint8" ? 1 : 2;
+  if (entry.deflate) {
+    if (!scratch.inflate || scratch.inflate.length < n * size + 1) scratch.inflate = new Uint8Array(n * size + 1);
+    try {
+      raw = unzlibSync(raw, {out: scratch.inflate.subarray(0, n * size + 1)}); // no growing and copying
+    } catch (error) {
+      fail(`${at} (${name}): not a zlib stream: ${error.message}`);
+    }
+  }
+  if (raw.length !== n * size) fail(`${at} (${name}): ${raw.length} bytes for ${n} values of ${dtype}`);
+  if (raw.byteOffset % size) raw = raw.slice(); // typed arrays of uint16 need an aligned start
+  const q = size === 1 ? raw : new Uint16Array(raw.buffer, raw.byteOffset, n);
+  const table = restoreTable(codec, scale, dtype);
+  for (let d = 0; d < n; ++d) into[d] = table[q[d]];
+}
+
+/**
+ * Decode a binary (v2) frame, read by readBinaryFrame, into preallocated buffers; nothing is written unless the
+ * whole frame is valid. `rate` is `util` times the capacity of the directed link's cable (v2 does not send it).
+ * @param {{header: object, body: Uint8Array}} parts from readBinaryFrame
+ * @param {object} fabric from decodeSnapshot (L and links.capacity)
+ * @param {object} out buffers from frameBuffers(L)
+ * @returns {object} out
+ * @throws {FeedFormatError} when the message does not follow the protocol or does not fit the fabric
+ */
+export function decodeBinaryFrame({header: msg, body}, fabric, out) {
+  const {L} = fabric;
+  const n = 2 * L;
+  const sections = frameSections(msg, L);
+  const scratch = (out.scratch ??= {});
+  const util = (scratch.util ??= new Float32Array(n));
+  const present = {offered: false, xmitWait: false};
+  let hasUtil = false;
+  msg.arrays.forEach((entry, i) => {
+    const name = entry?.name === "xmit_wait" ? "xmitWait" : entry?.name;
+    if (name === "util") hasUtil = true;
+    else if (name in present) present[name] = true;
+    else return; // arrays this client does not show (ecn) are skipped unread
+    binaryArray(entry, i, body, n, name === "util" ? util : (scratch[name] ??= new Float32Array(n)), scratch);
+  });
+  if (!hasUtil) fail("binary frame: no util array");
+  out.util.set(util);
+  const cap = fabric.links.capacity;
+  for (let d = 0; d < n; ++d) out.rate[d] = util[d] * cap[d < L ? d : d - L];
+  return install(msg, sections, present, out, L);
 }
 
 // Optional sections (`sharp`, `storage`): small lists of records, checked field by field so a panel can trust them.

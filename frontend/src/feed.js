@@ -7,12 +7,14 @@ const CLOSED = {4403: "not allowed to view this fabric", 4404: "unknown fabric"}
  * The WebSocket URL of a feed path, on the page's host: ws: under http:, wss: under https:.
  * @param {string} path e.g. "/ws/fabrics/demo/live/"; a ws: or wss: URL is kept
  * @param {{href: string}} location the page's location
+ * @param {number} [version] feed protocol version of the frames to ask for (2: binary frames, `?v=2`)
  * @returns {string}
  */
-export function feedURL(path, location) {
+export function feedURL(path, location, version = 1) {
   const url = new URL(path, location.href);
   if (url.protocol === "http:") url.protocol = "ws:";
   else if (url.protocol === "https:") url.protocol = "wss:";
+  if (version !== 1) url.searchParams.set("v", String(version));
   return url.href;
 }
 
@@ -84,6 +86,7 @@ export function feed() {
     retry = null;
     ctx.setStatus(attempt ? "reconnecting" : "connecting", attempt ? `attempt ${attempt + 1}` : "");
     socket = new Socket(url);
+    socket.binaryType = "arraybuffer"; // binary (v2) frames
     socket.onmessage = (event) => receive(event.data);
     socket.onclose = (event) => {
       socket = null;
@@ -97,6 +100,10 @@ export function feed() {
   function receive(data) {
     let msg;
     try {
+      if (typeof data !== "string") { // a binary (v2) frame: decoded by the context, as part of applying it
+        if (ctx.applyFrame(data)) ctx.setStatus("live");
+        return;
+      }
       msg = JSON.parse(data);
       if (msg.type === "snapshot") {
         ctx.applySnapshot(msg);

@@ -2,15 +2,15 @@
 /**
  * Define the hooks on `target` (window): ready, seq, frames, status, stats, drawnLinks, colorDigest(), linkAt(d),
  * tooltipText(); with the panels: highlight, highlightedLinks, matrix, matrixCellAt(r, c), matrixTooltip(),
- * hotspots, selectedJob, detail, sharpRows(), storageRows().
+ * hotspots, selectedJob, detail, sharpRows(), storageRows(), twin (the twin panel: mode, rows, overlaid cables).
  * @param {object} target the object to define `ibweb` on
  * @param {object} ctx the context
  * @param {function} map the topology chart
- * @param {object} [panels] {matrix, hotspots, jobs, detail, sharp, storage} charts
+ * @param {object} [panels] {matrix, hotspots, jobs, detail, sharp, storage, twin} charts
  * @returns {object} the hooks
  */
 export function expose(target, ctx, map, panels = {}) {
-  const {matrix, hotspots, jobs, detail, sharp, storage} = panels;
+  const {matrix, hotspots, jobs, detail, sharp, storage, twin} = panels;
   const hooks = Object.freeze({
     get ready() {
       return map.framesDrawn() > 0 && ctx.frames > 0;
@@ -27,6 +27,15 @@ export function expose(target, ctx, map, panels = {}) {
     stats: ctx.stats,
     get drawnLinks() {
       return map.drawnLinks();
+    },
+    /** Bundles of switch cables drawn in the last redraw (0: none), bundleAt(j), drillDown(j) and the zoom. */
+    get bundles() {
+      return map.bundlesDrawn();
+    },
+    bundleAt: map.bundleAt,
+    drillDown: (j) => map.drillDown({kind: "bundle", index: j}),
+    get zoom() {
+      return map.zoomK();
     },
     colorDigest: map.colorDigest,
     linkAt: map.linkAt,
@@ -62,6 +71,10 @@ export function expose(target, ctx, map, panels = {}) {
     sharpRows: () => (sharp ? structuredClone(sharp.rows()) : null),
     /** The storage panel: {seq, modelled, servers, tenants, jobs, checkpoints, recent, drawn}, or null. */
     storageRows: () => (storage ? structuredClone(storage.rows()) : null),
+    /** The twin panel: {mode, rows: ranked deviations, overlaid: cables drawn by the map overlay}, or null. */
+    get twin() {
+      return twin ? {mode: twin.mode(), rows: structuredClone(twin.rows()), overlaid: map.overlaidLinks?.() ?? 0} : null;
+    },
   });
   Object.defineProperty(target, "ibweb", {value: hooks, configurable: true});
   return hooks;

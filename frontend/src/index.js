@@ -3,6 +3,7 @@ import {select} from "d3";
 import {api} from "./api.js";
 import {alerts} from "./charts/alerts.js";
 import {analyses} from "./charts/analyses.js";
+import {routingPanel} from "./charts/routing.js";
 import {controls} from "./charts/controls.js";
 import {detail} from "./charts/detail.js";
 import {header} from "./charts/header.js";
@@ -17,8 +18,10 @@ import {storage} from "./charts/storage.js";
 import {tenantFilter} from "./charts/tenants.js";
 import {topology} from "./charts/topology.js";
 import {totals} from "./charts/totals.js";
+import {twinPanel} from "./charts/twin.js";
 import {context} from "./context.js";
 import {feed, feedURL} from "./feed.js";
+import {applyFocus, parseFocus} from "./focus.js";
 import {expose} from "./hooks.js";
 
 const root = select("#ibweb");
@@ -34,6 +37,7 @@ if (!root.empty()) {
     detail: detail().context(ctx).api(client),
     sharp: sharp().context(ctx),
     storage: storage().context(ctx),
+    twin: twinPanel().context(ctx).map(map).api(client.twin()).analyses(client.analyses()).planURL(`/fabrics/${encodeURIComponent(fabric)}/plan/`),
   };
   root.classed("ibweb", true);
   root.append("header").call(header().context(ctx).title(fabric));
@@ -51,18 +55,36 @@ if (!root.empty()) {
     .call(tenantFilter().context(ctx).api(client).initial(new URLSearchParams(location.search).get("tenant"))).call(pathView().context(ctx).api(client));
   side.append("section").call(totals().context(ctx));
   side.append("section").call(panels.hotspots);
+  side.append("section").call(panels.twin);
   side.append("section").call(panels.jobs);
   side.append("section").call(panels.sharp);
   side.append("section").call(panels.storage);
+  side.append("section").call(routingPanel().context(ctx).api(client));
   side.append("section").call(analyses().context(ctx).api(client.analyses()));
   side.append("section").call(panels.alerts ?? alerts().context(ctx));
-  ctx.on("snapshot.catalog", () => {
+  let catalogAsked = -Infinity;
+  const loadCatalog = () => {
+    catalogAsked = performance.now();
     client.jobs().then((answer) => ctx.setCatalog(answer.jobs)).catch((error) => {
       console.warn(`ibweb: no jobs catalog: ${error.message}`);
       ctx.setCatalog([]);
     });
+  };
+  ctx.on("snapshot.catalog", loadCatalog);
+  // A telemetry-fed fabric's jobs come and go with its scheduler: a job the catalog lacks asks for it again.
+  ctx.on("frame.catalog", (frame) => {
+    if (performance.now() - catalogAsked < 5000) return;
+    const known = new Set(ctx.catalog.map((j) => j.id));
+    if (frame.jobs.some((j) => !known.has(j.id))) loadCatalog();
   });
+  const focus = parseFocus(location.search);
+  if (focus) {
+    const once = () => {
+      if (applyFocus(ctx, focus)) ctx.on("snapshot.focus", null).on("catalog.focus", null);
+    };
+    ctx.on("snapshot.focus", once).on("catalog.focus", once);
+  }
   expose(window, ctx, map, panels);
   ctx.start();
-  feed().url(feedURL(path, location)).context(ctx).start();
+  feed().url(feedURL(path, location, 2)).context(ctx).start(); // binary frames (docs/feed-protocol.md, v2)
 }

@@ -111,3 +111,16 @@ test("the feed passes progress messages to the context's progress event", () => 
   assert.deepEqual(seen, [["analysis", 7, 0.25, "running"], ["engine", 1, 0.05, "running"]]);
   assert.equal(ctx.status, "connecting", "progress alone does not make the feed live");
 });
+
+test("a RoCE what-if reads as imbalance, collisions and the slowest job", () => {
+  const result = {params: {jobs: 2, qps: 4, same_seed: false}, sides: [
+    {label: "InfiniBand LFT (ftree)", imbalance: 1, collisions: 0, max_flows_on_link: 1},
+    {label: "InfiniBand adaptive routing", imbalance: 1, collisions: null, max_flows_on_link: null},
+    {label: "RoCEv2 ECMP (4 QPs/connection)", imbalance: 2.5, collisions: 40, max_flows_on_link: 6}],
+  summary: [{id: "a", vs_lft: [1, 1, 1.2]}, {id: "b", vs_lft: [1, 0.9, 1.8]}]};
+  const lines = describe({kind: "whatif_roce", status: "done", result});
+  assert.equal(lines[0], "2 jobs, 4 QP/connection, a hash seed per switch");
+  assert.equal(lines[2], "InfiniBand adaptive routing: imbalance 1.00");
+  assert.equal(lines[3], "RoCEv2 ECMP (4 QPs/connection): imbalance 2.50, 40 collisions (max 6 on a link)");
+  assert.equal(lines[4], "slowest under ECMP: b ×1.80 the LFTs' time (adaptive ×0.90)");
+});

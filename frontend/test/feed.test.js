@@ -89,3 +89,20 @@ test("a malformed frame is dropped with a warning and the feed stays live", (t) 
   assert.match(warn.mock.calls[0].arguments[0], /frame\.util: expected \d+ values, got 2/);
   source.stop();
 });
+
+test("the dashboard asks for binary frames (v2) and applies them as they come", async () => {
+  assert.equal(feedURL("/ws/fabrics/demo/live/", {href: "https://ib.example/x"}, 2), "wss://ib.example/ws/fabrics/demo/live/?v=2");
+  const {readFileSync} = await import("node:fs");
+  const fixture = JSON.parse(readFileSync(new URL("./fixtures/feed-v2.json", import.meta.url), "utf8"));
+  FakeSocket.all = [];
+  const ctx = context();
+  const source = feed().url("ws://h/ws/?v=2").context(ctx).socket(FakeSocket).start();
+  const [socket] = FakeSocket.all;
+  assert.equal(socket.binaryType, "arraybuffer");
+  socket.send(fixture.snapshot);
+  const bytes = Buffer.from(fixture.frame_v2, "base64");
+  socket.onmessage({data: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)});
+  assert.equal(ctx.frame.seq, fixture.v1.seq);
+  assert.equal(ctx.status, "live");
+  source.stop();
+});

@@ -41,3 +41,13 @@ test("cell values take the chosen direction, the highest of parallel cables; emp
   assert.equal(spineCore.C, 2);
   assert.equal(spineCore.cables.reduce((s, x) => s + x, 0), 4);
 });
+
+test("tiers wider than maxSide are binned: fewer rows and columns, every cable still in one cell (issue 15)", () => {
+  const big = decodeSnapshot(syntheticSnapshot(synthetic({pods: 4, leavesPerPod: 4, spinesPerPod: 4, hostsPerLeaf: 1}), 1));
+  const full = tierMatrix(big, 1, 2);
+  const binned = tierMatrix(big, 1, 2, null, 4);
+  assert.ok(full.R > 4 && binned.R === 4 && binned.C <= 4);
+  assert.equal(binned.cables.reduce((s, x) => s + x, 0), full.cables.reduce((s, x) => s + x, 0));
+  for (let c = 0; c < big.L; ++c) assert.equal(binned.cell[c] >= 0, full.cell[c] >= 0);
+  assert.ok(binned.rowsLast.every((last, r) => last >= binned.rows[r]));
+});

@@ -1,4 +1,6 @@
+from django.templatetags.static import static
 from django.urls import path
+from django.views.generic import RedirectView
 
 from . import views
 
@@ -7,4 +9,7 @@ app_name = "dashboard"
 urlpatterns = [
     path("", views.fabric_list, name="fabric-list"),
     path("fabrics/<slug:slug>/", views.fabric_detail, name="fabric-detail"),
+    path("api/fabrics/overview/", views.OverviewView.as_view(), name="fabric-overview"),
+    # Browsers ask for /favicon.ico on pages that name no icon (downloads, JSON, error pages).
+    path("favicon.ico", RedirectView.as_view(url=static("ibweb/favicon.svg"), permanent=True), name="favicon"),
 ]

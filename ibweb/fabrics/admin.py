@@ -1,10 +1,14 @@
 from django.contrib import admin
 
+from ibweb.admin_access import AllTenantsAdmin
+
 from .models import Analysis, Fabric
 
 
 @admin.register(Fabric)
-class FabricAdmin(admin.ModelAdmin):
+class FabricAdmin(AllTenantsAdmin):
+    """Fabrics with their scenario (every tenant's jobs): the ``ALL`` level."""
+
     list_display = ("name", "slug", "mode", "routing_engine", "tick_s", "updated")
     list_filter = ("mode", "routing_engine")
     search_fields = ("name", "slug", "description")
@@ -12,7 +16,7 @@ class FabricAdmin(admin.ModelAdmin):
 
 
 @admin.register(Analysis)
-class AnalysisAdmin(admin.ModelAdmin):
+class AnalysisAdmin(AllTenantsAdmin):
     """Analyses are started from the API or the dashboard (which queue the task); here they are read or deleted."""
 
     list_display = ("id", "fabric", "kind", "status", "progress", "created", "finished", "requested_by")

@@ -1,9 +1,13 @@
 """Analyses of a fabric run as tasks: effective bisection bandwidth (eBB) and what-if comparisons.
 
-Model-free services around :mod:`fabric_engine.analysis`: :func:`clean_params` checks what a client
-asks for against the fabric (one :class:`ParamError` naming the field), :func:`run` computes the
-JSON-ready result from the fabric's scenario (``Fabric.scenario()``) while it reports progress, and
-:class:`ProgressThrottle` decides which reports are worth a database write and a feed message.
+Model-free services around :mod:`fabric_engine.analysis`, which does the work: :func:`clean_params`
+checks what a client asks for against the fabric (one :class:`ParamError` naming the field),
+:func:`run` hands :func:`fabric_engine.analysis.run_analysis` what the fabric's engine runs on (its
+runtime record, :func:`inputs_of`; its scenario, which the engine builds, before an engine published)
+and returns its JSON-ready result while it reports progress, and :class:`ProgressThrottle` decides
+which reports are worth a database write and a feed message. Routing with another engine, building a
+scenario and the analyses happen in the engine; the task (:mod:`ibweb.fabrics.tasks`) schedules and
+stores.
 
 Kinds and their parameters (defaults in brackets):
 
@@ -13,6 +17,12 @@ Kinds and their parameters (defaults in brackets):
 - ``whatif_links``: ``failed_cables`` (cable indices ``0..L-1``, required), rerouted by the fabric's
   engine; ``ebb_patterns`` [200] (0: no eBB per side), ``seed`` [1].
 - ``whatif_engine``: ``engine`` (required), ``ebb_patterns`` [200], ``seed`` [1].
+- ``whatif_roce``: the scenario's jobs as InfiniBand (the fabric's engine's LFTs, and adaptive routing) and
+  as RoCEv2 with ECMP hashing (:mod:`fabric_engine.analysis.roce`): ``qps`` [1] queue pairs per connection,
+  ``seed`` [1] of the switches' hash seeds, ``same_seed`` [false] (one seed everywhere: polarization).
+- ``whatif_live`` (telemetry-fed fabrics): the jobs running now (the twin's, from the job source) on the
+  discovered fabric and the LFTs in force, against ``failed_cables`` and/or ``failed_switches`` (names)
+  rerouted by the fabric's engine, or another ``engine``; run by :func:`ibweb.twin.analysis.run_live`.
 """
 
 from __future__ import annotations
@@ -21,14 +31,15 @@ import math
 import time
 from collections.abc import Callable
 
-import numpy as np
 from django.db import models
 
-from fabric_engine.analysis import PAIR_PATTERNS, effective_bisection_bandwidth, what_if
+from fabric_engine.analysis import KINDS as ANALYSIS_KINDS
+from fabric_engine.analysis import PAIR_PATTERNS, AnalysisInputError, run_analysis
 from fabric_engine.analysis.ebb import METHODS
-from fabric_engine.routing import ENGINES, Routing, route
-from fabric_engine.scenario import build_emulator, build_fabric
-from fabric_engine.topology import Fabric
+from fabric_engine.routing import ENGINES, Routing
+from fabric_engine.workload import Job
+from ibweb.runtime import record
+from ibweb.runtime.catalog import job_from_entry
 
 __all__ = ["AnalysisKind", "AnalysisStatus", "ParamError", "LIMITS", "clean_params", "run", "ProgressThrottle",
            "summary"]
@@ -41,6 +52,8 @@ class AnalysisKind(models.TextChoices):
     EBB = "ebb", "Effective bisection bandwidth"
     WHATIF_LINKS = "whatif_links", "What-if: failed cables, rerouted"
     WHATIF_ENGINE = "whatif_engine", "What-if: another routing engine"
+    WHATIF_ROCE = "whatif_roce", "What-if: RoCEv2 with ECMP"
+    WHATIF_LIVE = "whatif_live", "What-if from the live state: today's jobs"
 
 
 class AnalysisStatus(models.TextChoices):
@@ -60,12 +73,16 @@ class ParamError(ValueError):
 
 
 #: Inclusive ranges of the integer parameters (they bound the work a request may ask for).
-LIMITS = {"patterns": (1, 20000), "ebb_patterns": (0, 5000), "seed": (0, 2**32 - 1)}
+LIMITS = {"patterns": (1, 20000), "ebb_patterns": (0, 5000), "seed": (0, 2**32 - 1), "qps": (1, 128)}
 _KNOWN = {
     AnalysisKind.EBB: {"patterns", "seed", "method", "pattern", "engine"},
     AnalysisKind.WHATIF_LINKS: {"failed_cables", "ebb_patterns", "seed"},
     AnalysisKind.WHATIF_ENGINE: {"engine", "ebb_patterns", "seed"},
+    AnalysisKind.WHATIF_ROCE: {"qps", "seed", "same_seed"},
+    AnalysisKind.WHATIF_LIVE: {"failed_cables", "failed_switches", "engine"},
 }
+#: Most switches one live what-if fails.
+MAX_FAILED_SWITCHES = 64
 
 
 def _int(params: dict, name: str, default: int) -> int:
@@ -136,6 +153,13 @@ def clean_params(kind: str, params: object, num_links: int) -> dict:
         if "engine" in params:
             out["engine"] = _choice(params, "engine", None, ENGINES)
         return out
+    if kind == AnalysisKind.WHATIF_ROCE:
+        same = params.get("same_seed", False)
+        if not isinstance(same, bool):
+            raise ParamError("same_seed", f"expected true or false, got {same!r}")
+        return {"qps": _int(params, "qps", 1), "seed": _int(params, "seed", 1), "same_seed": same}
+    if kind == AnalysisKind.WHATIF_LIVE:
+        return _live_params(params, num_links)
     out = {"ebb_patterns": _int(params, "ebb_patterns", 200), "seed": _int(params, "seed", 1)}
     if kind == AnalysisKind.WHATIF_LINKS:
         out["failed_cables"] = _cables(params, num_links)
@@ -144,97 +168,47 @@ def clean_params(kind: str, params: object, num_links: int) -> dict:
     return out
 
 
-def _paths(routing: Routing, scenario: dict):
-    return getattr(routing, "adaptive_paths", None) if scenario.get("adaptive") else None
-
-
-def _ebb(params: dict, scenario: dict, progress: Progress) -> dict:
-    engine = params.get("engine") or scenario.get("routing", "minhop")
-    progress(0.0, f"routing the fabric with {engine}")
-    routing = route(build_fabric(scenario.get("topology", {})), engine)
-    n = params["patterns"]
-    start = 0.1
-    progress(start, f"0 of {n} patterns")
-    res = effective_bisection_bandwidth(
-        routing, n, params["seed"], method=params["method"], pattern=params["pattern"],
-        paths=_paths(routing, scenario),
-        progress=lambda f: progress(start + (1 - start) * f, f"{round(f * n)} of {n} patterns"))
-    p5, p50, p95 = np.quantile(res.per_pattern, [0.05, 0.5, 0.95])
-    counts, edges = np.histogram(res.per_pattern, bins=10)
-    return {**res.as_dict(), "seed": params["seed"], "adaptive": bool(scenario.get("adaptive")),
-            "p5": round(float(p5), 6), "p50": round(float(p50), 6), "p95": round(float(p95), 6),
-            "histogram": {"edges": np.round(edges, 6).tolist(), "counts": counts.tolist()}}
-
-
-def _cable(f: Fabric, c: int) -> dict:
-    a, b = int(f.a_node[c]), int(f.b_node[c])
-    return {"cable": c, "a": f"{f.node_name[a]}/{int(f.a_port[c])}", "b": f"{f.node_name[b]}/{int(f.b_port[c])}"}
-
-
-def _whatif(params: dict, scenario: dict, progress: Progress) -> dict:
-    progress(0.0, f"building the scenario, routing with {scenario.get('routing', 'minhop')}")
-    em = build_emulator(scenario)
-    base, fabric = em.routing, em.fabric
-    failed = params.get("failed_cables", [])
-    other = params.get("engine")
-    n = params["ebb_patterns"]
-    if not em.jobs and not n:
-        raise ParamError("ebb_patterns", "the fabric has no jobs to compare: ask for an eBB per side (> 0)")
-    progress(0.1, f"rerouting with {other or base.engine}" + (f" without {len(failed)} cable(s)" if failed else ""))
-    if em.jobs:
-        w = what_if(fabric, em.jobs, engine=base.engine, other_engine=other, failed_cables=failed,
-                    baseline_routing=base)
-        out = w.as_dict()
-        change = w.alternative.util - w.baseline.util
-        top = np.argsort(-np.abs(change), kind="stable")[:10]
-        top = top[np.abs(change[top]) > 1e-9]
-        out["links_changed"] = [{"link": int(d), "baseline_util": round(float(w.baseline.util[d]), 4),
-                                 "alternative_util": round(float(w.alternative.util[d]), 4)} for d in top]
-    else:  # only the eBB of each side
-        out = {"baseline": {"label": "baseline", "engine": base.engine, "failed_cables": [], "jobs": []},
-               "alternative": {"label": "alternative", "engine": other or base.engine, "failed_cables": failed,
-                               "jobs": []}, "delta": [], "links_changed": []}
-    out["failed"] = [_cable(fabric, c) for c in failed]
-    if n:
-        # what_if keeps its alternative routing to itself: route it again for its eBB (cheap next to the eBB)
-        alt = route(fabric.without_links(failed) if failed else fabric, other or base.engine)
-        for k, (label, routing) in enumerate((("baseline", base), ("alternative", alt))):  # two sides
-            lo = 0.4 + 0.3 * k
-            res = effective_bisection_bandwidth(
-                routing, n, params["seed"], paths=_paths(routing, scenario),
-                progress=lambda f, lo=lo, label=label: progress(lo + 0.3 * f, f"eBB of the {label}: {round(f * n)} "
-                                                                              f"of {n} patterns"))
-            out[label]["ebb"] = round(res.ebb, 6)
-    out["summary"] = _whatif_summary(out)
+def _live_params(params: dict, num_links: int) -> dict:
+    out = {"failed_cables": _cables(params, num_links) if "failed_cables" in params else []}
+    switches = params.get("failed_switches", [])
+    if not isinstance(switches, list) or len(switches) > MAX_FAILED_SWITCHES or not all(
+            isinstance(x, str) and 0 < len(x) <= 64 for x in switches):
+        raise ParamError("failed_switches", f"expected at most {MAX_FAILED_SWITCHES} switch names")
+    out["failed_switches"] = sorted(set(switches))
+    if params.get("engine") is not None:
+        out["engine"] = _choice(params, "engine", None, ENGINES)
+    if not out["failed_cables"] and not out["failed_switches"] and "engine" not in out:
+        raise ParamError("params", "fail a cable or a switch, or choose another routing engine")
     return out
 
 
-def _whatif_summary(out: dict) -> dict:
-    ratios = [d["comm_ratio"] for d in out["delta"]]
-    known = [(r, d["id"]) for r, d in zip(ratios, out["delta"], strict=True) if r is not None]
-    worst = max(known, default=None)
-    worst = worst if worst is not None and worst[0] > 1 + 1e-6 else None
-    b, a = out["baseline"], out["alternative"]
-    ebb_b, ebb_a = b.get("ebb"), a.get("ebb")
-    return {"jobs": len(ratios), "jobs_slower": sum(r is not None and r > 1 + 1e-6 for r in ratios),
-            "jobs_faster": sum(r is not None and r < 1 - 1e-6 for r in ratios),
-            "jobs_broken": sum(r is None for r in ratios),
-            "worst_job": None if worst is None else {"id": worst[1], "comm_ratio": worst[0]},
-            "ebb_delta": None if ebb_b is None or ebb_a is None else round(ebb_a - ebb_b, 6),
-            "unrouted_flows": [b.get("unrouted_flows", 0), a.get("unrouted_flows", 0)]}
+def inputs_of(fabric) -> tuple[Routing, list[Job]] | None:
+    """What the engine of fabric row ``fabric`` runs on, from its runtime record: the routing (whole LFTs) and
+    the jobs of its catalog; None before an engine published one."""
+    h = record.head(fabric.pk, record.row_identity(fabric))
+    routing = record.full_routing(fabric.pk, h) if h is not None else None
+    if routing is None:
+        return None
+    return routing, [job_from_entry(e) for e in record.jobs(fabric.pk, h) or []]
 
 
-def run(kind: str, params: dict, scenario: dict, progress: Progress) -> dict:
-    """Run the analysis ``kind`` with cleaned ``params`` on ``scenario``; its JSON-ready result.
+def run(kind: str, params: dict, scenario: dict, progress: Progress,
+        inputs: tuple[Routing, list[Job]] | None = None) -> dict:
+    """Run the analysis ``kind`` with cleaned ``params``; its JSON-ready result.
 
-    ``progress(fraction, message)`` is called as the work goes (often; throttle it).
-    Raises :class:`~fabric_engine.errors.FabricEngineError` when the scenario cannot be built or routed.
+    ``inputs``: the routing and jobs the fabric's engine runs on (:func:`inputs_of`); without them the
+    engine builds the ``scenario``. The work, routing with another engine included, is the engine's
+    (:func:`fabric_engine.analysis.run_analysis`); ``progress(fraction, message)`` is called as it
+    goes (often; throttle it). Raises :class:`ParamError` naming the field the fabric cannot answer,
+    :class:`~fabric_engine.errors.FabricEngineError` when the scenario cannot be built or routed.
     """
-    if kind == AnalysisKind.EBB:
-        return _ebb(params, scenario, progress)
-    if kind in (AnalysisKind.WHATIF_LINKS, AnalysisKind.WHATIF_ENGINE):
-        return _whatif(params, scenario, progress)
-    raise ParamError("kind", f"{kind!r} is not one of {', '.join(_KNOWN)}")
+    if kind not in ANALYSIS_KINDS:
+        raise ParamError("kind", f"{kind!r} is not one of {', '.join(_KNOWN)}")
+    routing, jobs = inputs if inputs is not None else (None, None)
+    try:
+        return run_analysis(kind, params, scenario, routing=routing, jobs=jobs, progress=progress)
+    except AnalysisInputError as exc:
+        raise ParamError(exc.field, exc.message) from exc
 
 
 def summary(kind: str, result: dict) -> str:
@@ -242,6 +216,12 @@ def summary(kind: str, result: dict) -> str:
     if kind == AnalysisKind.EBB:
         return f"eBB {100 * result['ebb']:.1f}% over {result['patterns']} {result['pattern']} patterns " \
                f"({result['engine']})"
+    if kind == AnalysisKind.WHATIF_ROCE:
+        lft, _, ecmp = result["sides"]
+        ratios = [j["vs_lft"][2] for j in result["summary"] if j["vs_lft"][2] is not None]
+        return (f"RoCEv2 ECMP ({result['params']['qps']} QP/conn): collectives up to x{max(ratios, default=1):.2f} "
+                f"the LFTs'; link imbalance {ecmp['imbalance']:.2f} vs {lft['imbalance']:.2f}, "
+                f"{ecmp['collisions']} QP collisions")
     s = result["summary"]
     parts = [f"{s['jobs_slower']} of {s['jobs']} jobs slower"] if s["jobs"] else []
     if s["worst_job"]:

@@ -19,10 +19,10 @@ RESERVED_SLUGS = {"add"}
 
 class FabricQuerySet(models.QuerySet):
     def restrict(self, user) -> FabricQuerySet:
-        """The fabrics ``user`` may see (every fabric where public read is on)."""
-        from ibweb.permissions import can_view
+        """The fabrics ``user`` may open (decided by :func:`ibweb.access.visible_fabrics`)."""
+        from ibweb.access import view_of, visible_fabrics
 
-        return self if can_view(user) else self.none()
+        return visible_fabrics(view_of(user), self)
 
 
 class Fabric(models.Model):

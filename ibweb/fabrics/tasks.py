@@ -70,7 +70,13 @@ def run_analysis(analysis_id: int) -> str:
             publish_progress(analysis, fraction, AnalysisStatus.RUNNING, message)
 
     try:
-        result = analyses.run(analysis.kind, analysis.params, analysis.fabric.scenario(), report)
+        if analysis.kind == analyses.AnalysisKind.WHATIF_LIVE:  # on what the engine runs now, not on a scenario
+            from ibweb.twin.analysis import run_live
+
+            result = run_live(analysis.fabric, analysis.params, report)
+        else:
+            result = analyses.run(analysis.kind, analysis.params, analysis.fabric.scenario(), report,
+                                  analyses.inputs_of(analysis.fabric))
     except (FabricEngineError, ParamError) as exc:
         _finish(analysis, AnalysisStatus.FAILED, str(exc), error=str(exc))
         return AnalysisStatus.FAILED

@@ -4,6 +4,8 @@ from django.apps import AppConfig
 class LiveConfig(AppConfig):
     name = "ibweb.live"
     verbose_name = "Live feed"
+    #: Sources of the fabric runner, by fabric mode (other apps declare theirs; see ``sources.py``).
+    fabric_sources = {"emulated": "ibweb.live.emulated.EmulatedSource"}
 
     def ready(self) -> None:
         from . import receivers  # noqa: F401 - connects the signal receivers

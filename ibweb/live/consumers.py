@@ -1,89 +1,229 @@
-"""The websocket consumer of the live feed."""
+"""The websocket consumer of the live feed.
+
+A socket sees its fabric through its user's access view (:func:`ibweb.access.view_of`): it
+joins the channel group of that (view, encoding) pair and registers the pair
+(:mod:`ibweb.live.viewreg`), so the fabric's runner encodes one frame per pair and tick, whatever
+the number of sockets that share it. The snapshot on connect is composed here from the parts
+the runner keeps in the cache, through the same :class:`~ibweb.live.feedview.FeedView`, with the
+view's newest frame: inside it for v1, as a binary message right after it for v2.
+
+When the user's access changes (tenants, groups, permissions, active flag: see
+:mod:`ibweb.live.receivers`) the socket asks again: a socket whose view changed moves to the new
+view's group and is sent a new snapshot; one that may no longer see the fabric is closed with 4403.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
+from typing import NamedTuple
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from ibweb.access import progress_message, view_from_key, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
-from ibweb.permissions import can_view
-from ibweb.tenancy.access import visible_hosts, visible_tenant_slugs
 
-from .groups import group_name, snapshot_text, starting
-from .tenant_view import filter_snapshot_text, filter_text
+from . import viewreg
+from .encodings import ENCODINGS, encoding_of, unpack_arrays, v1_links
+from .feedview import FeedView, cached_feed_view
+from .groups import (
+    group_name,
+    newest_binary_parts,
+    newest_parts,
+    snapshot_message,
+    snapshot_parts,
+    starting,
+    user_group,
+    view_group,
+    with_ids,
+)
 
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
 CLOSE_UNAVAILABLE = 4503
 CLOSE_BAD_MESSAGE = 4400
 CLOSE_UNSUPPORTED_DATA = 1003
+#: At most one snapshot per this many seconds because frames name another version of the socket's view.
+RESYNC_S = 2.0
+#: Seconds a socket waits for an engine that has not yet said it is starting (a server just up, a
+#: leader not yet elected) before it is closed with 4503.
+START_GRACE_S = 10.0
+
+
+class Snapshot(NamedTuple):
+    """A snapshot message and, for a binary encoding, the ``(seq, message)`` of the newest frame sent after it."""
+
+    text: str
+    frame: tuple[int, bytes] | None = None
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
-    """Sends a snapshot on connect, then the newest frame whenever one is published.
+    """Sends a snapshot on connect, then the newest frame of its view whenever one is published.
 
-    Frames are coalesced: a handler only records the newest text; a sender task
+    Frames are coalesced: a handler only records the newest message; a sender task
     writes it when the socket is ready, so a slow client skips frames instead of
     growing a queue.
     """
 
     async def connect(self) -> None:
         self.fabric_id = None
-        self._sender = None
+        self.view_key: str | None = None
+        self._groups: list[str] = []
+        self._tasks: list[asyncio.Task] = []
         slug = self.scope["url_route"]["kwargs"]["slug"]
         await self.accept()
-        if not can_view(self.scope.get("user")):
+        self.encoding = encoding_of(parse_qs(self.scope.get("query_string", b"").decode("latin-1")))
+        if self.encoding is None:
+            await self.close(code=CLOSE_BAD_MESSAGE)
+            return
+        access = await self._access(slug)
+        if access is None:
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        fabric_id = await self._visible_fabric(slug)
-        if fabric_id is None:
+        view_key, row = access
+        if row is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self._latest: tuple[int, str] | None = None
+        self.row = row
+        self.fabric_id = row.pk
+        self._latest: tuple[int, str | bytes, str] | None = None
+        self._view_version = ""
+        self._next_resync = 0.0
         self._resnapshot = False
         self._progress: dict[tuple, dict] = {}
         self._last_seq = -1
         self._wake = asyncio.Event()
-        self._tenants, self._hosts = await self._tenant_view(fabric_id)
-        await self.channel_layer.group_add(group_name(fabric_id), self.channel_name)
-        self.fabric_id = fabric_id
+        await self._join(group_name(self.fabric_id))
+        user = self.scope.get("user")
+        if user is not None and user.is_authenticated:
+            await self._join(user_group(user.pk))
+        await self._enter_view(view_key)
         snapshot = await self._snapshot()
         self._has_snapshot = snapshot is not None
         if snapshot is not None:
-            await self.send(text_data=snapshot)
+            await self._send_snapshot(snapshot)
         else:
-            progress = await starting(fabric_id)
+            progress = await self._await_engine()
             if progress is None:  # no engine runs this fabric
                 await self.close(code=CLOSE_UNAVAILABLE)
                 return
-            await self.send(text_data=json.dumps({"v": 1, "type": "progress", **progress}))
-        self._sender = asyncio.create_task(self._send_newest())
+            if isinstance(progress, Snapshot):
+                await self._send_snapshot(progress)
+                self._has_snapshot = True
+            else:
+                await self.send(text_data=json.dumps({"v": 1, "type": "progress", **progress}))
+        self._tasks = [asyncio.create_task(self._send_newest()), asyncio.create_task(self._keep_registered())]
 
-    async def _snapshot(self) -> str | None:
-        text = await snapshot_text(self.fabric_id)
-        if text is not None and self._tenants is not None:
-            text = await asyncio.to_thread(filter_snapshot_text, text, self._tenants, self._hosts)
-        return text
+    async def _await_engine(self) -> dict | Snapshot | None:
+        """The engine's start-up progress, or the snapshot once published, within :data:`START_GRACE_S`.
 
+        None: no engine said anything in that time (none runs this fabric).
+        """
+        deadline = time.monotonic() + START_GRACE_S
+        while True:
+            progress = await starting(self.fabric_id)
+            if progress is not None:
+                return progress
+            snapshot = await self._snapshot()
+            if snapshot is not None:
+                return snapshot
+            if time.monotonic() >= deadline:
+                return None
+            await asyncio.sleep(0.25)
+
+    # ------------------------------------------------------------ access
     @database_sync_to_async
-    def _tenant_view(self, fabric_id: int) -> tuple[set[str] | None, set[int] | None]:
-        """The tenants whose jobs and the hosts whose names this user sees (``None``: all)."""
+    def _access(self, slug: str) -> tuple[str, Fabric | None] | None:
+        """``(view key, fabric row)`` of this socket's user now (row None: no such fabric); None: not allowed.
+
+        The user is read again from the database, so a changed grant or active flag counts at once.
+        """
         user = self.scope.get("user")
-        tenants = visible_tenant_slugs(user)
-        if tenants is None:
-            return None, None
-        hosts = visible_hosts(user, Fabric.objects.get(pk=fabric_id))
-        return tenants, {int(h) for h in hosts}
+        if user is not None and user.is_authenticated:
+            from django.contrib.auth import get_user_model
+
+            user = get_user_model().objects.filter(pk=user.pk).first()
+            if user is None or not user.is_active:  # deleted or deactivated: the socket's session is over
+                return None
+        view = view_of(user)
+        if not view.may_view:
+            return None
+        return view.key, visible_fabrics(view).filter(slug=slug).first()
+
+    async def _join(self, group: str) -> None:
+        await self.channel_layer.group_add(group, self.channel_name)
+        self._groups.append(group)
+
+    async def _leave(self, group: str) -> None:
+        await self.channel_layer.group_discard(group, self.channel_name)
+        self._groups.remove(group)
+
+    async def _enter_view(self, view_key: str) -> None:
+        """Receive the frames of ``view_key`` (leaving the previous view's group)."""
+        if self.view_key is not None:
+            await self._leave(view_group(self.fabric_id, self.view_key, self.encoding))
+        self.view_key = view_key
+        self._latest = None
+        await self._join(view_group(self.fabric_id, view_key, self.encoding))
+        await viewreg.register(self.fabric_id, view_key, self.encoding)
+
+    async def access_changed(self, event: dict) -> None:
+        """The user's grants changed: move to the new view (with a new snapshot), or close with 4403."""
+        access = await self._access(self.row.slug)
+        if access is None or access[1] is None:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        if access[0] != self.view_key:
+            await self._enter_view(access[0])
+            self._resnapshot = True
+            self._wake.set()
+
+    async def _keep_registered(self) -> None:
+        while True:
+            await asyncio.sleep(viewreg.REFRESH_S)
+            await viewreg.register(self.fabric_id, self.view_key, self.encoding)
+
+    # ------------------------------------------------------------ snapshot
+    async def _snapshot(self, expect: str | None = None) -> Snapshot | None:
+        """The snapshot of this socket's view now, with the newest frame (in it for v1, after it for v2)."""
+        parts = await snapshot_parts(self.fabric_id)
+        if parts is None:
+            return None
+        header, base = parts
+        fv, names, guids = await self._feed_view(expect)
+        if fv is None:
+            return None
+        self._view_version = fv.version
+        frame = after = None
+        if self.encoding == "v1":
+            frame_header, links = await newest_parts(self.fabric_id)
+            if frame_header is not None:
+                frame = await asyncio.to_thread(_v1_frame, fv, frame_header, links)
+        else:  # a binary frame cannot go inside the JSON snapshot: it follows it, filtered as the runner filters
+            frame_header, arrays = await newest_binary_parts(self.fabric_id, self.encoding)
+            if frame_header is not None:
+                payload = await asyncio.to_thread(ENCODINGS[self.encoding].frame, fv.header(frame_header), arrays)
+                after = (int(frame_header["seq"]), payload)
+        text = await asyncio.to_thread(lambda: snapshot_message(header, with_ids(base, names, guids), frame))
+        return Snapshot(text, after)
+
+    async def _send_snapshot(self, snapshot: Snapshot) -> None:
+        """Send ``snapshot``, then (binary encodings) its newest frame, which the group's copy does not repeat."""
+        await self.send(text_data=snapshot.text)
+        if snapshot.frame is not None:
+            self._last_seq = max(self._last_seq, snapshot.frame[0])
+            await self.send(bytes_data=snapshot.frame[1])
 
     @database_sync_to_async
-    def _visible_fabric(self, slug: str) -> int | None:
-        return Fabric.objects.restrict(self.scope.get("user")).filter(slug=slug).values_list("pk", flat=True).first()
+    def _feed_view(self, expect: str | None = None) -> tuple[FeedView | None, list, list]:
+        return cached_feed_view(self.view_key, self.row, expect)
 
+    # ------------------------------------------------------------ events
     async def fabric_frame(self, event: dict) -> None:
-        self._latest = (event["seq"], event["text"])
+        self._latest = (event["seq"], event.get("text", event.get("bytes")), event.get("view", ""))
         self._wake.set()
 
     async def fabric_snapshot(self, event: dict) -> None:
@@ -91,7 +231,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self._wake.set()
 
     async def fabric_progress(self, event: dict) -> None:
-        payload = event["payload"]
+        payload = progress_message(view_from_key(self.view_key), event["payload"])
         self._progress[(payload.get("task"), payload.get("id"))] = payload
         self._wake.set()
 
@@ -106,16 +246,23 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 self._resnapshot = False
                 snapshot = await self._snapshot()
                 if snapshot is not None:
-                    await self.send(text_data=snapshot)
+                    await self._send_snapshot(snapshot)
                     self._has_snapshot = True
             if self._latest is None or not self._has_snapshot:
                 continue
-            seq, text = self._latest
+            seq, message, version = self._latest
+            if version and version != self._view_version and time.monotonic() > self._next_resync:
+                # the view changed since the snapshot (a partition's members, a tenant): a new snapshot first
+                self._next_resync = time.monotonic() + RESYNC_S
+                snapshot = await self._snapshot(expect=version)
+                if snapshot is not None:
+                    await self._send_snapshot(snapshot)
             if seq > self._last_seq:
                 self._last_seq = seq
-                if self._tenants is not None:  # a tenant's user sees only its tenants' jobs
-                    text = await asyncio.to_thread(filter_text, text, self._tenants)
-                await self.send(text_data=text)
+                if isinstance(message, bytes):
+                    await self.send(bytes_data=message)
+                else:
+                    await self.send(text_data=message)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
         """Clients may only send ``{"type": "ping"}`` (answered with ``pong``); anything else closes the socket."""
@@ -132,7 +279,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_BAD_MESSAGE)
 
     async def disconnect(self, code) -> None:
-        if self._sender is not None:
-            self._sender.cancel()
-        if self.fabric_id is not None:
-            await self.channel_layer.group_discard(group_name(self.fabric_id), self.channel_name)
+        for task in self._tasks:
+            task.cancel()
+        for group in list(self._groups):
+            await self._leave(group)
+
+
+def _v1_frame(fv: FeedView, header: dict, links: str | bytes | None) -> str | None:
+    """The v1 frame text of the newest frame as ``fv`` sees it (for a snapshot)."""
+    if links is None:
+        return None
+    text = links if isinstance(links, str) else v1_links(unpack_arrays(links))
+    return ENCODINGS["v1"].frame(fv.header(header), text)

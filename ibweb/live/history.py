@@ -1,10 +1,10 @@
 """Recent per-link history of a fabric: a bounded ring of ticks in the Django cache.
 
-The engine calls :func:`record` once per tick; any web process reads a link's
-series with :func:`series`, and the rollup task reads whole minutes with
-:func:`ticks`. Because the ring lives in the Django cache (Redis at scale,
-local memory in the embedded default) the engine may run in another process
-than the web.
+The fabric runner calls :func:`record` once per tick (and starts the rollup task
+when it says a minute finished); any web process reads a link's series with
+:func:`series`, and the rollup task reads whole minutes with :func:`ticks`.
+Because the ring lives in the Django cache (Redis at scale, local memory in the
+embedded default) the engine may run in another process than the web.
 
 Layout: each tick is stored as ``ceil(2L / CHUNK)`` values, one per chunk of
 ``CHUNK`` directed links, each the bytes of ``float16[2, CHUNK]`` (rate in Gb/s,
@@ -18,8 +18,6 @@ float16 keeps three significant digits: enough for charts of rates up to
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import math
 from dataclasses import dataclass
 
@@ -28,10 +26,8 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 
-__all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "AUTO_ROLLUP", "Series", "record", "series", "ticks",
+__all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "record", "series", "ticks",
            "index", "capacity", "clear", "store"]
-
-log = logging.getLogger("ibweb.live")
 
 #: Directed links per stored chunk.
 CHUNK = 1024
@@ -41,8 +37,6 @@ KEEP_TICKS = int(getattr(settings, "IBWEB_HISTORY_TICKS", 600))
 MIN_TICKS = 120
 #: Bytes of link data kept per fabric at most.
 BUDGET_BYTES = int(getattr(settings, "IBWEB_HISTORY_BYTES", 64 * 2**20))
-#: Start the rollup of finished minutes from :func:`record` (off where a Celery beat runs it instead).
-AUTO_ROLLUP = bool(getattr(settings, "IBWEB_HISTORY_AUTO_ROLLUP", True))
 _TTL_S = 24 * 3600
 _DTYPE = np.float16
 
@@ -100,7 +94,6 @@ class _Ring:
 
 
 _rings: dict[int, _Ring] = {}
-_rollups: set[asyncio.Task] = set()
 
 
 def index(fabric_id: int) -> dict | None:
@@ -119,7 +112,7 @@ def _decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=_DTYPE).reshape(2, -1).astype(np.float32)
 
 
-async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.ndarray) -> None:
+async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.ndarray) -> bool:
     """Append one tick to the fabric's ring; call once per engine tick, after computing the state.
 
     Parameters
@@ -134,9 +127,11 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     rate, util : ndarray, shape ``(2L,)``
         Per-directed-link rate (Gb/s) and utilization, in directed-link order.
 
-    When ``t`` enters a new minute, the rollup of the finished minutes is
-    started (:func:`ibweb.live.tasks.rollup_history`, in a worker thread; with
-    Celery workers it is only queued) without delaying the tick.
+    Returns
+    -------
+    bool
+        Whether ``t`` entered a new minute: the finished minutes can be rolled up
+        (:func:`ibweb.live.tasks.rollup_history`).
     """
     rate = np.asarray(rate)
     util = np.asarray(util)
@@ -165,22 +160,7 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     await store().aset_many(values, _TTL_S)
     if stale:
         await store().adelete_many(stale)
-    if AUTO_ROLLUP and previous_t is not None and int(previous_t // 60) < int(t // 60):
-        _start_rollup(fabric_id)
-
-
-def _start_rollup(fabric_id: int) -> None:
-    from .tasks import rollup_history
-
-    def run() -> None:
-        try:
-            rollup_history.delay(fabric_id)
-        except Exception:
-            log.exception("fabric %s: history rollup failed", fabric_id)
-
-    task = asyncio.get_running_loop().create_task(asyncio.to_thread(run))
-    _rollups.add(task)
-    task.add_done_callback(_rollups.discard)
+    return previous_t is not None and int(previous_t // 60) < int(t // 60)
 
 
 def clear(fabric_id: int) -> None:

@@ -37,11 +37,19 @@ class LeaderLock:
         self.held = False
 
     async def hold(self) -> bool:
-        """Acquire the lock or renew it; returns whether this process leads now."""
-        if self.held:
-            self.held = bool(await self.redis.eval(_RENEW, 1, self.key, self.token, self.ttl_ms))
-        if not self.held:
-            self.held = bool(await self.redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        """Acquire the lock or renew it; returns whether this process leads now.
+
+        When Redis cannot be reached the lock counts as lost (and the error is raised): on
+        getting it back the runner acts as a new leader and publishes its record again.
+        """
+        try:
+            if self.held:
+                self.held = bool(await self.redis.eval(_RENEW, 1, self.key, self.token, self.ttl_ms))
+            if not self.held:
+                self.held = bool(await self.redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        except Exception:
+            self.held = False
+            raise
         return self.held
 
     async def release(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from .engine import EngineSupervisor
+from .supervisor import EngineSupervisor
 
 
 class EngineLifespan:

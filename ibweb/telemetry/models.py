@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -12,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from fabric_engine.telemetry import Thresholds
+from ibweb.bearer import BearerToken
 from ibweb.fabrics.models import Fabric
 
 from .choices import CollectorSource, SweepStatus
@@ -118,44 +117,12 @@ class Sweep(models.Model):
         return None if self.finished is None else (timezone.now() - self.finished).total_seconds()
 
 
-def _digest(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
+class PushToken(BearerToken):
+    """A secret an external collector sends (``Authorization: Bearer <token>``) to push samples."""
 
-
-class PushToken(models.Model):
-    """A secret an external collector sends (``Authorization: Bearer <token>``) to push samples.
-
-    Only a SHA-256 digest is stored; the token itself is shown once, when issued.
-    """
+    OWNER = "config"
 
     config = models.ForeignKey(CollectorConfig, on_delete=models.CASCADE, related_name="tokens")
-    name = models.CharField(max_length=100)
-    prefix = models.CharField(max_length=8, editable=False)
-    digest = models.CharField(max_length=64, unique=True, editable=False)
-    created = models.DateTimeField(auto_now_add=True)
-    last_used = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["config", "name"]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}...)"
-
-    def set_new_key(self) -> str:
-        """Give this token a fresh random key; returns the key (store only its digest)."""
-        raw = secrets.token_urlsafe(32)
-        self.prefix, self.digest = raw[:8], _digest(raw)
-        return raw
-
-    @classmethod
-    def issue(cls, config: CollectorConfig, name: str) -> tuple[PushToken, str]:
-        """Create a token for ``config``; returns it and its key."""
-        token = cls(config=config, name=name)
-        raw = token.set_new_key()
-        token.save()
-        return token, raw
-
-    @classmethod
-    def lookup(cls, raw: str) -> PushToken | None:
-        """The token whose key is ``raw``, or None."""
-        return cls.objects.select_related("config__fabric").filter(digest=_digest(raw)).first()

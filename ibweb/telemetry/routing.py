@@ -21,19 +21,15 @@ that footer; otherwise it is tried again on a later tick.
 Every change yields one event (``{"kind": "routing", "action", "source", "engine",
 "path", "severity", "message", "t"}``) naming what happened and why.
 
-The web processes answer path queries from the routing the engine stored
-(:func:`publish`, :func:`routing_of`): the LFT array and the discovery it was
-built on, compressed in the cache, rebuilt once per process and version.
+The routing in use goes into the fabric's runtime record (:mod:`ibweb.runtime.record`,
+published by the fabric runner), where the web processes' path queries read it;
+:func:`publish_status` keeps the small description the admin and the API show.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
 import time
-import zlib
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -41,13 +37,12 @@ import numpy as np
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.formats import opensm_lfts
 from fabric_engine.routing import NO_PATH, Routing, route
-from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from fabric_engine.topology import Fabric
 
 from . import store
 
-__all__ = ["RoutingTracker", "DumpNotReady", "dump_signature", "read_dump", "dead_entries", "publish",
-           "routing_of", "ROUTING_CHANGES"]
+__all__ = ["RoutingTracker", "DumpNotReady", "dump_signature", "read_dump", "dead_entries", "publish_status",
+           "ROUTING_CHANGES"]
 
 #: Topology event kinds that change which paths exist (width and speed changes do not).
 ROUTING_CHANGES = frozenset({"link_down", "link_up", "node_vanished", "node_appeared"})
@@ -246,44 +241,9 @@ class RoutingTracker:
                 "path": str(self.path) if self.path else None, "message": message, "t": round(time.time(), 3)}
 
 
-# ------------------------------------------------------------------ sharing with web processes
-def publish(fabric_id: int, routing: Routing, linkinfo: str, status: dict) -> str:
-    """Store ``routing`` (built on the discovery ``linkinfo``) for the web processes; returns its version."""
-    lft = np.ascontiguousarray(routing.lft, dtype=np.uint8)
-    blob = zlib.compress(lft.tobytes(), 6)
-    packed = zlib.compress(linkinfo.encode(), 6)
-    version = hashlib.sha256(blob + packed + routing.fabric.name.encode()).hexdigest()[:16]
-    entry = {"version": version, "name": routing.fabric.name, "engine": routing.engine, "shape": lft.shape,
-             "lft": blob, "linkinfo": packed, "info": {k: v for k, v in routing.info.items() if k != "ftree"}}
-    store.put_routing(fabric_id, entry, {**status, "version": version})
+# ------------------------------------------------------------------ status for the admin and the API
+def publish_status(fabric_id: int, status: dict) -> str:
+    """Store what the fabric routes with now (the LFTs go into the runtime record); returns a new version."""
+    version = f"{time.time_ns():x}"
+    store.put_routing_status(fabric_id, {**status, "version": version})
     return version
-
-
-_ROUTINGS: OrderedDict[int, tuple[str, Routing]] = OrderedDict()
-_KEEP = 4
-_lock = threading.Lock()
-
-
-def routing_of(fabric_id: int) -> Routing | None:
-    """The routing the telemetry engine published for a fabric, rebuilt once per process and version."""
-    status = store.routing_status(fabric_id)
-    if status is None:
-        return None
-    with _lock:
-        held = _ROUTINGS.get(fabric_id)
-        if held is not None and held[0] == status["version"]:
-            _ROUTINGS.move_to_end(fabric_id)
-            return held[1]
-    entry = store.routing_entry(fabric_id)
-    if entry is None:
-        return None
-    linkinfo = zlib.decompress(entry["linkinfo"]).decode()
-    fabric = fabric_from_linkinfo(parse_iblinkinfo(linkinfo), entry["name"])
-    lft = np.frombuffer(zlib.decompress(entry["lft"]), dtype=np.uint8).reshape(entry["shape"]).copy()
-    routing = Routing(fabric, lft, entry["engine"], dict(entry["info"]))
-    with _lock:
-        _ROUTINGS[fabric_id] = (entry["version"], routing)
-        _ROUTINGS.move_to_end(fabric_id)
-        while len(_ROUTINGS) > _KEEP:
-            _ROUTINGS.popitem(last=False)
-    return routing

@@ -2,7 +2,9 @@
 
 The Celery tasks in :mod:`.tasks` run these steps (shards in parallel on workers);
 everything that crosses a task boundary is JSON: switch targets as
-``[lid, [ports]]``, counters as lists of ints and floats.
+``[lid, [ports]]``; a shard's counters as compressed binary text (:mod:`.transport`).
+A shard's perfquery outputs are parsed at once by the compiled lexer
+(``parse_perfquery_many``); the merge concatenates and merges arrays.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from fabric_engine.telemetry import (
     diff_topology,
     fabric_from_linkinfo,
     parse_iblinkinfo,
-    parse_perfquery,
+    read_discovery,
 )
 from fabric_engine.topology import KIND_SWITCH
 
@@ -28,8 +30,9 @@ from . import store
 from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError, CommandRunner, SwitchTarget, perfquery_commands, read_drop_dir
 from .models import CollectorConfig, Sweep
+from .transport import merge_results, parse_outputs, shard_result
 
-__all__ = ["plan", "read_shard", "merge", "samples_to_json", "samples_from_json", "switch_targets", "run_sweep"]
+__all__ = ["plan", "read_shard", "merge", "switch_targets", "run_sweep"]
 
 log = logging.getLogger("ibweb.telemetry")
 
@@ -50,22 +53,14 @@ def switch_targets(info: LinkInfo) -> list[SwitchTarget]:
             for g, pp in zip(np.split(lids, cut), np.split(ports, cut), strict=True) if len(g)]
 
 
-def samples_to_json(s: CounterSamples) -> dict:
-    return {"lid": s.lid.tolist(), "port": s.port.tolist(), "values": s.values.tolist(), "bits": s.bits.tolist(),
-            "t": s.t.tolist()}
-
-
-def samples_from_json(d: dict) -> CounterSamples:
-    if not d["lid"]:
-        return CounterSamples.empty()
-    return CounterSamples(np.array(d["lid"], np.int32), np.array(d["port"], np.int16),
-                          np.array(d["values"], np.uint64), np.array(d["bits"], np.uint8), np.array(d["t"], np.float64))
-
-
 def plan(config: CollectorConfig) -> tuple[str, list[list[list]]]:
-    """Discover the fabric (``iblinkinfo``) and split its switches into shards of targets (JSON)."""
+    """Discover the fabric (``iblinkinfo``) and split its switches into shards of targets (JSON).
+
+    A discovery the engine could not build a fabric from raises :class:`FabricEngineError` here, so it is never stored.
+    """
     text = runner(config).run(["iblinkinfo"]).text
     info = parse_iblinkinfo(text, source="iblinkinfo")
+    fabric_from_linkinfo(info)
     targets = [t.as_json() for t in switch_targets(info)]
     size = max(1, config.shard_size)
     return text, [targets[i:i + size] for i in range(0, len(targets), size)]
@@ -74,23 +69,41 @@ def plan(config: CollectorConfig) -> tuple[str, list[list[list]]]:
 def read_shard(config: CollectorConfig, shard: int, targets: list[list]) -> dict:
     """Read the counters of one shard's switches; a failing switch is recorded, the rest still read."""
     run = runner(config)
-    parts, failures = [], []
+    reads, failures = [], []
     for target in map(SwitchTarget.from_json, targets):  # one command pair per switch
         try:
-            for cmd in perfquery_commands(target):
-                out = run.run(cmd)
-                parts.append(parse_perfquery(out.text, out.t, source=out.source))
-        except (CollectorError, FabricEngineError) as exc:
+            reads.append((target, [run.run(cmd) for cmd in perfquery_commands(target)]))
+        except CollectorError as exc:
             failures.append({"shard": shard, "target": target.lid, "error": str(exc)})
             log.warning("sweep shard %s: %s", shard, exc)
-    return {"shard": shard, "samples": samples_to_json(CounterSamples.concat(parts)), "failures": failures}
+    return parse_shard(shard, reads, failures)
+
+
+def parse_shard(shard: int, reads: list[tuple[SwitchTarget, list]], failures: list[dict]) -> dict:
+    """The task result of a shard from its switches' outputs: all parsed at once, packed as binary.
+
+    An output the parser refuses fails its switch alone: only then are the switches parsed one by one.
+    """
+    failures = list(failures)
+    try:
+        samples = parse_outputs((o.text, o.t, o.source) for _, outs in reads for o in outs)
+    except FabricEngineError:
+        parts = []
+        for target, outs in reads:
+            try:
+                parts.append(parse_outputs((o.text, o.t, o.source) for o in outs))
+            except FabricEngineError as exc:
+                failures.append({"shard": shard, "target": target.lid, "error": str(exc)})
+                log.warning("sweep shard %s: %s", shard, exc)
+        samples = CounterSamples.concat(parts)
+    return shard_result(shard, samples, failures)
 
 
 def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[dict],
           extra_failures: list[dict] | None = None) -> Sweep:
     """Combine shard results into the fabric's newest sweep; update the record; diff the topology."""
-    samples = CounterSamples.concat(samples_from_json(r["samples"]) for r in results).merged()
-    failures = [f for r in results for f in r["failures"]] + list(extra_failures or [])
+    samples, failures = merge_results(results)
+    failures += list(extra_failures or [])
     fabric_id = config.fabric_id
     _, newest = store.sweeps(fabric_id)
     events: list[dict] = []
@@ -130,10 +143,9 @@ def run_sweep(config: CollectorConfig) -> Sweep:
     try:
         if config.source == CollectorSource.DIRECTORY:
             linkinfo, outputs = read_drop_dir(config.drop_dir)
-            parse_iblinkinfo(linkinfo.text, source=linkinfo.source)
-            parts = [parse_perfquery(o.text, o.t, source=o.source) for o in outputs]
-            result = {"shard": 0, "samples": samples_to_json(CounterSamples.concat(parts)), "failures": []}
-            return merge(config, sweep, linkinfo.text, [result])
+            read_discovery(linkinfo.text, source=linkinfo.source)
+            samples = parse_outputs((o.text, o.t, o.source) for o in outputs)
+            return merge(config, sweep, linkinfo.text, [shard_result(0, samples, [])])
         text, shards = plan(config)
     except (CollectorError, FabricEngineError) as exc:
         return fail(sweep, str(exc))

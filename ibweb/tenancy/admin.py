@@ -10,6 +10,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from ibweb.access import (
+    visible_partitions,
+    visible_qos_policies,
+    visible_service_classes,
+    visible_tenants,
+)
+from ibweb.admin_access import AllTenantsAdmin, ViewScopedAdmin
+
 from . import audit, services
 from .choices import AuditAction
 from .forms import BulkMembersForm, PartitionForm
@@ -17,8 +25,10 @@ from .inventory import check_guids, normalize_guid
 from .models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
 
 
-class AuditedAdmin(admin.ModelAdmin):
-    """Records one audit entry per add, change (including inlines) and delete."""
+class AuditedAdmin(ViewScopedAdmin):
+    """Records one audit entry per add, change (including inlines) and delete; rows follow the user's view."""
+
+    related_scopes = {Tenant: visible_tenants, ServiceClass: visible_service_classes}
 
     def save_model(self, request, obj, form, change):
         request._tenancy_before = audit.snapshot(type(obj).objects.get(pk=obj.pk)) if change else None
@@ -41,6 +51,7 @@ class AuditedAdmin(admin.ModelAdmin):
 
 @admin.register(ServiceClass)
 class ServiceClassAdmin(AuditedAdmin):
+    scope = staticmethod(visible_service_classes)
     list_display = ("name", "sl", "rate_limit", "mtu_limit")
     list_filter = ("sl",)
     search_fields = ("name", "description")
@@ -48,15 +59,17 @@ class ServiceClassAdmin(AuditedAdmin):
 
 @admin.register(Tenant)
 class TenantAdmin(AuditedAdmin):
+    scope = staticmethod(visible_tenants)
     list_display = ("name", "slug", "service_class", "partition_count", "user_count")
-    list_filter = ("service_class",)
+    list_filter = (("service_class", admin.RelatedOnlyFieldListFilter),)
     search_fields = ("name", "slug", "description", "contacts", "users__username")
     prepopulated_fields = {"slug": ("name",)}
     filter_horizontal = ("users",)
 
     def get_queryset(self, request):
+        # counted rows are grouped, which drops the model's default ordering (autocomplete pages them)
         return super().get_queryset(request).annotate(n_parts=Count("partitions", distinct=True),
-                                                      n_users=Count("users", distinct=True))
+                                                      n_users=Count("users", distinct=True)).order_by("name")
 
     @admin.display(description="partitions", ordering="n_parts")
     def partition_count(self, obj) -> int:
@@ -67,8 +80,21 @@ class TenantAdmin(AuditedAdmin):
         return obj.n_users
 
 
+#: Partitions with more members than this list none of them inline (the page would be thousands of rows):
+#: the admin links to the member search of the "Tenants and policy" page instead, and still offers new rows.
+INLINE_MEMBERS_MAX = 20
+
+
 class MemberFormSet(BaseInlineFormSet):
-    """Checks every GUID of the inline against the parent partition's fabric in one go."""
+    """Checks every GUID of the inline against the parent partition's fabric in one go.
+
+    A partition of more than :data:`INLINE_MEMBERS_MAX` members shows no existing rows, only new ones.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.queryset.count() > INLINE_MEMBERS_MAX:
+            self.queryset = self.queryset.none()
 
     def clean(self):
         super().clean()
@@ -107,21 +133,22 @@ class PartitionMemberInline(admin.TabularInline):
 
 @admin.register(Partition)
 class PartitionAdmin(AuditedAdmin):
+    scope = staticmethod(visible_partitions)
     form = PartitionForm
     list_display = ("name", "pkey_display", "fabric", "tenant", "ipoib", "sl", "mtu", "rate", "member_count")
-    list_filter = ("fabric", "tenant", "ipoib", "default_membership", "sl")
+    list_filter = ("fabric", ("tenant", admin.RelatedOnlyFieldListFilter), "ipoib", "default_membership", "sl")
     search_fields = ("name", "description", "members__guid", "tenant__name")
     list_select_related = ("fabric", "tenant")
     inlines = [PartitionMemberInline]
-    readonly_fields = ("bulk_add",)
+    readonly_fields = ("members_summary", "bulk_add")
     fieldsets = [
-        (None, {"fields": ("fabric", "tenant", "name", "pkey", "description", "bulk_add")}),
+        (None, {"fields": ("fabric", "tenant", "name", "pkey", "description", "members_summary", "bulk_add")}),
         ("IPoIB and QoS", {"fields": ("ipoib", "mtu", "rate", "sl", "service_class", "index0")}),
         ("Membership", {"fields": ("default_membership", "all_cas", "all_switches", "all_routers", "self_port")}),
     ]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(n_members=Count("members"))
+        return super().get_queryset(request).annotate(n_members=Count("members")).order_by("fabric", "pkey")
 
     @admin.display(description="P_Key", ordering="pkey")
     def pkey_display(self, obj) -> str:
@@ -130,6 +157,16 @@ class PartitionAdmin(AuditedAdmin):
     @admin.display(description="members", ordering="n_members")
     def member_count(self, obj) -> int:
         return obj.n_members
+
+    @admin.display(description="members")
+    def members_summary(self, obj) -> str:
+        if not obj.pk:
+            return "Save the partition first."
+        count = obj.members.count()
+        url = reverse("tenancy:policy-detail", args=[obj.fabric.slug]) + f"?partition={obj.pkey_hex}#members"
+        listed = "listed below" if count <= INLINE_MEMBERS_MAX else f"more than {INLINE_MEMBERS_MAX}, so none inline"
+        return format_html('{} ({}); <a href="{}">search, add and remove them on the Tenants and policy page</a>',
+                           f"{count:,} members", listed, url)
 
     @admin.display(description="bulk add")
     def bulk_add(self, obj) -> str:
@@ -144,7 +181,7 @@ class PartitionAdmin(AuditedAdmin):
         return extra + super().get_urls()
 
     def bulk_members_view(self, request, pk: int):
-        partition = get_object_or_404(Partition, pk=pk)
+        partition = get_object_or_404(self.get_queryset(request), pk=pk)
         if not (self.has_change_permission(request, partition)
                 and request.user.has_perm("tenancy.add_partitionmember")):
             raise PermissionDenied
@@ -166,13 +203,14 @@ class PartitionAdmin(AuditedAdmin):
 
 @admin.register(QosPolicy)
 class QosPolicyAdmin(AuditedAdmin):
+    scope = staticmethod(visible_qos_policies)
     list_display = ("fabric", "enabled", "max_vls", "high_limit", "sl2vl")
     list_filter = ("enabled",)
     search_fields = ("fabric__name", "fabric__slug")
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
+class AuditEntryAdmin(AllTenantsAdmin):
     list_display = ("time", "username", "action", "via", "object_type", "object_repr", "fabric")
     list_filter = ("action", "via", "object_type", "fabric")
     search_fields = ("username", "object_repr", "object_id")

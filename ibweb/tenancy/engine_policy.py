@@ -9,6 +9,8 @@ version (see ``signals.py``).
 
 from __future__ import annotations
 
+import time
+
 from django.core.cache import cache
 
 from fabric_engine.formats.opensm_qos import parse_sl2vl, parse_vlarb
@@ -32,8 +34,14 @@ def policy_version(fabric_id: int) -> int:
 
 
 def bump_policy_version(fabric_id: int) -> None:
+    """Change the fabric's policy version.
+
+    A counter that is gone (a cache restart) starts again from the clock, not from zero,
+    so that it never returns to a number that stood for older rows (what the runtime
+    record's tenant host sets are stamped with).
+    """
     key = _key(fabric_id)
-    cache.add(key, 0, timeout=None)
+    cache.add(key, time.time_ns() // 1000, timeout=None)
     try:
         cache.incr(key)
     except ValueError:  # evicted between add and incr

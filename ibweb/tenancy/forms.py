@@ -1,9 +1,13 @@
-"""Forms of the tenancy admin and pages: bulk member add, import, and a hex P_Key field."""
+"""Forms of the tenancy admin and pages: bulk member add, member changes, import, and a hex P_Key field."""
 
 from __future__ import annotations
 
+import numpy as np
 from django import forms
 from django.core.exceptions import ValidationError
+
+from fabric_engine.errors import FormatError
+from fabric_engine.formats import to_text
 
 from .choices import Membership
 from .inventory import hosts_matching
@@ -87,9 +91,110 @@ class ImportForm(forms.Form):
         upload = data.get("file")
         if upload is not None:
             try:
-                data["text"] = upload.read().decode("utf-8")
-            except UnicodeDecodeError:
-                self.add_error("file", "the file is not UTF-8 text")
+                data["text"] = to_text(upload.read(), getattr(upload, "name", "upload"))
+            except FormatError as exc:
+                self.add_error("file", str(exc))
         if not (data.get("text") or "").strip():
             raise ValidationError("paste a partitions.conf or choose a file")
+        return data
+
+
+class MemberChangeForm(forms.Form):
+    """Add or remove members of one partition: pasted GUIDs, a host-name pattern, a leaf's hosts or a job's hosts.
+
+    ``clean`` resolves the choice to port GUIDs of the fabric and the partition's member set after the
+    change (``self.after``, ``{guid: membership}``); ``restore`` (an audit entry's member set) replaces it.
+    """
+
+    ACTIONS = [("add", "Add"), ("remove", "Remove")]
+
+    partition = forms.ChoiceField(label="Partition")
+    action = forms.ChoiceField(choices=ACTIONS, initial="add", widget=forms.RadioSelect, label="Change")
+    guids = forms.CharField(required=False, label="Port GUIDs", widget=forms.Textarea(attrs={"rows": 3}),
+                            help_text="One per line, or separated by commas or blanks.", max_length=200_000)
+    host_pattern = forms.CharField(required=False, label="Host names", max_length=200,
+                                   help_text="A shell pattern, e.g. gpu00[0-3]* (each host's first port).")
+    leaf = forms.ChoiceField(required=False, label="A leaf's hosts")
+    job = forms.ChoiceField(required=False, label="A job's hosts")
+    membership = forms.ChoiceField(choices=Membership.choices, initial=Membership.FULL, label="Membership",
+                                   required=False,
+                                   help_text="Of the ports added (limited members cannot talk to each other).")
+    restore = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    confirm = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, partitions, fabric, engine_fabric, leaves, jobs, **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        self.partitions = {p.pkey_hex: p for p in partitions}
+        self.fabric, self.engine_fabric, self.jobs = fabric, engine_fabric, {j["id"]: j for j in jobs}
+        self.fields["partition"].choices = [(k, f"{p.name} ({k})") for k, p in self.partitions.items()]
+        self.fields["leaf"].choices = [("", "—")] + [(x, x) for x in leaves]
+        self.fields["job"].choices = [("", "—")] + [(j, f"{j} ({self.jobs[j]['tenant']})") for j in self.jobs]
+
+    def _host_guids(self, nodes) -> list[str]:
+        from fabric_engine.formats.opensm_partitions import format_guid
+
+        f = self.engine_fabric
+        return [format_guid(int(g)) for g in f.port_guid[f.port_offset[np.asarray(nodes, dtype=np.int64)]]]
+
+    def clean(self):
+        from .inventory import check_guids, normalize_guid
+        from .models import AuditEntry
+
+        data = super().clean()
+        partition = self.partitions.get(data.get("partition"))
+        if partition is None:
+            raise ValidationError("choose a partition")
+        self.partition = partition
+        current = dict(partition.members.values_list("guid", "membership"))
+        self.before = current
+        if data.get("restore"):
+            entry = AuditEntry.objects.filter(pk=data["restore"], object_type="tenancy.Partition",
+                                              object_id=str(partition.pk)).first()
+            if entry is None or not isinstance(entry.before, dict) or "members" not in entry.before:
+                raise ValidationError("that audit entry has no member set to restore")
+            self.after = dict(entry.before["members"])
+            self.targets = sorted(set(current) ^ set(self.after) | {g for g in current if
+                                                                     self.after.get(g, current[g]) != current[g]})
+            return data
+        try:
+            pasted = [normalize_guid(g, "guids") for g in data.get("guids", "").replace(",", " ").split()]
+        except ValidationError as exc:
+            raise ValidationError({"guids": exc.message_dict["guids"]}) from None
+        chosen = list(pasted)
+        pattern = (data.get("host_pattern") or "").strip()
+        if pattern:
+            matched = hosts_matching(self.fabric, pattern)
+            if not matched:
+                self.add_error("host_pattern", f"no host of fabric {self.fabric.slug} matches {pattern!r}")
+            chosen += matched
+        f = self.engine_fabric
+        if data.get("leaf") and f is not None:
+            leaf = f.node(data["leaf"])
+            chosen += self._host_guids(f.hosts[f.host_leaf[f.hosts] == leaf])
+        if data.get("job"):
+            chosen += self._host_guids(self.jobs[data["job"]]["hosts"])
+        chosen = list(dict.fromkeys(chosen))
+        if self.errors:
+            return data
+        if not chosen:
+            raise ValidationError("give port GUIDs, a host-name pattern, a leaf or a job")
+        if pasted:
+            try:
+                check_guids(self.fabric, pasted)
+            except ValidationError as exc:
+                raise ValidationError({"guids": exc.message_dict["guids"]}) from None
+        if data["action"] == "remove":
+            self.targets = [g for g in chosen if g in current]
+            self.ignored = len(chosen) - len(self.targets)
+            if not self.targets:
+                raise ValidationError(f"none of the {len(chosen)} ports is a member of {partition}")
+            self.after = {g: m for g, m in current.items() if g not in set(self.targets)}
+        else:
+            m = data.get("membership") or Membership.FULL
+            self.targets = [g for g in chosen if current.get(g) != m]
+            self.ignored = len(chosen) - len(self.targets)
+            if not self.targets:
+                raise ValidationError(f"all {len(chosen)} ports are already {m} members of {partition}")
+            self.after = {**current, **{g: m for g in self.targets}}
         return data

@@ -76,10 +76,11 @@ def import_partitions_conf(fabric, text: str, user=None, source: str = "partitio
     """
     specs = opensm_partitions.parse(text, source)
     result = ImportResult()
-    existing = {p.pkey: p for p in Partition.objects.filter(fabric=fabric)}
-    free = _free_pkeys(set(existing) | {s.pkey for s in specs if s.pkey is not None} | {DEFAULT_PKEY})
     try:
         with transaction.atomic():
+            # the fabric's partitions under row locks: API and admin writers of them wait for the import
+            existing = {p.pkey: p for p in Partition.objects.select_for_update().filter(fabric=fabric)}
+            free = _free_pkeys(set(existing) | {s.pkey for s in specs if s.pkey is not None} | {DEFAULT_PKEY})
             for spec in specs:
                 if spec.pkey == DEFAULT_PKEY:
                     result.notes.append(f"{source}:{spec.line}: the default partition 0x7fff is managed by ibweb; "

@@ -1,8 +1,10 @@
 """A fabric's port inventory, for validating partition members.
 
-The engine's :class:`~fabric_engine.topology.Fabric` is rebuilt from the fabric's
-topology spec (deterministic) and cached in memory per spec hash, so a spec edit
-invalidates it and a hundred member checks cost one build.
+The inventory is the fabric its engine runs on, read from the fabric's runtime record
+(:mod:`ibweb.runtime.record`): the emulated scenario's fabric, or a telemetry-fed fabric's
+discovery. Before any engine published (an emulated fabric saved a moment ago), the
+fabric is built once from the spec and published as the record's first version, which the
+engine's own replaces; a telemetry-fed fabric without a discovery has no inventory yet.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ import fnmatch
 import hashlib
 import json
 import re
-import threading
-from collections import OrderedDict
 
 import numpy as np
 from django.core.exceptions import ValidationError
@@ -21,13 +21,11 @@ from fabric_engine.errors import FabricEngineError
 from fabric_engine.formats.opensm_partitions import format_guid
 from fabric_engine.scenario import build_fabric
 from fabric_engine.topology import KIND_HOST, Fabric
+from ibweb.runtime import record
 
 __all__ = ["UnknownGuid", "fabric_inventory", "normalize_guid", "check_guids", "hosts_matching", "member_nodes"]
 
-_GUID_RE = re.compile(r"^(0x)?[0-9a-fA-F]{1,16}$")
-_CACHE: OrderedDict[str, Fabric] = OrderedDict()
-_CACHE_SIZE = 8
-_LOCK = threading.Lock()
+_GUID_RE = re.compile(r"^(0[xX])?[0-9a-fA-F]{1,16}$")
 
 
 class UnknownGuid(ValidationError):
@@ -38,29 +36,29 @@ class UnknownGuid(ValidationError):
         self.guid = guid
 
 
-def _spec_hash(topology: dict) -> str:
-    return hashlib.sha256(json.dumps(topology, sort_keys=True).encode()).hexdigest()
-
-
 def fabric_inventory(fabric) -> Fabric:
-    """The engine fabric of a :class:`ibweb.fabrics.models.Fabric` row (cached by topology spec hash)."""
-    topology = (fabric.spec or {}).get("topology")
+    """The engine fabric of a :class:`ibweb.fabrics.models.Fabric` row, from its runtime record."""
+    row = record.row_identity(fabric)
+    h = record.head(fabric.pk, row)
+    f = record.fabric(fabric.pk, h) if h is not None else None
+    topology = (fabric.spec or {}).get("topology") if fabric.mode == "emulated" else None
+    digest = _digest(topology) if topology else None
+    if f is not None and (h["info"].get("source") != "spec" or h["info"].get("spec") == digest):
+        return f
     if not topology:
-        raise ValidationError(f"fabric {fabric.slug} has no topology, so its port GUIDs cannot be checked")
-    key = _spec_hash(topology)
-    with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
+        raise ValidationError(f"fabric {fabric.slug}: its engine has not published the fabric yet (no discovery), "
+                              f"so its port GUIDs cannot be checked; try again once it runs")
     try:
         built = build_fabric(topology)
     except FabricEngineError as exc:
         raise ValidationError(f"fabric {fabric.slug}: {exc}") from exc
-    with _LOCK:
-        _CACHE[key] = built
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+    # first version, or one derived from a spec edited since; an engine's own record is never replaced
+    record.publish(fabric.pk, row, built, None, [], {"source": "spec", "spec": digest}, only_if_absent=h is None)
     return built
+
+
+def _digest(topology: dict) -> str:
+    return hashlib.sha256(json.dumps(topology, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def normalize_guid(text: str | int, field: str = "guid") -> str:

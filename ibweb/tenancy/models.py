@@ -23,11 +23,10 @@ NAME_VALIDATOR = RegexValidator(r"^[A-Za-z0-9_.\-]+$", "letters, digits, '_', '.
 
 class TenantQuerySet(models.QuerySet):
     def restrict(self, user) -> TenantQuerySet:
-        """The tenants ``user`` may see."""
-        from .access import visible_tenant_ids
+        """The tenants ``user`` may see (decided by :func:`ibweb.access.visible_tenants`)."""
+        from ibweb.access import view_of, visible_tenants
 
-        ids = visible_tenant_ids(user)
-        return self if ids is None else self.filter(pk__in=ids)
+        return visible_tenants(view_of(user), self)
 
 
 class ServiceClass(models.Model):
@@ -72,11 +71,10 @@ class Tenant(models.Model):
 
 class PartitionQuerySet(models.QuerySet):
     def restrict(self, user) -> PartitionQuerySet:
-        """The partitions ``user`` may see: all, or only those of the user's tenants."""
-        from .access import visible_tenant_ids
+        """The partitions ``user`` may see (decided by :func:`ibweb.access.visible_partitions`)."""
+        from ibweb.access import view_of, visible_partitions
 
-        ids = visible_tenant_ids(user)
-        return self if ids is None else self.filter(tenant_id__in=ids)
+        return visible_partitions(view_of(user), self)
 
 
 class Partition(models.Model):

@@ -1,9 +1,12 @@
-"""Load on the production-style stack: N websocket clients and the REST API (issue 10).
+"""Load on the production-style stack: N websocket clients and the REST API (issues 10, 13).
 
 Starts Redis-backed web workers (uvicorn --workers 2), one ``run_engine`` process and a
 2048-host fabric at 1 frame/s, opens ``BENCH_CLIENTS`` (default 500) clients on
-loopback and reports delivery latency from each frame's timestamp, frames lost,
-and the server processes' CPU and memory. Then measures the REST API.
+loopback and reports the clients that connected (all must), delivery latency from each frame's
+timestamp, frames lost (per client, the frames stamped inside the window that it did not get),
+and the server processes' CPU and memory: once as anonymous visitors, once as users of two
+tenants (their frames are filtered per tenant view, once per tick: the ratio of server CPU per
+frame shows a tenant user costs no more than a visitor). Then measures the REST API.
 
 Run: ``.venv/bin/python tests/bench/bench_feed_load.py`` (``make bench`` runs it).
 """
@@ -25,15 +28,47 @@ import websockets
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from tests.bench.targets import target  # noqa: E402
 from tests.server import free_port  # noqa: E402
 
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "500"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
 HEAD = re.compile(rb'"seq":(\d+),"t":([0-9.]+)')
+#: Seconds a client keeps reading after the window, for the frames stamped inside it that are still on their way.
+GRACE_S = 5.0
 FABRIC = ('{"name": "Bench 2048", "slug": "bench", "tick_s": 1.0, "spec": {"topology": {"generator": "fat_tree", '
           '"hosts": 2048, "radix": 64}, "jobs": [{"name": "big", "tenant": "acme", "hosts": 1536, '
           '"placement": "scattered"}], "background": {"fraction": 0.5, "gbps": 50}}}')
+
+
+#: Two tenants of the bench fabric, each with a partition of half its hosts and 10 users signed in (session keys).
+TENANTS = r"""
+from django.contrib.auth.models import User
+from django.contrib.sessions.backends.db import SessionStore
+from fabric_engine.scenario import build_fabric
+from ibweb.fabrics.models import Fabric
+from ibweb.tenancy import services
+from ibweb.tenancy.models import Partition, Tenant
+fabric = Fabric.objects.get(slug="bench")
+f = build_fabric(fabric.spec["topology"])
+half = len(f.hosts) // 2
+for k, slug in enumerate(("acme", "globex")):
+    tenant = Tenant.objects.create(slug=slug, name=slug.title())
+    part = Partition.objects.create(fabric=fabric, tenant=tenant, name=slug, pkey=0x0a00 + k)
+    hosts = f.hosts[k * half:(k + 1) * half]
+    owner = User.objects.create_user(f"{slug}-owner", password="pw")
+    services.add_members(part, [(f"0x{int(f.port_guid[f.port_offset[h]]):016x}", "full") for h in hosts], owner, "api")
+    for i in range(10):
+        user = User.objects.create_user(f"{slug}-{i}", password="pw")
+        tenant.users.add(user)
+        s = SessionStore()
+        s["_auth_user_id"] = str(user.pk)
+        s["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+        s["_auth_user_hash"] = user.get_session_auth_hash()
+        s.create()
+        print("SESSION", s.session_key)
+"""
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -59,41 +94,52 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out]
 
 
-async def client(url: str, window: tuple[float, float], out: list) -> None:
-    """One websocket client: records ``(seq, latency)`` of the frames that arrive inside ``window``."""
-    async with websockets.connect(url, max_size=None, compression=None, open_timeout=120, ping_timeout=None) as ws:
+async def client(url: str, window: tuple[float, float], cookie: str | None = None) -> tuple[list, list]:
+    """One websocket client: ``(seqs, latencies)`` of the frames stamped inside ``window``.
+
+    It reads until :data:`GRACE_S` after the window, so that every client is asked for the same
+    frames (those the server stamped inside it), whenever they arrive.
+    """
+    headers = {"Cookie": f"sessionid={cookie}"} if cookie else None
+    end = window[1] + GRACE_S
+    async with websockets.connect(url, max_size=None, compression=None, open_timeout=120, ping_timeout=None,
+                                  additional_headers=headers) as ws:
         await ws.recv()  # snapshot
         seqs, lat = [], []
-        while (now := time.time()) < window[1]:
+        while (now := time.time()) < end:
             try:
-                msg = await asyncio.wait_for(ws.recv(decode=False), max(0.1, window[1] - now))
+                msg = await asyncio.wait_for(ws.recv(decode=False), max(0.1, end - now))
             except TimeoutError:
                 break
             arrived = time.time()
             m = HEAD.search(msg[:200])
-            if m and arrived >= window[0]:
+            if m and window[0] <= float(m.group(2)) < window[1]:
                 seqs.append(int(m.group(1)))
                 lat.append(arrived - float(m.group(2)))
-        out.append((seqs, lat))
+        return seqs, lat
 
 
-def client_process(url: str, count: int, window: tuple[float, float], queue) -> None:
-    """A process running ``count`` clients (one asyncio loop); puts their results on ``queue``."""
+def client_process(url: str, count: int, window: tuple[float, float], queue, cookies: list[str] | None = None) -> None:
+    """A process running ``count`` clients (one asyncio loop); puts their results on ``queue``.
+
+    ``cookies``: session keys the clients sign in with, in turn (None: anonymous). A client that
+    failed (could not connect, was closed) puts the text of its error instead of its frames.
+    """
 
     async def main() -> list:
-        results: list = []
         tasks = []
         for i in range(count):
-            tasks.append(asyncio.create_task(client(url, window, results)))
+            cookie = cookies[i % len(cookies)] if cookies else None
+            tasks.append(asyncio.create_task(client(url, window, cookie)))
             if i % 25 == 24:
                 await asyncio.sleep(0.1)
-        await asyncio.gather(*tasks, return_exceptions=True)
-        return results
+        done = await asyncio.gather(*tasks, return_exceptions=True)
+        return [f"{type(r).__name__}: {r}" if isinstance(r, BaseException) else r for r in done]
 
     queue.put(asyncio.run(main()))
 
 
-def run_clients(url: str) -> tuple[list, int]:
+def run_clients(url: str, cookies: list[str] | None = None) -> tuple[list, int]:
     """``CLIENTS`` clients over ``BENCH_CLIENT_PROCS`` processes, measured over the same window."""
     import multiprocessing as mp
 
@@ -103,13 +149,23 @@ def run_clients(url: str) -> tuple[list, int]:
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
     shares = [CLIENTS // procs + (i < CLIENTS % procs) for i in range(procs)]
-    workers = [ctx.Process(target=client_process, args=(url, n, window, queue)) for n in shares]
+    workers = [ctx.Process(target=client_process, args=(url, n, window, queue, cookies)) for n in shares]
     for w in workers:
         w.start()
-    results = [r for _ in workers for r in queue.get(timeout=SECONDS + 300)]
+    results = [r for _ in workers for r in queue.get(timeout=SECONDS + GRACE_S + 300)]
     for w in workers:
         w.join()
     return results, procs
+
+
+def frames_lost(results: list[tuple[list, list]]) -> tuple[int, int]:
+    """``(expected per client, lost over all clients)``: every client is expected to get each frame stamped inside
+    the window (seq numbers are consecutive: from the first to the last any client got)."""
+    seen = [s for seqs, _ in results for s in seqs]
+    if not seen:
+        return 0, 0
+    expected = max(seen) - min(seen) + 1
+    return expected, sum(expected - len(set(seqs)) for seqs, _ in results)
 
 
 def api_load(url: str, seconds: float = 5.0, concurrency: int = 16) -> tuple[float, float]:
@@ -140,6 +196,9 @@ def main() -> None:
     subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     subprocess.run([*manage, "shell", "-c", f"import json; from ibweb.fabrics.models import Fabric; "
                     f"Fabric.objects.create(**json.loads({FABRIC!r}))"], cwd=ROOT, env=env, check=True)
+    made = subprocess.run([*manage, "shell", "-c", TENANTS], cwd=ROOT, env=env, check=True, capture_output=True,
+                          text=True).stdout
+    sessions = [line.split()[1] for line in made.splitlines() if line.startswith("SESSION")]
     port = free_port()
     web = subprocess.Popen([sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--port", str(port),
                             "--workers", "2", "--lifespan", "on", "--ws-per-message-deflate", "false",
@@ -155,22 +214,35 @@ def main() -> None:
         time.sleep(3)
         pids = [engine.pid, *children(web.pid)]
         url = f"ws://127.0.0.1:{port}/ws/fabrics/bench/live/"
-        cpu0 = cpu_seconds(pids)
-        results, procs = run_clients(url)
-        cpu = (cpu_seconds(pids) - cpu0)
-        mem = rss_mib(pids)
-        lat = np.concatenate([np.array(r[1]) for r in results if r[1]]) * 1000
-        lost = 0
-        for seqs, _ in results:
-            if seqs:
-                lost += (seqs[-1] - seqs[0] + 1) - len(set(seqs))
-        received = sum(len(r[0]) for r in results)
-        print(f"feed: {len(results)}/{CLIENTS} clients in {procs} processes, {received} frames received over "
-              f"{SECONDS:.0f} s, {lost} lost")
-        print(f"feed: delivery latency p50 {np.percentile(lat, 50):.1f} ms, p99 {np.percentile(lat, 99):.1f} ms "
-              f"(target p99 < 250 ms, 0 lost)")
-        print(f"feed: server CPU {cpu:.1f} s over the run incl. connects ({cpu / SECONDS * 100:.0f}% of one core "
-              f"per second), RSS {mem:.0f} MiB (engine + web workers)")
+        per_frame = {}
+        for who, cookies in (("anonymous visitors", None), ("tenant users", sessions)):
+            cpu0 = cpu_seconds(pids)
+            outcome, procs = run_clients(url, cookies)
+            cpu = (cpu_seconds(pids) - cpu0)
+            mem = rss_mib(pids)
+            results = [r for r in outcome if not isinstance(r, str)]
+            errors = sorted({r for r in outcome if isinstance(r, str)})
+            lat = np.concatenate([np.array(r[1]) for r in results if r[1]] or [np.array([np.nan])]) * 1000
+            expected, lost = frames_lost(results)
+            received = sum(len(r[0]) for r in results)
+            per_frame[who] = cpu / max(received, 1) * 1e6
+            print(f"feed ({who}): {len(results)}/{CLIENTS} clients connected in {procs} processes, {received} "
+                  f"frames received over {SECONDS:.0f} s ({expected} stamped in the window per client), {lost} lost")
+            for error in errors[:5]:
+                print(f"feed ({who}): a client failed: {error}")
+            print(f"feed ({who}): delivery latency p50 {np.percentile(lat, 50):.1f} ms, p99 "
+                  f"{np.percentile(lat, 99):.1f} ms (target p99 < 250 ms, 0 lost)")
+            target(f"feed ({who}): clients connected", len(results), CLIENTS, at_least=True)
+            target(f"feed ({who}): delivery latency p99, {CLIENTS} clients", float(np.percentile(lat, 99)), 250, "ms")
+            target(f"feed ({who}): frames lost", lost, 0)
+            print(f"feed ({who}): server CPU {cpu:.1f} s over the run incl. connects ({cpu / SECONDS * 100:.0f}% "
+                  f"of one core per second, {per_frame[who]:.0f} us per frame delivered), RSS {mem:.0f} MiB "
+                  f"(engine + web workers)")
+        ratio = per_frame["tenant users"] / per_frame["anonymous visitors"]
+        print(f"feed: server CPU per frame, tenant users / anonymous visitors (one filter and encode per view and "
+              f"tick, not per socket): {ratio:.2f}")
+        target("feed: server CPU per frame, tenant users / visitors (side by side; busy-machine noise allowed)",
+               ratio, 1.2)
         rps, p99 = api_load(f"http://127.0.0.1:{port}/api/fabrics/fabrics/")
         print(f"api: fabric list {rps:.0f} requests/s, p99 {p99:.1f} ms (16 concurrent)")
         rps, p99 = api_load(f"http://127.0.0.1:{port}/api/fabrics/fabrics/bench/links/0/history/?seconds=60")

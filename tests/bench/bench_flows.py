@@ -28,6 +28,7 @@ from fabric_engine.routing import route  # noqa: E402
 from fabric_engine.scenario import DEMO_SPEC, build_emulator  # noqa: E402
 from fabric_engine.topology.generate import fat_tree  # noqa: E402
 from fabric_engine.workload import expand_jobs  # noqa: E402
+from tests.bench.targets import machine, target  # noqa: E402
 
 
 def _reference():
@@ -94,6 +95,8 @@ def bench_solver(sizes: list[int], ref_flows: int) -> None:
     big = max(per_flow)
     print(f"reference (plain Python) on {ref_flows:,} flows: {t_ref * 1e6:.1f} us/flow; solver at {big:,} flows "
           f"{per_flow[big] * 1e6:.2f} us/flow: {t_ref / per_flow[big]:.0f}x faster per flow (target >= 50x)")
+    target("max_min_fair per flow, speed-up over the plain Python reference", t_ref / per_flow[big], 50, "x",
+           at_least=True)
 
 
 def bench_emulator_64_jobs() -> None:
@@ -113,8 +116,10 @@ def bench_emulator_64_jobs() -> None:
     t0 = time.perf_counter()
     for _ in range(n):
         emu.step(now=0)
+    step_ms = (time.perf_counter() - t0) / n * 1e3
     print(f"emulator, 64 jobs on 2048 hosts ({len(emu._jf.flows):,} job flows): build {t_build:.2f} s, "
-          f"step {(time.perf_counter() - t0) / n * 1e3:.1f} ms per tick (target < 100 ms)")
+          f"step {step_ms:.1f} ms per tick (target < 100 ms)")
+    target("emulator step, 64 jobs on 2048 hosts", step_ms, 100, "ms")
 
 
 def bench_ebb(patterns: int) -> None:
@@ -127,10 +132,12 @@ def bench_ebb(patterns: int) -> None:
     t_mm = time.perf_counter() - t
     print(f"eBB 2048 hosts, minhop, {patterns} bisections: {res.ebb:.4f} in {t_count:.2f} s (target < 10 s); "
           f"max-min variant over {mm.patterns}: {mm.ebb:.4f} in {t_mm:.2f} s")
+    target(f"eBB of {patterns} bisections, 2048 hosts", t_count, 10, "s")
 
 
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
+    print(machine())
     bench_demo()
     bench_solver([10_000, 100_000] if quick else [10_000, 100_000, 1_000_000], 300 if quick else 5000)
     bench_emulator_64_jobs()

@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from fabric_engine.routing import route  # noqa: E402
 from fabric_engine.topology.generate import MAX_UNICAST_LID, fat_tree  # noqa: E402
+from tests.bench.subnet import largest_subnet_fat_tree  # noqa: E402
+from tests.bench.targets import machine, target  # noqa: E402
 
 _STAMP = re.compile(r"^(\w{3} \d{2} \d{2}:\d{2}:\d{2}) (\d{6}) ")
 
@@ -89,20 +91,12 @@ def ours(fabric, engine: str, repeat: int = 5) -> tuple[float, float]:
     return first, best
 
 
-def largest_subnet_fat_tree(radix: int = 64) -> int:
-    """Most hosts (whole pods) of a 3-level radix fat tree whose LIDs fit one subnet."""
-    per_pod = (radix // 2) ** 2
-    pods = radix
-    while pods > 1 and fat_tree(hosts=pods * per_pod, radix=radix, levels=3, lids="none").lids_needed > MAX_UNICAST_LID:
-        pods -= 1
-    return pods * per_pod
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="skip the scale runs")
     ap.add_argument("--no-opensm", action="store_true", help="do not run OpenSM")
     args = ap.parse_args()
+    print(machine())
     have_osm = not args.no_opensm and all(shutil.which(t) for t in ("ibsim", "opensm"))
     fabrics = {
         "2048-host 2-level radix-64": fat_tree(hosts=2048, radix=64, levels=2, speed="HDR"),
@@ -121,6 +115,7 @@ def main() -> int:
                 print(f"{name:<30} {engine:<7} {osm * 1e3:10.1f} {first * 1e3:12.1f} {best * 1e3:13.1f} {ratio:7.1f}")
     if have_osm:
         print(f"minhop/ftree speed-up over OpenSM: min {min(ratios):.1f}x (target >= 5x)")
+        target("minhop/ftree speed-up over OpenSM (least)", min(ratios), 5, "x", at_least=True)
 
     # paths() for a million pairs
     f = fabrics["2048-host 2-level radix-64"]
@@ -133,6 +128,7 @@ def main() -> int:
         r.paths(s, d)
         best = min(best, time.perf_counter() - t0)
     print(f"paths() for 1,000,000 host pairs on {f.num_hosts} hosts: {best:.2f} s (target < 2 s)")
+    target("paths() for 1,000,000 host pairs", best, 2, "s")
 
     if not args.quick:
         hosts = largest_subnet_fat_tree(64)
@@ -143,7 +139,14 @@ def main() -> int:
         t0 = time.perf_counter()
         rb = route(big, "ftree")
         el = time.perf_counter() - t0
-        print(f"ftree on {big!r}: {el:.1f} s (target < 60 s), LFTs {rb.lft.nbytes / 1e6:.0f} MB (target < 1000 MB)")
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3  # KiB on Linux: the process's peak so far
+        print(f"ftree on {big!r}: {el:.1f} s (target < 60 s), LFTs {rb.lft.nbytes / 1e6:.0f} MB, "
+              f"peak RSS of the bench process {peak:.0f} MB (target < 1000 MB)")
+        target(f"ftree on {big.num_hosts:,} hosts", el, 60, "s")
+        target(f"ftree LFTs on {big.num_hosts:,} hosts", rb.lft.nbytes / 1e6, 1000, "MB")
+        target(f"peak RSS with ftree on {big.num_hosts:,} hosts", peak, 1000, "MB")
     return 0
 
 

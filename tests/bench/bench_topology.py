@@ -23,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from fabric_engine.formats import ibnetdiscover  # noqa: E402
 from fabric_engine.topology.generate import MAX_UNICAST_LID, fat_tree  # noqa: E402
+from tests.bench.subnet import largest_subnet_fat_tree  # noqa: E402
+from tests.bench.targets import machine, target  # noqa: E402
 
 TARGET_S = 3.0
 
@@ -40,22 +42,12 @@ def measure(label: str, fn, repeat: int = 3):
     tracemalloc.stop()
     print(f"{label:<58} {best:7.3f} s  peak {peak / 2**20:7.1f} MiB  "
           f"({best / TARGET_S:.2f} of the {TARGET_S:g} s target)")
+    target(label, best, TARGET_S, "s")
     return result
 
 
-def largest_subnet_fat_tree(radix: int = 64) -> int:
-    """Most hosts (whole leaves) of a 3-level radix fat tree whose LIDs fit one subnet."""
-    lo, hi = 1, MAX_UNICAST_LID // (radix // 2)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fat_tree(hosts=mid * (radix // 2), radix=radix, levels=3, lids="none").lids_needed <= MAX_UNICAST_LID:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo * (radix // 2)
-
-
 def main() -> None:
+    print(machine())
     source = fat_tree(hosts=20000, radix=64, levels=3)
     text = ibnetdiscover.write(source)
     print(f"input: ibnetdiscover text of {source!r}: {len(text) / 2**20:.1f} MiB, {text.count(chr(10))} lines")

@@ -25,7 +25,12 @@ def server(tmp_path_factory):
         env = {**os.environ, "IBWEB_VAR_DIR": str(tmp), "DATABASE_URL": f"sqlite:///{tmp / 'server.sqlite3'}"}
         code = ("from django.contrib.auth.models import Permission, User; "
                 "u = User.objects.create_user('analyst', password='pw-analyst'); "
-                "u.user_permissions.add(Permission.objects.get(codename='add_analysis'))")
+                "u.user_permissions.add(Permission.objects.get(codename='add_analysis')); "
+                "from django.contrib.auth.models import Group; "
+                "o = User.objects.create_user('op', password='pw-op'); "
+                "o.groups.add(Group.objects.get(name='operator')); "
+                "v = User.objects.create_user('watcher', password='pw-watcher'); "
+                "v.groups.add(Group.objects.get(name='viewer'))")
         subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
                        capture_output=True)
         yield srv
@@ -43,8 +48,9 @@ def test_anonymous_visitors_see_analyses_but_no_start_button(server):
         assert "actions" not in asked.value.json()
         page.wait_for_timeout(200)  # the panel has applied the answer
         assert page.get_by_role("heading", name="Analyses").count() == 1
-        assert page.locator(".ibweb-analysis-start").count() == 1
+        assert page.locator(".ibweb-analysis-start").count() == 2  # eBB and the RoCE what-if, both hidden
         assert not page.get_by_role("button", name="Run eBB").is_visible()
+        assert not page.get_by_role("button", name="Run RoCE what-if").is_visible()
         assert page.errors == []
 
 
@@ -76,5 +82,32 @@ def test_analyst_runs_ebb_sees_progress_then_the_result(server):
         seen = page.evaluate("window.seenProgress")
         assert any(0 < v < 1 for v in seen), f"no progress shown while running: {seen}"
         assert seen == sorted(seen)
-        # Chromium also asks for /favicon.ico, which ibweb does not serve (a console "Failed to load resource")
-        assert page.errors == [] and [e for e in page.console_errors if "Failed to load resource" not in e] == []
+        assert page.errors == [] and page.console_errors == []
+
+
+def test_routing_panel_shows_the_report_of_the_fabric_routing(server):  # issue 16
+    with chromium_page() as page:
+        open_demo(page, server)
+        assert page.get_by_role("heading", name="Routing").count() == 1
+        poll(page, "document.querySelectorAll('.ibweb-routing-report li').length > 3", 30)
+        text = page.locator(".ibweb-routing-report").inner_text()
+        assert "Engine: " in text and "Unreachable (switch, LID) entries: 0 of " in text, text
+        assert "Credit loops: " in text and "Destinations per switch port: " in text, text
+        assert page.errors == [] and page.console_errors == []
+
+
+@pytest.mark.parametrize(("user", "offered"), [("op", True), ("watcher", False)])
+def test_an_operator_is_offered_the_start_buttons_a_viewer_not(server, user, offered):
+    """The operator role (its group, as the migrations made it) may start analyses; the viewer role may not."""
+    with chromium_page() as page:
+        page.goto(server.url + "/accounts/login/?next=/fabrics/demo/")
+        page.fill("input[name=username]", user)
+        page.fill("input[name=password]", f"pw-{user}")
+        with page.expect_response(lambda r: r.request.method == "OPTIONS" and "/analyses/" in r.url) as asked:
+            page.click("button[type=submit], input[type=submit]")
+            page.wait_for_url("**/fabrics/demo/")
+        poll(page, "window.ibweb && window.ibweb.ready === true", 30)
+        assert ("POST" in (asked.value.json().get("actions") or {})) == offered
+        page.wait_for_timeout(200)  # the panel has applied the answer
+        assert page.get_by_role("button", name="Run eBB").is_visible() == offered
+        assert page.errors == []

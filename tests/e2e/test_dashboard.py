@@ -4,9 +4,7 @@ The page runs under the server's content security policy (no eval), so waits pol
 ``page.evaluate`` instead of ``page.wait_for_function``.
 """
 
-import json
 import signal
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -29,8 +27,7 @@ def server(tmp_path_factory):
 
 
 def api(server, path: str) -> dict:
-    with urllib.request.urlopen(f"{server.url}/api/fabrics/fabrics/demo/{path}", timeout=30) as response:
-        return json.load(response)
+    return server.get_json(f"/api/fabrics/fabrics/demo/{path}")
 
 
 def open_demo(page, server, catalog: bool = False):
@@ -50,7 +47,7 @@ def shot(page, name: str, selector: str | None = None) -> None:
 
 
 def test_fabric_list_links_to_the_demo(server):
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         page.goto(server.url + "/")
         link = page.get_by_role("link", name="Demo: 512-GPU NDR fat tree")
         link.click()
@@ -58,7 +55,7 @@ def test_fabric_list_links_to_the_demo(server):
 
 
 def test_topology_draws_links_and_colors_change_between_frames(server):
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server)
         assert page.evaluate("window.ibweb.drawnLinks") == L
         digests = {page.evaluate("window.ibweb.colorDigest()")}
@@ -80,7 +77,7 @@ def test_topology_draws_links_and_colors_change_between_frames(server):
 def test_hover_shows_the_tooltip_of_a_known_link(server):
     d = 600  # a leaf-to-spine cable of the demo
     a, b = str(DEMO.node_name[DEMO.a_node[d]]), str(DEMO.node_name[DEMO.b_node[d]])
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server)
         point = page.evaluate(f"window.ibweb.linkAt({d})")
         page.mouse.move(point["x"], point["y"])
@@ -94,7 +91,7 @@ def test_hover_shows_the_tooltip_of_a_known_link(server):
 
 def test_clicking_a_link_shows_its_history_chart_from_the_api(server):
     d = 40  # host cable gpu -> leaf
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server)
         poll(page, "window.ibweb.seq >= 3")
         point = page.evaluate(f"window.ibweb.linkAt({d})")
@@ -114,7 +111,7 @@ def test_clicking_a_link_shows_its_history_chart_from_the_api(server):
 
 
 def test_matrix_shows_a_cell_per_leaf_and_spine_with_hover(server):
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server)
         leaves, spines = int((DEMO.tier == 1).sum()), int((DEMO.tier == 2).sum())  # 16 GPU leaves + 1 storage leaf
         cabled = int(((DEMO.tier[DEMO.a_node] == 1) & (DEMO.tier[DEMO.b_node] == 2)).sum()
@@ -141,7 +138,7 @@ def test_selecting_a_job_highlights_its_hosts_and_links(server):
     jobs = {j["id"]: j for j in api(server, "jobs/")["jobs"]}
     job = jobs["llama-70b"]
     cables = {d % L for d in job["links"]}
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server, catalog=True)
         row = page.locator(".ibweb-jobs-table tbody tr").filter(has_text="llama-70b")
         row.click()
@@ -161,11 +158,10 @@ def test_tenant_filter_highlights_the_tenants_hosts_and_links(server):
     mine = [j for j in jobs if j["tenant"] == "globex"]
     hosts = {h for j in mine for h in j["hosts"]}
     cables = {d % L for j in mine for d in j["links"]}
-    with urllib.request.urlopen(f"{server.url}/api/tenancy/fabrics/demo/pkeys/", timeout=10) as r:
-        pkeys = json.load(r)
+    pkeys = server.get_json("/api/tenancy/fabrics/demo/pkeys/")
     members = {g["node"] for p in pkeys.values() if p["tenant"] == "globex" for g in p["guids"]}
     assert members  # the demo gives every tenant a partition of its jobs' hosts
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server, catalog=True)
         select = page.get_by_label("Highlight a tenant")
         assert set(select.locator("option").all_inner_texts()) == {"all tenants", "acme", "globex", "initech"}
@@ -182,7 +178,7 @@ def test_tenant_filter_highlights_the_tenants_hosts_and_links(server):
 def test_path_view_draws_the_routed_path(server):
     src, dst = "gpu0001", "gpu0512"
     served = api(server, f"path/?src={src}&dst={dst}")
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server)
         page.get_by_label("From", exact=True).fill(src)
         page.get_by_label("To", exact=True).fill(dst)
@@ -200,7 +196,7 @@ def test_path_view_draws_the_routed_path(server):
 
 
 def test_hotspots_list_links_with_their_jobs_and_select_them(server):
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server, catalog=True)
         rows = poll(page, "window.ibweb.hotspots.length > 0 && window.ibweb.hotspots")
         loads = [r["congestion"] for r in rows]
@@ -215,7 +211,7 @@ def test_hotspots_list_links_with_their_jobs_and_select_them(server):
 
 
 def test_controls_are_labelled_and_frames_do_not_move_the_layout(server):
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server, catalog=True)
         controls = "#ibweb button, #ibweb select, #ibweb input, #ibweb canvas, #ibweb [tabindex]"
         unlabelled = page.evaluate(f"""[...document.querySelectorAll('{controls}')]
@@ -233,7 +229,7 @@ def test_controls_are_labelled_and_frames_do_not_move_the_layout(server):
 
 
 def test_status_turns_stale_when_the_server_stops_sending_and_live_again(server):
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         open_demo(page, server)
         server.proc.send_signal(signal.SIGSTOP)
         try:
@@ -247,9 +243,9 @@ def test_status_turns_stale_when_the_server_stops_sending_and_live_again(server)
 
 
 def test_policy_page_links_to_the_topology_with_the_tenant_highlighted(server):
-    with chromium_page() as page:
+    with chromium_page(signed_in=server) as page:
         page.goto(server.url + "/tenancy/fabrics/demo/")
-        page.get_by_role("link", name="Show its hosts and links on the topology").first.click()
+        page.get_by_role("link", name="on the map").first.click()  # the summary's link of the first tenant
         page.wait_for_url("**/fabrics/demo/?tenant=*")
         tenant = page.url.split("tenant=")[1]
         poll(page, "window.ibweb && window.ibweb.ready === true", 30)

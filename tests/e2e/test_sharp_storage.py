@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -56,6 +55,7 @@ class FrameRecorder:
         self.ws = None
         self.error: BaseException | None = None
         opened = threading.Event()
+        self.cookie = server.cookie
         self.thread = threading.Thread(target=self._run, args=(f"{server.ws_url}/ws/fabrics/{slug}/live/", opened),
                                        daemon=True)
         self.thread.start()
@@ -65,7 +65,7 @@ class FrameRecorder:
 
     def _run(self, url: str, opened: threading.Event) -> None:
         try:
-            with connect(url, max_size=None, open_timeout=20) as ws:
+            with connect(url, max_size=None, open_timeout=20, additional_headers={"Cookie": self.cookie}) as ws:
                 self.ws = ws
                 opened.set()
                 for text in ws:
@@ -104,8 +104,7 @@ def drawn_with_frame(page, recorder: FrameRecorder, hook: str, ready: str = "tru
 
 
 def api(server, slug: str, path: str) -> dict:
-    with urllib.request.urlopen(f"{server.url}/api/fabrics/fabrics/{slug}/{path}", timeout=30) as response:
-        return json.load(response)
+    return server.get_json(f"/api/fabrics/fabrics/{slug}/{path}")
 
 
 def open_fabric(page, server, slug: str) -> None:
@@ -121,7 +120,7 @@ def shot(page, name: str, selector: str) -> None:
 def test_sharp_panel_draws_the_newest_frame_and_selects_jobs(server):
     recorder = FrameRecorder(server, "demo")
     try:
-        with chromium_page(viewport={"width": 1400, "height": 1300}) as page:
+        with chromium_page(signed_in=server, viewport={"width": 1400, "height": 1300}) as page:
             open_fabric(page, server, "demo")
             # once every job on SHARP has run an all-reduce on its tree
             rows, frame = drawn_with_frame(page, recorder, "sharpRows",
@@ -186,7 +185,7 @@ def test_sharp_panel_draws_the_newest_frame_and_selects_jobs(server):
 def test_storage_panel_draws_every_server_tenant_and_job_of_the_newest_frame(server):
     recorder = FrameRecorder(server, "demo")
     try:
-        with chromium_page(viewport={"width": 1400, "height": 1600}) as page:
+        with chromium_page(signed_in=server, viewport={"width": 1400, "height": 1600}) as page:
             open_fabric(page, server, "demo")
             rows, frame = drawn_with_frame(page, recorder, "storageRows", "r.servers.length > 0")
             storage = frame["storage"]
@@ -227,12 +226,13 @@ def test_checkpoint_progress_eta_and_cost_follow_the_frames_without_moving_the_p
     recorder = FrameRecorder(server, "ckpt")
     # positions in the side column's content, whatever its scroll
     boxes = """(() => { const side = document.querySelector('.ibweb-side'), top = side.getBoundingClientRect().y;
-        return [...document.querySelectorAll('.ibweb-side > section, .ibweb-storage .ibweb-box, .ibweb-checkpoint')]
+        const shown = '.ibweb-side > section:not([hidden])';  // a hidden panel (the twin's) has no box
+        return [...document.querySelectorAll(`${shown}, .ibweb-storage .ibweb-box, .ibweb-checkpoint`)]
           .map(el => { const r = el.getBoundingClientRect();
                        return [r.x, r.y - top + side.scrollTop, r.width, r.height]; });
         })()"""
     try:
-        with chromium_page(viewport={"width": 1400, "height": 1600}) as page:
+        with chromium_page(signed_in=server, viewport={"width": 1400, "height": 1600}) as page:
             open_fabric(page, server, "ckpt")
             poll(page, "window.ibweb.storageRows().checkpoints.length === 1 && "
                        "!window.ibweb.storageRows().checkpoints[0].writing", 20)
@@ -240,13 +240,15 @@ def test_checkpoint_progress_eta_and_cost_follow_the_frames_without_moving_the_p
             samples = []
             deadline = time.monotonic() + 30
             while len(samples) < 3 and time.monotonic() < deadline:
-                rows = page.evaluate("window.ibweb.storageRows()")
+                # the rows and what the page shows of them, read at once (a frame may land between two reads)
+                rows, value, title = page.evaluate("""() => {
+                    const box = document.querySelector(".ibweb-checkpoint[data-job='ckpt-7b']");
+                    return [window.ibweb.storageRows(), box ? box.querySelector('progress').value : null,
+                            box ? box.querySelector('.ibweb-checkpoint-title').innerText : null]; }""")
                 ck = rows["checkpoints"][0]
                 if ck["writing"] and (not samples or rows["seq"] > samples[-1][0]["seq"]):
                     if samples and ck["progress"] < samples[-1][0]["checkpoints"][0]["progress"]:
                         samples.clear()  # the page skipped to the next checkpoint: start over
-                    value = page.locator(".ibweb-checkpoint[data-job='ckpt-7b'] progress").evaluate("p => p.value")
-                    title = page.locator(".ibweb-checkpoint[data-job='ckpt-7b'] .ibweb-checkpoint-title").inner_text()
                     samples.append((rows, value, title))
                 page.wait_for_timeout(60)
             assert len(samples) == 3, "never saw a checkpoint being written"

@@ -148,3 +148,40 @@ def test_ebb_registers_with_the_fabric_engine_cli(tmp_path, capsys, ft64):
     assert "ebb" in cli.COMMANDS
     assert cli.COMMANDS["ebb"].run(cli.build_parser().parse_args(["ebb", str(path), "--patterns", "5"])) == 0
     assert json.loads(capsys.readouterr().out)["patterns"] == 5
+
+
+EBB = {"patterns": 20, "seed": 1, "method": "count", "pattern": "bisection"}
+SCENARIO = {"topology": {"generator": "fat_tree", "hosts": 16, "radix": 8},
+            "jobs": [{"name": "a", "tenant": "t", "hosts": 8, "placement": "scattered"}]}
+
+
+def test_run_analysis_uses_the_routing_it_is_given_and_routes_its_fabric_for_another_engine(monkeypatch):
+    from fabric_engine.analysis import run as run_module
+    from fabric_engine.analysis import run_analysis
+
+    given = route(fat_tree(hosts=16, radix=8, name="the record's"), "updn")
+    built = []
+    monkeypatch.setattr("fabric_engine.scenario.build_fabric", lambda spec: built.append(spec))
+    routed = []
+    monkeypatch.setattr(run_module, "route", lambda f, engine: routed.append((f, engine)) or route(f, engine))
+    same = run_analysis("ebb", EBB, SCENARIO, routing=given, jobs=[])
+    assert same["engine"] == "updn" and same["patterns"] == 20 and routed == [] and same["adaptive"] is False
+    other = run_analysis("ebb", {**EBB, "engine": "minhop"}, SCENARIO, routing=given, jobs=[])
+    assert other["engine"] == "minhop" and routed == [(given.fabric, "minhop")] and built == []  # the record's fabric
+
+
+def test_run_analysis_builds_the_scenario_without_a_routing_and_names_the_field_it_cannot_answer():
+    from fabric_engine.analysis import AnalysisInputError, run_analysis
+
+    out = run_analysis("whatif_links", {"failed_cables": [0], "ebb_patterns": 0, "seed": 1}, SCENARIO)
+    assert out["summary"]["jobs"] == 1
+    given = route(fat_tree(hosts=16, radix=8), "minhop")
+    with pytest.raises(AnalysisInputError) as err:
+        run_analysis("whatif_engine", {"engine": "updn", "ebb_patterns": 0, "seed": 1}, SCENARIO, routing=given,
+                     jobs=[])
+    assert err.value.field == "ebb_patterns"
+    with pytest.raises(AnalysisInputError, match="RoCEv2") as err:
+        run_analysis("whatif_roce", {"qps": 1, "seed": 1, "same_seed": False}, SCENARIO, routing=given, jobs=[])
+    assert err.value.field == "kind" and isinstance(err.value, FabricEngineError)
+    with pytest.raises(AnalysisInputError, match="whatif_live"):
+        run_analysis("whatif_live", {}, SCENARIO)

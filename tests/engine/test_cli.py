@@ -81,7 +81,7 @@ def test_info_on_a_broken_file_prints_the_line(tmp_path, capsys):
 
 def test_generator_errors_exit_2(capsys):
     code, _, err = run(capsys, "generate", "fat-tree", "--hosts", "65536", "--levels", "3")
-    assert code == 2 and "49151 unicast LIDs" in err
+    assert code == 2 and "49,151 unicast LIDs" in err
 
 
 def test_registry_lets_modules_add_subcommands(capsys, monkeypatch):

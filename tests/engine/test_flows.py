@@ -273,3 +273,164 @@ def test_solve_paced_keeps_the_pace_and_shares_the_rest_fairly(inst, data):
 
 def test_group_max():
     assert group_max(np.array([1.0, 5.0, 2.0, 9.0]), np.array([0, 0, 1, -1]), 3).tolist() == [5.0, 2.0, 0.0]
+
+
+# -------------------------------------------- the compiled fill (issue 15)
+def test_compiled_solver_is_built():
+    """`pip install -e .` builds fabric_engine._maxmin; CI must run the fast solver, not the fallback."""
+    import os
+
+    import fabric_engine.flows as flows
+
+    if not flows.COMPILED and os.environ.get("CI") != "true":
+        pytest.skip("fabric_engine._maxmin not built in this checkout (pip install -e .)")
+    assert flows.COMPILED
+
+
+needs_compiled = pytest.mark.skipif(not __import__("fabric_engine.flows").flows.COMPILED,
+                                    reason="fabric_engine._maxmin not built")
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(instances(fractional=True), st.data())
+def test_compiled_fill_equals_numpy_fill(inst, data):
+    m, cap, dem, w = inst
+    prio = np.array(data.draw(st.lists(st.integers(0, 2), min_size=m.shape[0], max_size=m.shape[0])))
+    for kw in ({}, {"priority": prio}):
+        r_np, b_np = max_min_fair(m, cap, dem, w, return_bottleneck=True, kernel="numpy", **kw)
+        r_c, b_c = max_min_fair(m, cap, dem, w, return_bottleneck=True, kernel="compiled", **kw)
+        np.testing.assert_allclose(r_c, r_np, rtol=1e-9, atol=1e-12)
+        if not kw:
+            assert (b_c == b_np).all()
+
+
+@needs_compiled
+def test_compiled_fill_equals_numpy_fill_on_a_routed_fabric():
+    """Issue 15: same rates as the numpy fill to 1e-9 relative on 20,000 routed flows with demands, weights, classes."""
+    from fabric_engine.routing import route
+    from fabric_engine.topology.generate import fat_tree
+
+    f = fat_tree(hosts=512, radix=32, levels=2)
+    r = route(f)
+    rng = np.random.default_rng(3)
+    src, dst = rng.choice(f.hosts, 20000), rng.choice(f.hosts, 20000)
+    inc = r.paths(src[src != dst], dst[src != dst])
+    n = inc.shape[0]
+    dem = np.where(rng.random(n) < 0.3, rng.uniform(1, 50, n), np.inf)
+    w = rng.choice([1.0, 2.0, 4.0], n)
+    info_np, info_c = {}, {}
+    r_np, b_np = max_min_fair(inc, f.capacity_gbps, dem, w, return_bottleneck=True, kernel="numpy", info=info_np)
+    r_c, b_c = max_min_fair(inc, f.capacity_gbps, dem, w, return_bottleneck=True, kernel="compiled", info=info_c)
+    np.testing.assert_allclose(r_c, r_np, rtol=1e-9)
+    assert (b_c == b_np).all() and info_c["rounds"] == info_np["rounds"] > 10
+    prio = rng.integers(0, 2, n)
+    np.testing.assert_allclose(max_min_fair(inc, f.capacity_gbps, dem, w, priority=prio, kernel="compiled"),
+                               max_min_fair(inc, f.capacity_gbps, dem, w, priority=prio, kernel="numpy"),
+                               rtol=1e-9, atol=1e-9)
+
+
+def test_incidence_stack_is_the_stacked_matrix():
+    from fabric_engine.incidence import Incidence
+
+    rng = np.random.default_rng(7)
+    fixed = sp.random(60, 12, density=0.3, random_state=rng, format="csr")
+    fixed.data[:] = rng.choice([1.0, 0.5], size=fixed.nnz)
+    extra = sp.random(9, 12, density=0.3, random_state=rng, format="csr")
+    inc = Incidence(fixed).stack(extra)
+    whole = sp.vstack([fixed, extra], format="csr")
+    cap = rng.choice([5.0, 10.0], 12)
+    dem = np.where(rng.random(69) < 0.3, 1.0, np.inf)
+    dem[np.diff(whole.indptr) == 0] = 1.0
+    np.testing.assert_allclose(max_min_fair(inc, cap, dem), max_min_fair(whole, cap, dem), rtol=1e-12)
+    x = rng.random((2, 69))
+    np.testing.assert_allclose(inc.rmatvec(x), (whole.T @ x.T).T)
+    k, row, share = inc.columns(np.array([3, 7]))
+    dense = whole.toarray()
+    for col, c in enumerate((3, 7)):
+        assert sorted(row[k == col].tolist()) == np.flatnonzero(dense[:, c]).tolist()
+        np.testing.assert_allclose(np.sort(share[k == col]), np.sort(dense[dense[:, c] > 0, c]))
+    with pytest.raises(SolverError, match="columns"):
+        Incidence(fixed).stack(sp.csr_matrix((1, 5)))
+
+
+def test_alone_equals_the_block_diagonal_solve():
+    from fabric_engine.flows import max_min_fair_alone
+
+    rng = np.random.default_rng(11)
+    m = sp.random(80, 10, density=0.3, random_state=rng, format="csr")
+    m.data[:] = 1.0
+    cap = rng.choice([4.0, 10.0], 10)
+    dem = np.where(rng.random(80) < 0.2, 2.0, np.inf)
+    dem[np.diff(m.indptr) == 0] = 1.0
+    w = np.ones(80)
+    group = rng.integers(-1, 4, 80)
+    got = max_min_fair_alone(m, cap, dem, w, group)
+    for g in range(4):
+        rows = np.flatnonzero(group == g)
+        np.testing.assert_allclose(got[rows], max_min_fair(m[rows], cap, dem[rows], w[rows]), rtol=1e-12)
+    assert (got[group < 0] == 0).all()
+
+
+@needs_compiled
+def test_compiled_helpers_equal_their_numpy_forms(monkeypatch):
+    import fabric_engine.flows as flows
+
+    rng = np.random.default_rng(2)
+    bits = np.where(rng.random(500) < 0.1, 0.0, rng.uniform(1, 9, 500))
+    rate = np.where(rng.random(500) < 0.05, 0.0, rng.uniform(0.5, 5, 500))
+    group = rng.integers(-1, 6, 500)
+    bott = rng.integers(-1, 30, 500)
+    t_min = np.append(rng.uniform(0, 5, 5), np.nan)
+
+    def forms():
+        t = flows.group_duration(bits, rate, group, 6)
+        return (t, flows._paced(rate, bits, group, t), flows.slowest_bottlenecks(bits, rate, group, t_min, bott, 30),
+                flows.group_max(rate, group, 6))
+
+    compiled = forms()
+    monkeypatch.setattr(flows, "COMPILED", False)
+    plain = forms()
+    np.testing.assert_allclose(compiled[0], plain[0])
+    np.testing.assert_allclose(compiled[1], plain[1])
+    assert [x.tolist() for x in compiled[2]] == [x.tolist() for x in plain[2]]
+    np.testing.assert_allclose(compiled[3], plain[3])
+
+
+def test_paced_load_from_group_sums_equals_the_walk_over_the_rows(monkeypatch):
+    """issue 15: the emulator's per-job gigabits per link stand in for a walk over the paced rows."""
+    import fabric_engine.incidence as incidence
+    from fabric_engine.incidence import Incidence
+
+    rng = np.random.default_rng(5)
+    fixed = sp.random(90, 14, density=0.3, random_state=rng, format="csr")
+    fixed.data[:] = rng.choice([1.0, 0.5], size=fixed.nnz)
+    extra = sp.random(12, 14, density=0.3, random_state=rng, format="csr")
+    extra.data[:] = 1.0
+    inc = Incidence(fixed).stack(extra)
+    group = np.r_[rng.integers(-1, 4, 90), np.full(12, -1)]
+    bits = np.where(group >= 0, rng.uniform(1, 9, 102), 0.0)
+    cap = rng.choice([5.0, 10.0], 14)
+    dem = np.where(group >= 0, np.inf, 2.0)
+    w = np.ones(102)
+    sums = inc.fixed.group_sums(group[:90], bits[:90], 4)
+    dense = fixed.toarray()
+    for g in range(4):
+        np.testing.assert_allclose(sums[g].toarray().ravel(), (bits[:90, None] * dense)[group[:90] == g].sum(axis=0))
+
+    def paced_load(t, cols):
+        with np.errstate(divide="ignore"):
+            inv = np.where(np.isfinite(t) & (t > 0), 1.0 / t, 0.0)
+        return (sums.T @ inv)[cols]
+
+    plain = solve_paced(inc, cap, dem, w, bits, group, 4)
+    fast = solve_paced(inc, cap, dem, w, bits, group, 4, paced_load=paced_load)
+    for a, b in zip(plain, fast, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    cols = np.array([1, 4, 9])
+    x = rng.random(102)
+    compiled = inc.rmatvec_columns(x, cols, group=group)
+    monkeypatch.setattr(incidence, "_maxmin", None)
+    np.testing.assert_allclose(inc.rmatvec_columns(x, cols, group=group), compiled)
+    np.testing.assert_allclose(compiled, ((np.where(group >= 0, x, 0.0)[:, None] * sp.vstack([fixed, extra]).toarray())
+                                          .sum(axis=0))[cols])

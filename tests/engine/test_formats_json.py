@@ -38,8 +38,8 @@ def test_to_json_shape_is_unchanged():
 @pytest.mark.parametrize(("mutate", "message"), [
     (lambda d: d.update(version=2), "version"),
     (lambda d: d.update(format="other"), "format"),
-    (lambda d: d["nodes"]["kind"].__setitem__(0, "router"), "nodes.kind: unknown value 'router'"),
-    (lambda d: d["links"]["speed"].__setitem__(0, "ZDR"), "links.speed: unknown value 'ZDR'"),
+    (lambda d: d["nodes"]["kind"].__setitem__(0, "router"), r"nodes.kind\[0\]: unknown value 'router'"),
+    (lambda d: d["links"]["speed"].__setitem__(0, "ZDR"), r"links.speed\[0\]: unknown value 'ZDR'"),
     (lambda d: d["nodes"]["lid"].pop(), "nodes: arrays differ in length"),
     (lambda d: d["nodes"]["guid"].__setitem__(0, "zz"), "nodes.guid"),
     (lambda d: d["links"].pop("a_port"), "links.a_port: missing"),

@@ -52,16 +52,35 @@ def degraded(f: Fabric, count: int = 3, seed: int = 1) -> Fabric:
     return f.without_links(rng.choice(spine_cables(f), count, replace=False))
 
 
+def opensm_port_order(f: Fabric) -> list[int]:
+    """LIDs in OpenSM's ``port_order_list``, worked out one by one (issue 16).
+
+    Switches by adapters attached (most first), ties in ``sw_guid_tbl`` order (the byte-swapped
+    GUID, as ``cl_qmap`` compares GUIDs kept in network order on x86); each switch's adapters by
+    its port number; then the switch LIDs (uncounted, their order does not matter).
+    """
+    switches = [int(n) for n in f.switches]
+    adapters = {}
+    for d in range(2 * f.num_links):
+        a, b = int(f.dl_src[d]), int(f.dl_dst[d])
+        if f.switch_index[a] >= 0 and f.switch_index[b] < 0:
+            lid = int(f.port_lid[f.port_offset[b] + f.dl_dst_port[d] - 1])
+            adapters.setdefault(a, []).append((int(f.dl_src_port[d]), lid))
+    key = {n: int.from_bytes(int(f.guid[n]).to_bytes(8, "big"), "little") for n in switches}
+    ordered = sorted(switches, key=lambda n: (-len(adapters.get(n, [])), key[n]))
+    lids = [lid for n in ordered for _, lid in sorted(adapters.get(n, []))]
+    return lids + [int(f.lid[n]) for n in ordered]
+
+
 def reference_minhop(f: Fabric) -> np.ndarray:
-    """OpenSM's min-hop choice done the slow way: switch by switch, LID by LID (host targets first)."""
+    """OpenSM's min-hop choice done the slow way: switch by switch, LID by LID in ``port_order_list``."""
     dist = switch_distances(f)
     peer = switch_port_peers(f)
     s_count, pmax = peer.shape
     tg = lid_targets(f)
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, np.uint8)
-    with_hosts = {int(t) for t, h in zip(tg.target, tg.is_host, strict=True) if h}
-    order = sorted(range(len(tg.lids)),
-                   key=lambda k: (int(tg.target[k]) not in with_hosts, int(tg.target[k]), int(tg.lids[k])))
+    at = {int(lid): k for k, lid in enumerate(tg.lids)}
+    order = [at[lid] for lid in opensm_port_order(f) if lid in at]
     for s in range(s_count):
         load = [0] * pmax
         for k in order:

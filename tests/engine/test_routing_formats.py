@@ -1,6 +1,8 @@
-"""opensm-lfts.dump and ibroute output: read, write, map onto a fabric (issue 4)."""
+"""opensm-lfts.dump and ibroute output: read, write, map onto a fabric (issue 4); whole files only (issue 16)."""
 
 from __future__ import annotations
+
+import gzip
 
 import numpy as np
 import pytest
@@ -83,7 +85,7 @@ def test_ibroute_output_loads():
     (REAL_DUMP_HEAD.replace("'leaf01'):", "'leaf99'):").replace("0x0000000000200000 (", "0x00000000002000ff ("), 1,
      "leaf99"),
     (REAL_DUMP_HEAD.replace("0x0007 003", "0x0007 009"), 8, "port 9 is outside"),
-    ("0x0001 001 # x\n", 1, "before any"),
+    ("0x0001 001 # x\n", 1, "outside a"),
     ("nothing here\n", 1, "cannot parse"),
     (REAL_DUMP_HEAD + REAL_DUMP_HEAD, 17, "second table"),
 ])
@@ -102,3 +104,57 @@ def test_empty_text_is_an_error():
 def test_detect():
     assert opensm_lfts.detect(REAL_DUMP_HEAD) and opensm_lfts.detect(REAL_IBROUTE)
     assert not opensm_lfts.detect("Switch 8 \"leaf01\"\n")
+
+
+# issue 16: a truncated, partial, edited or binary dump is an error naming the file and line.
+@pytest.mark.parametrize(("text", "line", "what"), [
+    (REAL_DUMP_HEAD.rsplit("\n", 2)[0] + "\n", 15, "ends inside the table"),  # footer cut off
+    (REAL_DUMP_HEAD.split("0x000e")[0] + "0x000e 00", 15, "partial entry"),  # cut inside the last entry
+    (REAL_DUMP_HEAD.split("0x000e")[0] + "0x000e", 15, "cannot parse"),
+    (REAL_DUMP_HEAD.replace("14 lids dumped", "15 lids dumped"), 16, "says 15 lids dumped but has 14"),
+    (REAL_DUMP_HEAD.replace("0x000e 004", "0x000f 004"), 15, "outside the table's range"),
+    (REAL_DUMP_HEAD.replace("0x000e 004", "0x000d 004"), 15, "appears twice"),
+    (REAL_DUMP_HEAD.replace("14 lids dumped\n", "") + REAL_DUMP_HEAD.replace("leaf01", "leaf02"), 16,
+     "ends without its 'lids dumped'"),
+    (REAL_IBROUTE.replace("4 valid", "5 valid"), 8, "says 5 lids dumped"),
+    # numbers longer than any LID, port or GUID are refused by the line pattern, never handed to int()
+    (REAL_DUMP_HEAD.replace("0x000e 004", "0x" + "f" * 5000 + " 004"), 15, "cannot parse"),
+    (REAL_DUMP_HEAD.replace("14 lids dumped", "9" * 5000 + " lids dumped"), 16, "cannot parse"),
+    (REAL_DUMP_HEAD.replace("[0-14]", "[0-014]").replace("0x000e 004", "0x000f 004"), 15, "outside the table"),
+])
+def test_truncated_or_edited_dumps_name_the_line(text, line, what):
+    f = fat_tree(hosts=8, radix=4)
+    with pytest.raises(FormatError, match=what) as exc:
+        opensm_lfts.read(text, f, "dump.txt")
+    assert exc.value.line == line and exc.value.source == "dump.txt"
+
+
+def test_missing_switches_are_an_error_when_the_dump_must_be_complete(tmp_path):
+    from fabric_engine.routing import load_lfts
+
+    f = fat_tree(hosts=8, radix=4)
+    path = tmp_path / "head.dump"
+    path.write_text(REAL_DUMP_HEAD)
+    with pytest.raises(FormatError, match=r"no table for 5 of the 6 switches of 'fat-tree-8': leaf02, leaf03"):
+        load_lfts(f, path)
+    assert load_lfts(f, path, complete=False).info["switches_missing"][0] == "leaf02"
+
+
+def test_gzip_dump_loads_and_binary_data_is_refused(tmp_path):
+    from fabric_engine.routing import load_lfts
+
+    f = fat_tree(hosts=27, radix=8)
+    r = route(f, "ftree")
+    (tmp_path / "lfts.dump.gz").write_bytes(gzip.compress(opensm_lfts.write(r).encode()))
+    assert np.array_equal(load_lfts(f, tmp_path / "lfts.dump.gz").lft, r.lft)
+    (tmp_path / "cut.gz").write_bytes(gzip.compress(opensm_lfts.write(r).encode())[:-40])
+    with pytest.raises(FormatError, match="truncated gzip data") as exc:
+        load_lfts(f, tmp_path / "cut.gz")
+    assert exc.value.source.endswith("cut.gz")
+    (tmp_path / "bin.dump").write_bytes(opensm_lfts.write(r).encode()[:300] + bytes(range(128, 256)))
+    with pytest.raises(FormatError, match="not UTF-8|binary") as exc:
+        load_lfts(f, tmp_path / "bin.dump")
+    assert exc.value.line == opensm_lfts.write(r)[:300].count("\n") + 1
+    (tmp_path / "nul.dump").write_bytes(b"Unicast lids\x00\x00")
+    with pytest.raises(FormatError, match="binary data"):
+        load_lfts(f, tmp_path / "nul.dump")

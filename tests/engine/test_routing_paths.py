@@ -51,6 +51,18 @@ def test_trace_shows_the_hops_and_their_latency():
     assert hops[-1]["latency_ns"] == pytest.approx(3 * 130 + 4 * 3.0 * 5)
 
 
+def test_a_trace_to_itself_is_the_host_alone_and_a_looping_chain_is_an_error():
+    """A host traced to itself once looped forever, the hop list growing (``/path/?src=h&dst=h``)."""
+    f = fat_tree(hosts=8, radix=4)
+    r = route(f, "minhop")
+    hops = r.trace("gpu0001", "gpu0001")
+    assert [(h["name"], h["link"], h["latency_ns"]) for h in hops] == [("gpu0001", None, 0.0)]
+    leaf = int(f.host_leaf[f.node("gpu0008")])
+    r.lft[f.switch_index[leaf]] = r.lft[f.switch_index[leaf]][f.node("gpu0001")]  # every LID back up: a loop
+    with pytest.raises(RoutingError, match="no route|loops"):
+        r.trace("gpu0001", "gpu0008")
+
+
 def test_demo_fabric_latency_claim_holds_with_the_stated_switch_latency():
     r = route(build_fabric(DEMO_SPEC["topology"]), "minhop")
     claim = latency_claim(r)

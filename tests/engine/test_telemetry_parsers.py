@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +117,100 @@ def test_iblinkinfo_errors_name_the_line():
     with pytest.raises(FormatError):
         fabric_from_linkinfo(parse_iblinkinfo(
             "Switch: 0x01 sw:\n           1    1[  ] ==( 4X  2.5 Gbps Active/  LinkUp)==>  9  1[  ] \"h\" ( )\n"))
+
+
+# ------------------------------------------- the compiled lexer (issue 15)
+_LEXER_CASES = [
+    "# Port counters: Lid 2 port 3 (CapMask: 0x1300)\nPortSelect:......3\nCounterSelect:...0x0000\n"
+    "PortXmitData:....42\nPortXmitWait:......7\n\n# a comment\n"
+    "# Port extended counters: Lid 2 port 4 (CapMask: 0x1300)\nPortXmitData:.....18446744073709551615\n",
+    "# Port counters: Lid 9 port 255\nSymbolErrorCounter:.......65535\nPortMultiCastXmitPkts:...3\n",
+    "PortXmitData:....1\n# Port counters: Lid 2 port 3\n",  # a counter before any header
+    "# Port counters: Lid 2 port 3\nPortXmitData:....12a\n",  # not an integer
+    "# Port counters: Lid 2 port 3\nPortXmitData:....18446744073709551616\n",  # past 64 bits
+    "# Port counters: Lid 2 port 3\nSymbolErrorCounter:.......65536\n",  # too wide for its 16 bits
+    "# Port counters: Lid 0 port 3\nPortXmitData:....1\n",  # LID out of range
+    "# Port counters: Lid 2 port 3000000000\nPortXmitData:....1\n",  # port out of range
+    "# Port counters: Lid 2 port 3\nthis is not perfquery\n",  # a stray line
+    "# Port counters: Lid 2 port 3\r\nPortXmitData:....1\r\n",  # CR LF: stray lines
+    "",
+    "\n\n   \n",
+]
+
+
+def _not_built() -> None:
+    """Skip without the compiled lexer, except in CI (CI=true), which must run the compiled sweep parser."""
+    if os.environ.get("CI") == "true":
+        pytest.fail("fabric_engine.telemetry._perfquery is not built (pip install -e . builds it); CI must test it")
+    pytest.skip("fabric_engine.telemetry._perfquery not built in this checkout (pip install -e .)")
+
+
+def test_compiled_lexer_is_built():
+    """`pip install -e .` builds fabric_engine.telemetry._perfquery; sweeps at 40,960 ports need it."""
+    import fabric_engine.telemetry.perfquery as pq
+
+    if pq._perfquery is None:
+        _not_built()
+    assert pq._perfquery.lex is not None
+
+
+@pytest.mark.parametrize("text", _LEXER_CASES)
+def test_compiled_lexer_reads_as_the_regular_expressions(text, monkeypatch):
+    """Issue 15: the C lexer gives the same samples, and the same errors on the same lines, as the Python path."""
+    import fabric_engine.telemetry.perfquery as pq
+
+    if pq._perfquery is None:
+        _not_built()
+
+    def run():
+        try:
+            s = pq.parse_perfquery(text, t=5.0, source="sweep")
+        except FormatError as exc:
+            return ("error", str(exc))
+        return (s.lid.tolist(), s.port.tolist(), s.values.tolist(), s.bits.tolist(), s.t.tolist())
+
+    compiled = run()
+    monkeypatch.setattr(pq, "_perfquery", None)
+    assert compiled == run()
+
+
+def test_merged_picks_the_widest_then_newest_then_last_read():
+    """Issue 15: merged() without a sort per counter; checked against a plain loop on reads with ties."""
+    from fabric_engine.telemetry.counters import COLUMNS, CounterSamples
+
+    rng = np.random.default_rng(4)
+    n, c = 400, len(COLUMNS)
+    s = CounterSamples(rng.integers(1, 20, n).astype(np.int32), rng.integers(1, 4, n).astype(np.int16),
+                       rng.integers(0, 1000, (n, c)).astype(np.uint64),
+                       rng.choice([0, 32, 64], (n, c)).astype(np.uint8), rng.choice([1.0, 2.0], (n, c)))
+    m = s.merged()
+    keys = s.keys
+    for i, key in enumerate(m.keys):
+        rows = np.flatnonzero(keys == key)
+        for col in range(c):
+            best = max(rows, key=lambda r, col=col: (s.bits[r, col], s.t[r, col], r))
+            assert (m.values[i, col], m.bits[i, col], m.t[i, col]) == (s.values[best, col], s.bits[best, col],
+                                                                        s.t[best, col])
+    assert len(m) == len(np.unique(keys)) and (np.diff(m.keys) > 0).all()
+
+
+@pytest.mark.parametrize("bad", [None, *range(2, len(_LEXER_CASES))])
+def test_a_sweep_parsed_at_once_equals_its_outputs_parsed_one_by_one(bad):
+    """Issue 15: parse_perfquery_many lexes every output, then checks and scatters them in one go."""
+    import fabric_engine.telemetry.perfquery as pq
+    from fabric_engine.telemetry.counters import CounterSamples
+
+    outputs = [(read("perfquery_loop.txt"), 1.0, "a"), (_LEXER_CASES[0], 3.0, "b"), (_LEXER_CASES[1], 4.0, "c"),
+               (read("perfquery_ext_loop.txt"), 2.0, "d")]
+    if bad is not None:
+        outputs.insert(2, (_LEXER_CASES[bad], 5.0, "bad"))
+
+    def run(many):
+        try:
+            s = many(outputs)
+        except FormatError as exc:
+            return ("error", str(exc))
+        return (s.lid.tolist(), s.port.tolist(), s.values.tolist(), s.bits.tolist(), s.t.tolist())
+
+    one_by_one = run(lambda outs: CounterSamples.concat(pq.parse_perfquery(*o) for o in outs).merged())
+    assert run(pq.parse_perfquery_many) == one_by_one

@@ -22,9 +22,9 @@ from fabric_engine.telemetry import COLUMN
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
+from ibweb.live.runner import FabricRunner
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import SweepStatus
-from ibweb.telemetry.engine import TelemetryEngine
 from ibweb.telemetry.models import CollectorConfig, Sweep
 from ibweb.telemetry.tasks import sweep_fabric
 from tests.realtools.ibsim import UMAD2SIM
@@ -61,9 +61,9 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     sim.console(f'PerformanceSet "leaf03"[5] PortCountersExtended.PortXmitData={base}')
     first = sweep(config)
     assert first.status == SweepStatus.OK and first.shards == 3 and first.ports == 2 * 32 - 16  # cabled switch ports
-    engine = TelemetryEngine(fabric)
+    engine = FabricRunner(fabric)
     asyncio.run(engine.start())
-    f = engine.fabric
+    f = engine.source.fabric
     assert (f.num_hosts, f.num_switches, f.num_links) == (16, 8, 32)
     leaf = f.node("leaf03")
     lid = int(f.lid[leaf])
@@ -73,7 +73,7 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     v2, t2 = sample(fabric.pk, lid, 5, XD)
     assert asyncio.run(engine.tick()) == 1
     prev, newest = store.sweeps(fabric.pk)
-    state = engine.state(prev, newest, time.time())
+    state = engine.source.state(prev, newest, time.time())
     d = f.out_link(leaf, 5)
     implied = (v2 - v1) * 4 * 8 / 1e9 / (t2 - t1)
     assert state.rate_gbps[d] == pytest.approx(implied, rel=1e-6)
@@ -87,7 +87,7 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     sweep(config)
     asyncio.run(engine.tick())
     prev, newest = store.sweeps(fabric.pk)
-    alerts = [a for a in engine.state(prev, newest, time.time()).alerts if a["kind"] == "errors"]
+    alerts = [a for a in engine.source.state(prev, newest, time.time()).alerts if a["kind"] == "errors"]
     assert [(a["counter"], a["link"], a["port"]) for a in alerts] == [("SymbolErrorCounter", d, "leaf03 port 5")]
 
     # --- Unlink: link-down event, and the link is gone from the next discovery
@@ -95,14 +95,16 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     down = sweep(config)
     assert [(e["kind"], {e["a"], e["b"]}) for e in down.events] == [("link_down", {"leaf03 port 5", "spine01 port 3"})]
     asyncio.run(engine.tick())
-    assert engine.fabric.num_links == 31 and engine.fabric.out_link(engine.fabric.node("leaf03"), 5) == -1
+    f = engine.source.fabric
+    assert f.num_links == 31 and f.out_link(f.node("leaf03"), 5) == -1
 
     # --- ReLink brings it back
     sim.console('ReLink "leaf03"[5]')
     up = sweep(config)
     assert [e["kind"] for e in up.events] == ["link_up"]
     asyncio.run(engine.tick())
-    assert engine.fabric.num_links == 32 and engine.fabric.out_link(engine.fabric.node("leaf03"), 5) >= 0
+    f = engine.source.fabric
+    assert f.num_links == 32 and f.out_link(f.node("leaf03"), 5) >= 0
 
     # --- a perfquery that hangs hits its timeout; its links go stale; the feed goes on
     wrapper = tmp_path / "hang-on-leaf03"
@@ -111,7 +113,7 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
     config.command_prefix, config.timeout_s = [str(wrapper)], 2.0
     config.save()
-    engine.config = config
+    engine.source.config = config
     t0 = time.monotonic()
     hung = sweep(config)
     assert time.monotonic() - t0 < 30
@@ -120,8 +122,8 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     seq = engine.seq
     assert asyncio.run(engine.tick()) == seq + 1
     prev, newest = store.sweeps(fabric.pk)
-    state = engine.state(prev, newest, time.time())
-    f = engine.fabric
+    state = engine.source.state(prev, newest, time.time())
+    f = engine.source.fabric
     host_links = [f.out_link(f.node("leaf03"), p) for p in range(1, 5)]
     stale = next(a for a in state.alerts if a["kind"] == "stale")
     assert set(host_links) <= set(stale["links"])

@@ -17,17 +17,17 @@ import asyncio
 import numpy as np
 import pytest
 from django.core.cache import cache
-from rest_framework.test import APIClient
 
 from fabric_engine.routing import route
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.telemetry.engine import TelemetryEngine
+from ibweb.live.runner import FabricRunner
+from ibweb.runtime import record
 from ibweb.telemetry.models import CollectorConfig, Sweep
-from ibweb.telemetry.routing import routing_of
 from ibweb.telemetry.tasks import sweep_fabric
 from tests.realtools.tracert import ibtracert_hops, switch_hops
+from tests.web.tenancy_fixtures import operator_api
 
 pytestmark = [pytest.mark.realtools, pytest.mark.django_db(transaction=True)]
 
@@ -37,13 +37,13 @@ def sweep(config: CollectorConfig) -> Sweep:
 
 
 def api_path(src: str, dst: str) -> dict:
-    r = APIClient().get("/api/fabrics/fabrics/osm/path/", {"src": src, "dst": dst})
+    r = operator_api().get("/api/fabrics/fabrics/osm/path/", {"src": src, "dst": dst})  # sees every host's name
     assert r.status_code == 200, r.content
     return r.json()
 
 
-def ibtracert(sim, engine: TelemetryEngine, src: str, dst: str) -> list[tuple[str, int, int]]:
-    f = engine.fabric
+def ibtracert(sim, engine: FabricRunner, src: str, dst: str) -> list[tuple[str, int, int]]:
+    f = engine.source.fabric
     lids = [str(f.lid[f.node(f"{name} HCA-1")]) for name in (src, dst)]
     out = sim.run(["ibtracert", *lids], sim_host=src).stdout
     return ibtracert_hops(out)
@@ -62,17 +62,17 @@ def test_path_api_follows_opensm_lfts_through_unlink_and_relink(ibsim, tmp_path)
     config = CollectorConfig.objects.create(fabric=fabric, environment=env, timeout_s=20.0, shard_size=8,
                                             stale_after_s=600.0, lfts_path=str(dump))
     first = sweep(config)
-    engine = TelemetryEngine(fabric)
+    engine = FabricRunner(fabric)
     asyncio.run(engine.start())
-    assert engine.router.source == "opensm-dump"
-    assert engine.router.status()["dead_entries"] == 0 and not engine.router.status()["switches_missing"]
+    assert engine.source.router.source == "opensm-dump"
+    assert engine.source.router.status()["dead_entries"] == 0 and not engine.source.router.status()["switches_missing"]
     first.refresh_from_db()
     assert [e["action"] for e in first.events if e["kind"] == "routing"] == ["loaded"]
 
     # --- the path API equals ibtracert on the simulated switches, for pairs across leaves
     rng = np.random.default_rng(7)
     # iblinkinfo names a CA by its node description ("gpu0001 HCA-1"); the API also takes the host name
-    names = [str(engine.fabric.node_name[h]).removesuffix(" HCA-1") for h in engine.fabric.hosts]
+    names = [str(engine.source.fabric.node_name[h]).removesuffix(" HCA-1") for h in engine.source.fabric.hosts]
     pairs = [(str(a), str(b)) for a, b in rng.choice(names, size=(6, 2), replace=False)]
     pairs.insert(0, ("gpu0001", "gpu0016"))  # leaf01 -> leaf04: up through a spine
     for src, dst in pairs:
@@ -89,7 +89,7 @@ def test_path_api_follows_opensm_lfts_through_unlink_and_relink(ibsim, tmp_path)
     down.refresh_from_db()
     kinds = [(e["kind"], e.get("action")) for e in down.events]
     assert kinds == [("link_down", None), ("routing", "reloaded")]
-    assert f"{leaf} port {up}" in down.events[-1]["message"] and engine.router.source == "opensm-dump"
+    assert f"{leaf} port {up}" in down.events[-1]["message"] and engine.source.router.source == "opensm-dump"
     after = ibtracert(sim, engine, "gpu0001", "gpu0016")
     assert after != before and after[0][2] != up
     body = api_path("gpu0001", "gpu0016")
@@ -105,12 +105,13 @@ def test_path_api_follows_opensm_lfts_through_unlink_and_relink(ibsim, tmp_path)
     event = relinked.events[-1]
     assert [e["kind"] for e in relinked.events] == ["link_up", "routing"]
     assert event["action"] == "rerouted" and "has not changed since the cabling did" in event["message"]
-    assert np.array_equal(routing_of(fabric.pk).lft, route(engine.fabric, "minhop").lft)
+    assert np.array_equal(np.asarray(record.routing(fabric.pk, record.head(fabric.pk)).lft),
+                          route(engine.source.fabric, "minhop").lft)
     assert api_path("gpu0001", "gpu0016")["routing"] == "minhop"
     # OpenSM's next sweep rewrites the dump: loaded on the next tick, and the API agrees with ibtracert again
     sim.run_opensm(["-o", "-D", "0x47"], cache_dir=osm)
     asyncio.run(engine.tick())
     relinked.refresh_from_db()
-    assert engine.router.source == "opensm-dump" and relinked.events[-1]["action"] == "reloaded"
+    assert engine.source.router.source == "opensm-dump" and relinked.events[-1]["action"] == "reloaded"
     for src, dst in pairs:
         assert switch_hops(api_path(src, dst)["hops"]) == ibtracert(sim, engine, src, dst), (src, dst)

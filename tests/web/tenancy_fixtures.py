@@ -42,3 +42,20 @@ def user_in(role: str | None, username: str, tenant: Tenant | None = None) -> Us
     if tenant is not None:
         tenant.users.add(user)
     return user
+
+
+def operator_api(username: str = "operator-api"):
+    """An API client of a user who may see every tenant (the ``ALL`` level, as the operator role gives).
+
+    The permission is granted directly: transactional tests flush the roles the migration created.
+    """
+    from django.contrib.auth.models import Permission
+    from rest_framework.test import APIClient
+
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        user = User.objects.create_user(username, password="pw-" + username)
+        user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
+    client = APIClient()
+    client.force_authenticate(user)
+    return client

@@ -19,13 +19,14 @@ from ibweb.fabrics import tasks
 from ibweb.fabrics.analyses import ProgressThrottle
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.fabrics.models import Analysis
-from ibweb.live.engine import FabricEngine
+from ibweb.live.runner import FabricRunner
 
 URL = "/api/fabrics/fabrics/demo/analyses/"
 
 
 def analyst(username: str = "analyst", allowed: bool = True) -> User:
     user = User.objects.create_user(username, password="pw")
+    user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))  # sees every tenant's jobs
     if allowed:
         user.user_permissions.add(Permission.objects.get(codename="add_analysis", content_type__app_label="fabrics"))
     return user
@@ -183,7 +184,7 @@ def test_a_failing_analysis_is_marked_failed_with_the_message(api, django_captur
     def no_route(fabric, engine):
         raise RoutingError(f"{engine}: the fabric is not connected")
 
-    monkeypatch.setattr("ibweb.fabrics.analyses.route", no_route)
+    monkeypatch.setattr("fabric_engine.analysis.run.route", no_route)
     messages = []
     monkeypatch.setattr(tasks, "publish_progress", lambda a, f, status, message: messages.append((status, message)))
     body = post(api, {"kind": "ebb"}, django_capture_on_commit_callbacks)
@@ -195,7 +196,7 @@ def test_a_failing_analysis_is_marked_failed_with_the_message(api, django_captur
 
 @pytest.mark.django_db
 def test_an_unexpected_error_does_not_leave_the_row_running(api, django_capture_on_commit_callbacks, monkeypatch):
-    monkeypatch.setattr("ibweb.fabrics.analyses.effective_bisection_bandwidth",
+    monkeypatch.setattr("fabric_engine.analysis.run.ebb_report",
                         lambda *a, **k: (_ for _ in ()).throw(MemoryError("too big")))
     body = post(api, {"kind": "ebb"}, django_capture_on_commit_callbacks)
     assert body["status"] == "failed" and body["error"] == "internal error: MemoryError: too big"
@@ -204,7 +205,7 @@ def test_an_unexpected_error_does_not_leave_the_row_running(api, django_capture_
 @pytest.mark.django_db(transaction=True)
 async def test_feed_clients_get_progress_then_done():
     fabric, _ = await sync_to_async(ensure_demo)()
-    await FabricEngine(fabric).start()
+    await FabricRunner(fabric).start()
     user = await sync_to_async(analyst)()
     client = APIClient()
     client.force_authenticate(user)
@@ -227,3 +228,64 @@ async def test_feed_clients_get_progress_then_done():
         assert all(m["id"] == pk and m["status"] == "running" and m["fraction"] < 1 for m in ours[:-1])
     finally:
         await comm.disconnect()
+
+
+def test_a_telemetry_fed_fabric_is_analysed_on_what_its_engine_published_issue_13(
+        api, django_capture_on_commit_callbacks):
+    from ibweb.fabrics.models import Fabric
+    from ibweb.runtime import record
+
+    lab = Fabric.objects.create(name="Lab", slug="lab", mode="telemetry")
+    url = "/api/fabrics/fabrics/lab/analyses/"
+    r = api.post(url, {"kind": "ebb", "params": {"patterns": 50}}, format="json")
+    assert r.status_code == 400 and "not been discovered yet" in r.json()["fabric"][0]
+    f = build_fabric({"generator": "fat_tree", "hosts": 16, "radix": 8})
+    routing = route(f, "updn")
+    record.publish(lab.pk, record.row_identity(lab), f, routing)
+    with django_capture_on_commit_callbacks(execute=True):
+        r = api.post(url, {"kind": "ebb", "params": {"patterns": 50, "seed": 3}}, format="json")
+    body = api.get(f"{url}{r.json()['id']}/").json()
+    assert body["status"] == "done", body
+    want = effective_bisection_bandwidth(routing, 50, 3)
+    assert body["result"]["engine"] == "updn" and body["result"]["ebb"] == pytest.approx(want.ebb, abs=1e-6)
+
+
+@pytest.mark.django_db
+def test_operators_may_start_analyses_viewers_tenants_users_and_anonymous_visitors_not():
+    """The migration gives the operator role ``add_analysis``: the dashboard's start buttons and the twin's what-if
+    form show when ``OPTIONS`` lists a ``POST`` action (``api.js`` ``canCreate``), for operators and superusers only."""
+    import importlib
+
+    from django.contrib.auth.models import Group
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
+
+    from ibweb.tenancy.models import Tenant
+
+    # the migrations' functions as migrate runs them, on the historical models (transactional tests flush groups)
+    apps = MigrationLoader(connection).project_state(("fabrics", "0006_operator_analyses")).apps
+    importlib.import_module("ibweb.tenancy.migrations.0003_roles").create_roles(apps, None)
+    importlib.import_module("ibweb.fabrics.migrations.0006_operator_analyses").grant(apps, None)
+    ensure_demo()
+    acme = Tenant.objects.create(slug="acme", name="Acme")
+    users = {"anonymous": None}
+    for name, group in (("operator", "operator"), ("viewer", "viewer"), ("policy-admin", "policy admin"),
+                        ("acme-user", "viewer")):
+        users[name] = User.objects.create_user(name, password="pw")
+        users[name].groups.add(Group.objects.get(name=group))
+    acme.users.add(users["acme-user"])
+    users["superuser"] = User.objects.create_superuser("root", password="pw")
+    offered = {}
+    for name, user in users.items():
+        client = APIClient()
+        if user is not None:
+            client.force_authenticate(user)
+        offered[name] = "POST" in (client.options(URL).json().get("actions") or {})
+    assert offered == {"anonymous": False, "operator": True, "viewer": False, "policy-admin": False,
+                       "acme-user": False, "superuser": True}
+    assert not Group.objects.get(name="viewer").permissions.filter(codename="add_analysis").exists()
+    client = APIClient()
+    client.force_authenticate(users["operator"])
+    r = client.post(URL, {"kind": "whatif_links", "params": {"failed_cables": [0], "ebb_patterns": 0}}, format="json")
+    assert r.status_code == 201, r.content
+    assert r.json()["requested_by"] == "operator"

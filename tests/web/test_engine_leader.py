@@ -52,7 +52,9 @@ def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
                     end = time.monotonic() + seconds
                     while time.monotonic() < end:
                         with contextlib.suppress(TimeoutError):
-                            seqs.append(json.loads(await asyncio.wait_for(ws.recv(), 1))["seq"])
+                            msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
+                            if msg["type"] == "frame":  # a new leader may also send progress or a snapshot
+                                seqs.append(msg["seq"])
                         if len(seqs) == 3 and procs[leader].poll() is None:
                             procs[leader].kill()  # the leader dies mid-stream
                 return seqs

@@ -8,7 +8,7 @@ from channels.testing import WebsocketCommunicator
 
 from ibweb.asgi import application
 from ibweb.fabrics.models import Fabric
-from ibweb.live.engine import EngineSupervisor
+from ibweb.live.supervisor import EngineSupervisor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,14 +25,14 @@ async def until(predicate, timeout=30.0):
 
 async def test_routing_change_reroutes_the_running_engine_and_clients_get_a_new_snapshot(monkeypatch):
     # minute rollups (tested in test_live_history) would run in threads while this test deletes fabrics
-    monkeypatch.setattr("ibweb.live.history.AUTO_ROLLUP", False)
+    monkeypatch.setattr("ibweb.live.runner.AUTO_ROLLUP", False)
     fabric = await Fabric.objects.acreate(name="Small", slug="small", spec=SMALL, tick_s=0.1)
     supervisor = EngineSupervisor(reconcile_s=0.1)
     await supervisor.start()
     comm = None
     try:
-        await until(lambda: fabric.pk in supervisor.engines and supervisor.engines[fabric.pk].emulator is not None)
-        assert supervisor.engines[fabric.pk].emulator.routing.engine == "minhop"
+        await until(lambda: fabric.pk in supervisor.engines and supervisor.engines[fabric.pk].source.fabric is not None)
+        assert supervisor.engines[fabric.pk].source.routing.engine == "minhop"
         comm = WebsocketCommunicator(application, "/ws/fabrics/small/live/")
         await asyncio.sleep(0.3)
         assert (await comm.connect())[0]
@@ -40,8 +40,8 @@ async def test_routing_change_reroutes_the_running_engine_and_clients_get_a_new_
         assert first["type"] == "snapshot"
         fabric.routing_engine = "ftree"
         await fabric.asave()
-        await until(lambda: fabric.pk in supervisor.engines and supervisor.engines[fabric.pk].emulator is not None
-                    and supervisor.engines[fabric.pk].emulator.routing.engine == "ftree")
+        await until(lambda: fabric.pk in supervisor.engines and supervisor.engines[fabric.pk].source.fabric is not None
+                    and supervisor.engines[fabric.pk].source.routing.engine == "ftree")
         types, seqs = [], []
         for _ in range(80):
             msg = json.loads(await comm.receive_from(timeout=15))

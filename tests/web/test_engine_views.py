@@ -3,22 +3,23 @@
 import asyncio
 
 import pytest
-from rest_framework.test import APIClient
 
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.engine import FabricEngine
-from ibweb.live.tenant_view import filter_sharp, filter_storage
+from ibweb.live.feedview import filter_sharp, filter_storage
+from ibweb.live.runner import FabricRunner
+
+from .tenancy_fixtures import operator_api
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_sections_of_the_newest_frame():
     fabric, _ = ensure_demo()
-    client = APIClient()
+    client = operator_api()
     assert client.get("/api/fabrics/fabrics/demo/sharp/").status_code in (200, 404)
 
     async def run():
-        engine = FabricEngine(fabric)
+        engine = FabricRunner(fabric)
         await engine.start()
         await engine.tick()
         await engine.tick()

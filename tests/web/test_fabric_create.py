@@ -15,7 +15,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def operator(client):
     user = User.objects.create_user("op", password="pw")
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_fabric", "change_fabric"]))
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_fabric", "change_fabric",
+                                                                        "view_all_tenants"]))
     client.force_login(user)
     return client
 
@@ -44,14 +45,18 @@ def test_ui_shows_the_line_of_a_broken_file_and_saves_nothing(operator, name):
     assert not Fabric.objects.filter(slug="bad").exists()
 
 
-def test_ui_generator_errors_name_the_field(operator):
-    response = operator.post("/fabrics/add/", {"name": "Gen", "slug": "gen", "routing_engine": "ftree", "tick_s": 1,
-                                               "source": "generator", "generator": "fat_tree",
-                                               "generator_params": '{"hosts": 100000, "radix": 8}'})
-    assert response.status_code == 200 and "generator_params" in response.context["form"].errors
-    response = operator.post("/fabrics/add/", {"name": "Gen", "slug": "gen", "routing_engine": "ftree", "tick_s": 1,
-                                               "source": "generator", "generator": "fat_tree",
-                                               "generator_params": '{"hosts": 64, "radix": 16}'})
+def test_ui_generator_errors_name_the_field(operator):  # issue 18: typed fields instead of a JSON textarea
+    base = {"name": "Gen", "slug": "gen", "routing_engine": "ftree", "tick_s": 1, "source": "generator",
+            "generator": "fat_tree"}
+    response = operator.post("/fabrics/add/", {**base, "fat_tree__hosts": "100000", "fat_tree__radix": "8"})
+    assert response.status_code == 200 and "fat_tree__hosts" in response.context["form"].errors
+    response = operator.post("/fabrics/add/", {**base, "fat_tree__hosts": "", "fat_tree__radix": "16"})
+    assert response.context["form"].errors["fat_tree__hosts"] == ["GPU hosts is required"]
+    response = operator.post("/fabrics/add/", {**base, "fat_tree__hosts": "5000", "fat_tree__radix": "16"})
+    assert "exceed the radix" in response.context["form"].errors["generator"][0], "the design's own check"
+    response = operator.post("/fabrics/add/", {**base, "fat_tree__hosts": "64", "fat_tree__radix": "16",
+                                               "fat_tree__speed": "NDR", "fat_tree__levels": "2",
+                                               "dragonfly_plus__groups": "junk"})  # other generators' fields ignored
     assert response.status_code == 302
     assert Fabric.objects.get(slug="gen").spec["topology"] == {"generator": "fat_tree", "hosts": 64, "radix": 16}
 
@@ -80,3 +85,33 @@ def test_api_rejects_an_unknown_routing_engine(operator):
     response = operator.post("/api/fabrics/fabrics/", {"name": "R", "slug": "r", "routing_engine": "bogus",
                                                        "spec": spec}, content_type="application/json")
     assert response.status_code == 400 and "routing_engine" in response.json()
+
+
+def test_gzip_uploads_are_read_like_plain_ones(operator):  # issue 16
+    import gzip
+
+    data = gzip.compress((DATA / "ibnd_fat_tree_2l.txt").read_bytes())
+    response = operator.post("/api/fabrics/fabrics/", {"name": "GZ", "slug": "gz", "topology_file":
+                                                       SimpleUploadedFile("fabric.ibnd.gz", data)})
+    assert response.status_code == 201, response.content
+    assert response.json()["spec"]["topology"]["format"] == "ibnetdiscover"
+    cut = operator.post("/api/fabrics/fabrics/", {"name": "Cut", "slug": "cut", "topology_file":
+                                                  SimpleUploadedFile("cut.ibnd.gz", data[:-50])})
+    assert cut.status_code == 400
+    assert cut.json()["topology_file"][0] == "cut.ibnd.gz: truncated gzip data (the compressed stream ends early)"
+
+
+def test_ui_creates_the_32768_gpu_rail_optimized_fabric(operator):
+    """issue 15: the loaded fabric of the scale benches, from the generator form's typed fields."""
+    from fabric_engine.scenario import build_fabric, loaded_rail_spec
+
+    want = loaded_rail_spec(32768)["topology"]
+    fields = {f"rail_optimized__{k}": str(v) for k, v in want.items() if k != "generator"}
+    response = operator.post("/fabrics/add/", {"name": "Rail 32k", "slug": "rail-32k", "routing_engine": "minhop",
+                                               "tick_s": 1, "source": "generator", "generator": "rail_optimized",
+                                               **fields})
+    assert response.status_code == 302 and response.url == "/fabrics/rail-32k/"
+    topology = Fabric.objects.get(slug="rail-32k").spec["topology"]
+    fabric = build_fabric(topology)
+    assert (fabric.num_hosts, fabric.num_switches, fabric.num_links) == (32768, 2560, 98304)
+    assert build_fabric(want).num_links == fabric.num_links

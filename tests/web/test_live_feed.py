@@ -11,7 +11,7 @@ from django.test import override_settings
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.consumers import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, CLOSE_UNAVAILABLE
-from ibweb.live.engine import FabricEngine
+from ibweb.live.runner import FabricRunner
 from tests.server import running_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,7 +26,7 @@ async def _connect(path: str) -> WebsocketCommunicator:
 
 async def test_snapshot_then_frames_in_process():
     fabric, _ = await asyncio.to_thread(ensure_demo)
-    engine = FabricEngine(fabric)
+    engine = FabricRunner(fabric)
     await engine.start()
     await engine.tick()
     comm = await _connect("/ws/fabrics/demo/live/")
@@ -46,7 +46,7 @@ async def test_snapshot_then_frames_in_process():
 
 async def test_slow_client_gets_the_newest_frame_not_a_queue():
     fabric, _ = await asyncio.to_thread(ensure_demo)
-    engine = FabricEngine(fabric)
+    engine = FabricRunner(fabric)
     await engine.start()
     await engine.tick()
     comm = await _connect("/ws/fabrics/demo/live/")
@@ -70,8 +70,11 @@ async def test_unknown_fabric_is_closed_with_4404():
     await comm.disconnect()
 
 
-async def test_fabric_without_running_engine_is_closed_with_4503():
+async def test_fabric_without_running_engine_is_closed_with_4503(monkeypatch):
     from ibweb.fabrics.models import Fabric
+    from ibweb.live import consumers
+
+    monkeypatch.setattr(consumers, "START_GRACE_S", 0.5)
 
     await Fabric.objects.acreate(name="Idle", slug="idle", spec={"topology": {"generator": "fat_tree", "hosts": 8,
                                                                               "radix": 4}})

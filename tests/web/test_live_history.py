@@ -13,6 +13,9 @@ from ibweb.fabrics.demo import ensure_demo
 from ibweb.live import history
 from ibweb.live.models import FABRIC_WIDE, LinkRollup
 from ibweb.live.tasks import rollup_history
+from tests.web.engine_fixtures import published
+
+from .tenancy_fixtures import operator_api
 
 pytestmark = pytest.mark.django_db
 
@@ -21,8 +24,7 @@ T0 = float(int(time.time() // 60) * 60 - 600)  # a minute boundary, ten minutes 
 
 
 @pytest.fixture
-def demo(monkeypatch):
-    monkeypatch.setattr(history, "AUTO_ROLLUP", False)
+def demo():
     fabric, _ = ensure_demo()
     history.clear(fabric.pk)
     yield fabric
@@ -57,12 +59,10 @@ async def test_series_returns_the_recorded_values_of_a_link_in_order(demo):
         history.series(demo.pk, [N * 2])
 
 
-async def test_entering_a_new_minute_starts_the_rollup(demo, monkeypatch):
-    started = []
-    monkeypatch.setattr(history, "AUTO_ROLLUP", True)
-    monkeypatch.setattr(history, "_start_rollup", started.append)
-    await fill(demo.pk, 125)
-    assert started == [demo.pk, demo.pk]
+async def test_record_says_when_a_minute_finished_issue_13():
+    finished = [await history.record(99, 1 + i, T0 + 59 + i * 30, *frame(i)) for i in range(4)]
+    assert finished == [False, True, False, True]  # 59 s, 89 s (minute 1), 119 s, 149 s (minute 2)
+    history.clear(99)
 
 
 async def test_ring_is_bounded_and_a_restarted_engine_starts_a_new_one(demo, monkeypatch):
@@ -137,23 +137,26 @@ def test_rollups_api_fills_idle_minutes_with_zero(demo):
 
 
 def test_path_api_follows_the_routing(demo):
+    published(demo)
     emu = build_emulator(demo.scenario())
     f = emu.fabric
     src, dst = str(f.node_name[f.hosts[0]]), str(f.node_name[f.hosts[-1]])
-    body = APIClient().get(f"/api/fabrics/fabrics/demo/path/?src={src}&dst={dst}").json()
+    body = operator_api().get(f"/api/fabrics/fabrics/demo/path/?src={src}&dst={dst}").json()
     hops = body["hops"]
     assert hops[0]["name"] == src and hops[-1]["name"] == dst and len(hops) == 5  # host, leaf, spine, leaf, host
     assert body["links"] == [h["link"] for h in hops[:-1]]
     assert all(f.dl_dst[a] == f.dl_src[b] for a, b in zip(body["links"][:-1], body["links"][1:], strict=True))
-    r = APIClient().get("/api/fabrics/fabrics/demo/path/?src=nope&dst=" + dst)
+    r = operator_api().get("/api/fabrics/fabrics/demo/path/?src=nope&dst=" + dst)
     assert r.status_code == 400 and "nope" in r.json()["src"]
     leaf = str(f.node_name[f.switches[0]])
-    assert APIClient().get(f"/api/fabrics/fabrics/demo/path/?src={leaf}&dst={dst}").status_code == 400
+    assert operator_api().get(f"/api/fabrics/fabrics/demo/path/?src={leaf}&dst={dst}").status_code == 400
 
 
 def test_jobs_api_lists_each_jobs_hosts_and_links(demo):
+    assert APIClient().get("/api/fabrics/fabrics/demo/jobs/").status_code == 503  # no engine published yet
+    published(demo)
     emu = build_emulator(demo.scenario())
-    body = APIClient().get("/api/fabrics/fabrics/demo/jobs/").json()
+    body = operator_api().get("/api/fabrics/fabrics/demo/jobs/").json()
     assert [j["id"] for j in body["jobs"]] == [j.name for j in emu.jobs]
     first = body["jobs"][0]
     assert first["hosts"] == emu.jobs[0].hosts.tolist()

@@ -1,13 +1,12 @@
 """Partitions saved in the database reach the live emulation within one tick (issue 9)."""
 
 import asyncio
-import json
 
 import pytest
 from asgiref.sync import sync_to_async
 
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.engine import FabricEngine
+from ibweb.live.runner import FabricRunner
 from ibweb.tenancy import services
 from ibweb.tenancy.demo import ensure_demo_policy
 from ibweb.tenancy.models import Partition
@@ -15,24 +14,20 @@ from ibweb.tenancy.models import Partition
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _frame(engine_text: str) -> dict:
-    return json.loads(engine_text)
-
-
 async def test_removing_members_isolates_a_job_at_the_next_tick(monkeypatch):
     fabric, _ = await asyncio.to_thread(ensure_demo)
     assert await sync_to_async(ensure_demo_policy)(fabric) == 4  # three tenants and the storage partition
-    sent: list[str] = []
+    sent: list[dict] = []
 
-    async def capture(fabric_id, seq, text):
-        sent.append(text)
+    async def capture(fabric_id, seq, header, links):
+        sent.append(header)
 
-    monkeypatch.setattr("ibweb.live.engine.broadcast_frame", capture)
-    engine = FabricEngine(fabric)
+    monkeypatch.setattr("ibweb.live.runner.store_newest", capture)
+    engine = FabricRunner(fabric)
     await engine.start()
     for _ in range(3):
         await engine.tick()
-    before = _frame(sent[-1])
+    before = sent[-1]
     assert not [a for a in before["alerts"] if a.get("kind") == "isolation"]
 
     def drop_half_of_acme():
@@ -42,7 +37,7 @@ async def test_removing_members_isolates_a_job_at_the_next_tick(monkeypatch):
 
     await sync_to_async(drop_half_of_acme)()
     await engine.tick()
-    after = _frame(sent[-1])
+    after = sent[-1]
     isolation = [a for a in after["alerts"] if a.get("kind") == "isolation"]
     assert isolation, after["alerts"]
     assert {a["job"] for a in isolation} <= {"llama-70b", "moe-8x22b", "rlhf-7b"}  # acme's jobs only

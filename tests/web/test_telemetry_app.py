@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import shutil
@@ -22,13 +21,18 @@ from fabric_engine.state import FabricState
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.groups import snapshot_text
+from ibweb.live.groups import snapshot_parts
+from ibweb.live.runner import FabricRunner
+from ibweb.runtime import record
+from ibweb.runtime.metrics import CounterRecorder
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import CollectorSource, SweepStatus
-from ibweb.telemetry.engine import TelemetryEngine
 from ibweb.telemetry.models import CollectorConfig, PushToken, Sweep
 from ibweb.telemetry.sweeps import run_sweep
 from ibweb.telemetry.tasks import schedule_sweeps, sweep_fabric
+from tests.web.engine_fixtures import newest_v1_frame
+
+from .tenancy_fixtures import operator_api
 
 DATA = Path(__file__).parents[1] / "engine" / "data" / "telemetry"
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,21 +77,20 @@ def test_drop_directory_sweeps_feed_the_engine(tmp_path):
     drop(tmp_path / "drop", now - 2.0)
     first = run_sweep(config)
     assert first.status == SweepStatus.OK and first.ports == 4 and first.failures == []
-    engine = TelemetryEngine(config.fabric)
+    engine = FabricRunner(config.fabric)
     asyncio.run(engine.start())
-    assert engine.fabric.num_links == 16
-    snap = asyncio.run(snapshot_text(config.fabric_id))
-    assert snap is not None and json.loads(snap)["topology"]["name"] == "lab"
+    assert engine.source.fabric.num_links == 16
+    assert record.head(config.fabric_id)["name"] == "lab" and asyncio.run(snapshot_parts(config.fabric_id))
     # 125e6 more words in 2 s out of leaf01 port 3 = 250 MB/s = 2 Gb/s of an SDR 4x (8 Gb/s) link
     drop(tmp_path / "drop", now, extra_words=125_000_000)
     second = run_sweep(config)
     assert second.status == SweepStatus.OK
     seq = asyncio.run(engine.tick())
-    frame = json.loads(asyncio.run(snapshot_text(config.fabric_id)))["frame"]
+    frame = newest_v1_frame(config.fabric_id)
     assert seq == 1 and frame["seq"] == 1 and len(frame["rate"]) == 32
     prev, newest = store.sweeps(config.fabric_id)
-    state = engine.state(prev, newest, now + 0.5)
-    d = engine.fabric.out_link(engine.fabric.node("leaf01"), 3)
+    state = engine.source.state(prev, newest, now + 0.5)
+    d = engine.source.fabric.out_link(engine.source.fabric.node("leaf01"), 3)
     # ibsim's own MAD traffic is in the captured counters; the bump dominates
     assert state.rate_gbps[d] == pytest.approx(2.0, rel=1e-6)
     assert state.util[d] == pytest.approx(0.25, rel=1e-6)
@@ -100,15 +103,63 @@ def test_drop_directory_sweeps_feed_the_engine(tmp_path):
                      text)
 
 
+class CountingCache:
+    """The cache as :mod:`ibweb.telemetry.store` sees it, recording each read's keys."""
+
+    def __init__(self, real) -> None:
+        self.real, self.reads = real, []
+
+    def get(self, key, *a, **kw):
+        self.reads.append([key])
+        return self.real.get(key, *a, **kw)
+
+    def get_many(self, keys, *a, **kw):
+        self.reads.append(list(keys))
+        return self.real.get_many(keys, *a, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def test_an_unchanged_sweep_costs_one_small_cache_read_per_tick(tmp_path, monkeypatch):
+    """Issue 15: the source reads the two sweep entries (15-30 MB at 32,768 GPUs) only when a new sweep landed."""
+    config = make_config("ticks", source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "drop"))
+    now = time.time()
+    drop(tmp_path / "drop", now - 2.0)
+    run_sweep(config)
+    drop(tmp_path / "drop", now, extra_words=125_000_000)
+    run_sweep(config)
+    engine = FabricRunner(config.fabric)
+    asyncio.run(engine.start())
+    counting = CountingCache(cache)
+    monkeypatch.setattr(store, "cache", counting)
+    asyncio.run(engine.tick())  # the source has no entries yet: it reads them
+    ids_key = f"ibweb:telemetry:{config.fabric_id}:sweep_ids"
+    assert counting.reads[0] == [ids_key] and len(counting.reads) == 2 and len(counting.reads[1]) == 2
+    first = newest_v1_frame(config.fabric_id)
+    counting.reads.clear()
+    for _ in range(3):
+        asyncio.run(engine.tick())
+    assert counting.reads == [[ids_key]] * 3  # one key of a few bytes per tick
+    assert newest_v1_frame(config.fabric_id)["rate"] == first["rate"]  # the same sweeps, the same rates
+    monkeypatch.setattr(store, "cache", cache)
+    third = run_sweep(config)  # a new sweep: the next tick reads the entries again
+    monkeypatch.setattr(store, "cache", counting)
+    counting.reads.clear()
+    asyncio.run(engine.tick())
+    assert counting.reads[0] == [ids_key] and len(counting.reads) == 2
+    assert engine.source._entries[1]["id"] == third.pk
+
+
 def test_old_data_is_published_as_stale(tmp_path):
     config = make_config("old", source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "d"), stale_after_s=5.0)
     drop(tmp_path / "d", time.time() - 100)
     run_sweep(config)
     run_sweep(config)
-    engine = TelemetryEngine(config.fabric)
+    engine = FabricRunner(config.fabric)
     asyncio.run(engine.start())
     prev, newest = store.sweeps(config.fabric_id)
-    state = engine.state(prev, newest, newest["t"] + 60.0)
+    state = engine.source.state(prev, newest, newest["t"] + 60.0)
     assert (state.rate_gbps == 0).all()
     assert any(a["kind"] == "stale" and "old" in a["message"] for a in state.alerts)
 
@@ -147,7 +198,7 @@ def test_command_sweep_in_shards_with_failures_and_a_hanging_tool(tmp_path):
     assert sweep.duration_s is not None and sweep.age_s is not None
     _, newest = store.sweeps(config.fabric_id)
     assert newest["id"] == pk and sorted(newest["samples"].port.tolist()) == [1, 2, 3, 4]
-    api = APIClient().get("/api/telemetry/sweeps/", {"fabric": "cmd"}).json()
+    api = operator_api().get("/api/telemetry/sweeps/", {"fabric": "cmd"}).json()
     assert api["results"][0]["status"] == "partial" and len(api["results"][0]["failures"]) == 5
 
 
@@ -220,9 +271,11 @@ def test_push_is_rate_limited_per_token(monkeypatch):
 def test_metrics_for_an_emulated_fabric_integrate_engine_rates():
     fabric = Fabric.objects.create(name="emu", slug="emu")
     f = fat_tree(hosts=8, radix=4)
+    version = record.publish(fabric.pk, record.row_identity(fabric), f, None)
     rate = np.full(2 * f.num_links, 8.0, np.float32)  # 1 GB/s on every directed link
+    recorder = CounterRecorder(fabric.pk)
     for k in range(3):
-        store.record_emulated_state(fabric.pk, f, FabricState(k + 1, time.time(), 1.0, rate, rate / 400))
+        recorder.add(f, FabricState(k + 1, time.time(), 1.0, rate, rate / 400), version=version)
     r = APIClient().get("/metrics")
     assert r.status_code == 200 and r["Content-Type"].startswith("text/plain; version=0.0.4")
     text = r.content.decode()
@@ -232,6 +285,29 @@ def test_metrics_for_an_emulated_fabric_integrate_engine_rates():
     assert first.endswith(" 1000000000")
     assert "# TYPE infiniband_port_transmit_wait_total counter" not in text or "transmit_wait_total{" in text
     assert 'infiniband_counters_age_seconds{fabric="emu"}' in text
+
+
+def test_metrics_serve_no_counters_of_another_record_version():
+    """The counters follow the directed links of one record version; a newer topology is not served with them."""
+    fabric = Fabric.objects.create(name="emu", slug="emu")
+    row = record.row_identity(fabric)
+    f = fat_tree(hosts=8, radix=4)
+    version = record.publish(fabric.pk, row, f, None)
+    rate = np.full(2 * f.num_links, 8.0, np.float32)
+    recorder = CounterRecorder(fabric.pk)
+    recorder.add(f, FabricState(1, time.time(), 1.0, rate, rate / 400), version=version)
+    text = APIClient().get("/metrics").content.decode()
+    before = [ln for ln in text.splitlines() if ln.startswith("infiniband_port_transmit_data_bytes_total{")]
+    assert before
+    bigger = fat_tree(hosts=16, radix=8)
+    newer = record.publish(fabric.pk, row, bigger, None)  # the topology changed; no tick counted it yet
+    text = APIClient().get("/metrics").content.decode()
+    assert 'fabric="emu"' not in text and "infiniband_port_transmit_data_bytes_total{" not in text
+    rate = np.full(2 * bigger.num_links, 8.0, np.float32)
+    recorder.add(bigger, FabricState(2, time.time(), 1.0, rate, rate / 400), version=newer)  # written at once
+    text = APIClient().get("/metrics").content.decode()
+    ports = [ln for ln in text.splitlines() if ln.startswith("infiniband_port_transmit_data_bytes_total{")]
+    assert len(ports) == 2 * len(before) and all(ln.endswith(" 1000000000") for ln in ports)
 
 
 def test_config_validation():

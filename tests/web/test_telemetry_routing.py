@@ -8,7 +8,6 @@ after ``Unlink "leaf01"[3]`` (``tests/realtools/record_telemetry_lfts.py``).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import shutil
@@ -21,19 +20,24 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from rest_framework.test import APIClient
 
+from fabric_engine.errors import FabricEngineError
 from fabric_engine.formats import opensm_lfts
 from fabric_engine.routing import route
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.groups import snapshot_text
+from ibweb.live.runner import FabricRunner
+from ibweb.runtime import record
+from ibweb.telemetry import source as source_module
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import CollectorSource
-from ibweb.telemetry.engine import TelemetryEngine
-from ibweb.telemetry.models import CollectorConfig
-from ibweb.telemetry.routing import RoutingTracker, dead_entries, publish, routing_of
+from ibweb.telemetry.models import CollectorConfig, Sweep
+from ibweb.telemetry.routing import RoutingTracker, dead_entries
 from ibweb.telemetry.sweeps import run_sweep
 from tests.realtools.tracert import ibtracert_hops, switch_hops
+from tests.web.engine_fixtures import newest_v1_frame
+
+from .tenancy_fixtures import operator_api
 
 DATA = Path(__file__).parents[1] / "engine" / "data" / "telemetry"
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,13 +75,18 @@ def make(slug: str, tmp_path: Path, **kw) -> CollectorConfig:
 
 
 def path_of(slug: str, src: str = "gpu0001", dst: str = "gpu0005") -> dict:
-    r = APIClient().get(f"/api/fabrics/fabrics/{slug}/path/", {"src": src, "dst": dst})
+    r = operator_api().get(f"/api/fabrics/fabrics/{slug}/path/", {"src": src, "dst": dst})
     assert r.status_code == 200, r.content
     return r.json()
 
 
 def traced(name: str) -> list[tuple[str, int, int]]:
     return ibtracert_hops((DATA / name).read_text())
+
+
+def routing_of(fabric):
+    """The routing the fabric's runtime record holds (as a web process reads it)."""
+    return record.routing(fabric.pk, record.head(fabric.pk))
 
 
 def discovered(name: str):
@@ -88,14 +97,15 @@ def test_dump_in_drop_directory_routes_the_path_api_like_ibtracert(tmp_path):
     config = make("lab", tmp_path)
     drop(tmp_path / "drop", time.time() - 5)
     sweep = run_sweep(config)
-    engine = TelemetryEngine(config.fabric)
+    engine = FabricRunner(config.fabric)
     asyncio.run(engine.start())
-    assert engine.router.source == "opensm-dump" and engine.router.routing.engine == "opensm-dump"
-    # the stored routing, rebuilt in this (web) process, is OpenSM's dump on the discovered fabric, entry for entry
-    routing = routing_of(config.fabric_id)
-    want = opensm_lfts.read((DATA / "opensm-lfts.dump").read_text(), engine.fabric)
-    assert np.array_equal(routing.lft, want.lft) and routing.fabric.num_links == engine.fabric.num_links == 16
-    assert routing_of(config.fabric_id) is routing  # cached per process and version
+    assert engine.source.router.source == "opensm-dump" and engine.source.router.routing.engine == "opensm-dump"
+    # the published routing, read in this (web) process, is OpenSM's dump on the discovered fabric, entry for entry
+    routing = routing_of(config.fabric)
+    want = opensm_lfts.read((DATA / "opensm-lfts.dump").read_text(), engine.source.fabric)
+    assert np.array_equal(np.asarray(routing.lft), want.lft)
+    assert routing.fabric.num_links == engine.source.fabric.num_links == 16
+    assert routing_of(config.fabric) is routing  # cached per process and version
     body = path_of("lab")
     assert body["routing"] == "opensm-dump"
     assert switch_hops(body["hops"]) == traced("ibtracert_1_11.txt") == [("leaf01", 1, 3), ("spine01", 1, 3),
@@ -107,9 +117,9 @@ def test_dump_in_drop_directory_routes_the_path_api_like_ibtracert(tmp_path):
     drop(tmp_path / "drop", time.time(), dump=None)  # second sweep, same dump
     run_sweep(config)
     asyncio.run(engine.tick())
-    frame = json.loads(asyncio.run(snapshot_text(config.fabric_id)))["frame"]
+    frame = newest_v1_frame(config.fabric_id)
     assert frame["totals"]["routing"] == "opensm-dump"
-    api = APIClient().get("/api/telemetry/collectors/").json()["results"][0]
+    api = operator_api().get("/api/telemetry/collectors/").json()["results"][0]
     assert api["routing"]["source"] == "opensm-dump" and api["routing"]["dead_entries"] == 0
     assert api["lfts_path"] == ""
     # a telemetry-fed fabric has no jobs
@@ -122,14 +132,14 @@ def test_link_down_with_an_old_dump_reroutes_then_the_new_dump_is_loaded(tmp_pat
     t0 = time.time() - 30
     drop(tmp_path / "drop", t0)
     run_sweep(config)
-    engine = TelemetryEngine(config.fabric)
+    engine = FabricRunner(config.fabric)
     asyncio.run(engine.start())
     v_dump = store.routing_status(config.fabric_id)["version"]
     # leaf01 port 3 - spine01 goes down; OpenSM has not re-routed yet, its dump is the old one
     drop(tmp_path / "drop", t0 + 10, linkinfo="iblinkinfo_unlinked.txt", dump=None)
     down = run_sweep(config)
     asyncio.run(engine.tick())
-    assert engine.router.source == "computed" and engine.router.routing.engine == "minhop"
+    assert engine.source.router.source == "computed" and engine.source.router.routing.engine == "minhop"
     down.refresh_from_db()
     assert [e["kind"] for e in down.events] == ["link_down", "routing"]
     event = down.events[-1]
@@ -137,21 +147,21 @@ def test_link_down_with_an_old_dump_reroutes_then_the_new_dump_is_loaded(tmp_pat
     for part in ("after link down:", "leaf01 port 3", "spine01 port 1", "has not changed"):
         assert part in event["message"]
     prev, newest = store.sweeps(config.fabric_id)
-    alerts = engine.state(prev, newest, time.time()).alerts
+    alerts = engine.source.state(prev, newest, time.time()).alerts
     assert any(a["kind"] == "routing" and a["action"] == "rerouted" for a in alerts)
     status = store.routing_status(config.fabric_id)
     assert status["source"] == "computed" and status["version"] != v_dump
     body = path_of("lab")
     assert body["routing"] == "minhop"
-    f = engine.fabric
-    assert np.array_equal(routing_of(config.fabric_id).lft, route(f, "minhop").lft)
+    f = engine.source.fabric
+    assert np.array_equal(np.asarray(routing_of(config.fabric).lft), route(f, "minhop").lft)
     hops = switch_hops(body["hops"])
     assert hops[0][0] == "leaf01" and hops[0][2] == 4 and len(hops) == 3  # around the dead cable, via spine02
     # OpenSM re-routes and rewrites its dump: the next tick loads it (no new sweep needed)
     put_dump(tmp_path / "drop" / "opensm-lfts.dump", "opensm-lfts_unlinked.dump", t0 + 20)
     asyncio.run(engine.tick())
-    assert engine.router.source == "opensm-dump"
-    assert engine.router.status()["dead_entries"] == 0
+    assert engine.source.router.source == "opensm-dump"
+    assert engine.source.router.status()["dead_entries"] == 0
     assert switch_hops(path_of("lab")["hops"]) == traced("ibtracert_1_11_unlinked.txt")
     down.refresh_from_db()
     assert [e.get("action") for e in down.events] == [None, "rerouted", "reloaded"]
@@ -168,9 +178,9 @@ def test_without_a_dump_the_fabric_routing_engine_is_used(tmp_path):
     fabric.save()
     drop(tmp_path / "drop", time.time(), dump=None)
     sweep = run_sweep(config)
-    engine = TelemetryEngine(fabric)
+    engine = FabricRunner(fabric)
     asyncio.run(engine.start())
-    assert engine.router.source == "computed" and engine.router.routing.engine == "updn"
+    assert engine.source.router.source == "computed" and engine.source.router.routing.engine == "updn"
     sweep.refresh_from_db()
     event = sweep.events[-1]
     assert event["action"] == "computed" and "no LFT dump at" in event["message"] and event["severity"] == "warning"
@@ -184,17 +194,17 @@ def test_without_a_dump_the_fabric_routing_engine_is_used(tmp_path):
     drop(tmp_path / "drop", time.time() + 1, dump=None)
     run_sweep(config)
     asyncio.run(engine.tick())
-    assert engine.router.source == "opensm-dump" and engine.router.path == dump
+    assert engine.source.router.source == "opensm-dump" and engine.source.router.path == dump
     assert switch_hops(path_of("plain")["hops"]) == traced("ibtracert_1_11.txt")
 
 
 def test_path_api_before_routing_and_for_unknown_hosts(tmp_path):
     config = make("early", tmp_path, source=CollectorSource.PUSH, drop_dir="")
     r = APIClient().get("/api/fabrics/fabrics/early/path/", {"src": "gpu0001", "dst": "gpu0005"})
-    assert r.status_code == 404 and "no routing yet" in r.json()["detail"]
+    assert r.status_code == 503 and "has not published" in r.json()["detail"]
     f = discovered("iblinkinfo.txt")
-    publish(config.fabric_id, route(f, "minhop"), (DATA / "iblinkinfo.txt").read_text(), {"source": "computed"})
-    r = APIClient().get("/api/fabrics/fabrics/early/path/", {"src": "gpu0001", "dst": "leaf01"})
+    record.publish(config.fabric_id, record.row_identity(config.fabric), f, route(f, "minhop"))
+    r = operator_api().get("/api/fabrics/fabrics/early/path/", {"src": "gpu0001", "dst": "leaf01"})
     assert r.status_code == 400 and "not a host" in r.json()["dst"]
     assert path_of("early")["routing"] == "minhop"
     port = APIClient().get("/api/fabrics/fabrics/early/ports/leaf01/3/history/")
@@ -255,9 +265,37 @@ def test_admin_shows_the_dump_path_and_the_routing_in_use(tmp_path, admin_client
     config = make("adm", tmp_path)
     drop(tmp_path / "drop", time.time())
     run_sweep(config)
-    asyncio.run(TelemetryEngine(config.fabric).start())
+    asyncio.run(FabricRunner(config.fabric).start())
     page = admin_client.get(f"/admin/telemetry/collectorconfig/{config.pk}/change/").content.decode()
     assert 'name="lfts_path"' in page and "LFT dump path" in page
     assert f"OpenSM LFT dump {tmp_path / 'drop' / 'opensm-lfts.dump'}" in page
     listing = admin_client.get("/admin/telemetry/collectorconfig/").content.decode()
     assert "OpenSM LFT dump" in listing
+
+
+def test_a_stored_discovery_that_cannot_be_built_is_refused_once_not_every_tick_issue_14(tmp_path, monkeypatch):
+    config = make("bad", tmp_path)
+    drop(tmp_path / "drop", time.time() - 5, dump=None)
+    run_sweep(config)
+    engine = FabricRunner(config.fabric)
+    asyncio.run(engine.start())
+    good = engine.source.fabric
+    # a discovery the engine cannot build reaches the store (stored before the push API checked them)
+    bad = Sweep.objects.create(config=config, source=config.source)
+    prev = store.sweeps(config.fabric_id)[1]
+    store.put_sweep(config.fabric_id, bad.pk, time.time(), prev["linkinfo"] + "a line the parser refuses\n",
+                    prev["samples"], [], [])
+    parsed = []
+
+    def refuse(*args, **kwargs):
+        parsed.append(1)
+        raise FabricEngineError("iblinkinfo line 3: not a port line")
+
+    monkeypatch.setattr(source_module, "parse_iblinkinfo", refuse)
+    seqs = [asyncio.run(engine.tick()) for _ in range(4)]
+    assert seqs == sorted(seqs) and seqs[-1] > 0  # frames go on, on the fabric in use
+    assert engine.source.fabric is good and parsed == [1]  # parsed once, not once per tick
+    bad.refresh_from_db()
+    assert bad.status == "failed" and "not a port line" in bad.failures[0]["error"]
+    frame = newest_v1_frame(config.fabric_id)
+    assert [a["kind"] for a in frame["alerts"] if a["kind"] == "discovery"] == ["discovery"]

@@ -69,12 +69,25 @@ def test_admin_forms_need_csrf(partitions):
     assert r.status_code == 403
 
 
-def test_policy_page_read_only_for_viewers(client, partitions):
+def test_policy_page_read_only_for_operators(client, partitions):
+    client.force_login(user_in("operator", "op-page"))
     r = client.get("/tenancy/fabrics/tiny/")
     assert r.status_code == 200
     body = r.content.decode()
     assert "acme" in body and "globex" in body and "gpu0001" in body and "leaf01" in body
     assert "Import partitions.conf" not in body and "partitions.conf" in body
+
+
+def test_policy_page_shows_no_tenant_to_anonymous_visitors_or_viewers_of_no_tenant(client, partitions):
+    """Issue 14: public read and a user of no tenant get the fabric-wide view, never tenants or exports."""
+    for who in (None, user_in("viewer", "nobody-page")):
+        if who is not None:
+            client.force_login(who)
+        body = client.get("/tenancy/fabrics/tiny/").content.decode()
+        assert "Acme" not in body and "Globex" not in body and "gpu0001" not in body and "0x0002" not in body
+        assert "partitions.conf" not in body
+        download = client.get("/tenancy/fabrics/tiny/opensm/partitions.conf")
+        assert download.status_code in (302, 403) and b"gpu" not in download.content
 
 
 def test_policy_page_restricted_to_tenant(client, partitions, tenants):

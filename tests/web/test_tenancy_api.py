@@ -25,7 +25,9 @@ def guids_of(partition):
 
 
 def test_get_all_pkeys_with_guids(partitions):
-    data = APIClient().get(BASE).json()
+    client = APIClient()
+    client.force_authenticate(user_in("operator", "op"))
+    data = client.get(BASE).json()
     assert list(data) == ["0x7fff", "0x0001", "0x0002"]
     assert data["0x7fff"]["managed"] is True and data["0x7fff"]["keywords"]["ALL_CAS"] == "limited"
     inventory = fabric_inventory(partitions[0].fabric)

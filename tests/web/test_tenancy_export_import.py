@@ -19,11 +19,17 @@ from .tenancy_fixtures import fabric, host_guid, partitions, tenants, user_in  #
 pytestmark = pytest.mark.django_db
 
 
+def operator_api() -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user_in("operator", "op-export"))
+    return client
+
+
 def test_export_partitions_conf(partitions):
     a, g = partitions
     a.sl, a.mtu, a.rate = 1, 5, 21
     a.save()
-    text = APIClient().get("/api/tenancy/fabrics/tiny/opensm/partitions.conf")
+    text = operator_api().get("/api/tenancy/fabrics/tiny/opensm/partitions.conf")
     assert text["Content-Disposition"] == 'attachment; filename="tiny-partitions.conf"'
     specs = {p.pkey: p for p in parse(text.content.decode())}
     assert {m.target: m.membership for m in specs[0x7FFF].members} == {"ALL_CAS": "limited", "ALL_SWITCHES": "full",
@@ -74,7 +80,7 @@ auto : {host_guid(5)}=both ;
     infra = Partition.objects.get(pkey=0x100)
     assert (infra.all_switches, infra.self_port, infra.index0) == ("full", "full", True)
     assert AuditEntry.objects.filter(action="import").count() == 3
-    again = parse(APIClient().get("/api/tenancy/fabrics/tiny/opensm/partitions.conf").content.decode())
+    again = parse(operator_api().get("/api/tenancy/fabrics/tiny/opensm/partitions.conf").content.decode())
     assert [p.pkey for p in again] == [0x7FFF, 1, 2, 0x100]
 
 
@@ -129,12 +135,14 @@ def test_engine_policy_follows_the_database(partitions):
 
 
 def test_access_helpers_for_jobs_and_hosts(partitions, tenants):
-    from ibweb.tenancy.access import can_see_tenant, visible_hosts
+    from ibweb.access import redaction, view_of
 
     acme, _ = tenants
     user = user_in("viewer", "acme-h", acme)
-    inv_hosts = policy_for(partitions[0].fabric)[1].hosts
-    assert visible_hosts(user, partitions[0].fabric).tolist() == inv_hosts[:2].tolist()
-    assert can_see_tenant(user, "acme") and not can_see_tenant(user, "globex") and not can_see_tenant(user, None)
-    operator = user_in("operator", "op")
-    assert visible_hosts(operator, partitions[0].fabric) is None and can_see_tenant(operator, "globex")
+    inv = policy_for(partitions[0].fabric)[1]
+    shown = redaction(view_of(user), partitions[0].fabric)
+    assert inv.hosts[~shown.hidden_nodes(inv)[inv.hosts]].tolist() == inv.hosts[:2].tolist()
+    assert shown.shows_job("acme") and shown.shows_job("Acme") and not shown.shows_job("globex")
+    assert not shown.shows_job(None)
+    operator = redaction(view_of(user_in("operator", "op")), partitions[0].fabric)
+    assert operator.shows_all and not operator.hidden_nodes(inv).any() and operator.shows_job("globex")

@@ -18,8 +18,8 @@ export function alerts() {
     const panel = selection.classed("ibweb-alerts", true).attr("aria-label", "Alerts and events");
     panel.append("h2").text("Alerts and events");
     const current = panel.append("ul").attr("class", "ibweb-alert-list").attr("aria-label", "Current alerts");
-    const events = panel.append("ol").attr("class", "ibweb-event-log ibweb-scroll").attr("role", "log")
-      .attr("aria-label", "Event log, newest first");
+    const events = panel.append("ol").attr("class", "ibweb-event-log ibweb-scroll").attr("aria-live", "polite")
+      .attr("aria-label", "Event log, newest first").attr("tabindex", 0);
 
     const add = (level, text, t = Date.now() / 1000) => {
       log.unshift({level, text, t});

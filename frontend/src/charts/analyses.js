@@ -1,8 +1,9 @@
-// Analyses panel: start an eBB analysis, follow every analysis of the fabric (progress from the feed) and show
+// Analyses panel: start an eBB analysis or a RoCEv2-vs-InfiniBand what-if, follow every analysis of the fabric (progress from the feed) and show
 // what it found (eBB, what-if deltas) once done. The start form is shown only to visitors allowed to start one.
 import {describe, mergeAnalysis, mergeProgress} from "../analysis.js";
 
-const KINDS = {ebb: "eBB", whatif_links: "What-if: failed cables", whatif_engine: "What-if: routing engine"};
+const KINDS = {ebb: "eBB", whatif_links: "What-if: failed cables", whatif_engine: "What-if: routing engine",
+  whatif_roce: "What-if: RoCEv2 ECMP", whatif_live: "What-if: today's jobs"};
 const KEEP = 20;
 const final = (status) => status === "done" || status === "failed";
 
@@ -26,6 +27,12 @@ export function analyses() {
       .attr("name", "patterns").attr("min", 1).attr("max", 20000).attr("step", 1).attr("value", 1000)
       .attr("size", 6).attr("required", true);
     const button = form.append("button").attr("type", "submit").text("Run eBB");
+    const roce = panel.append("form").attr("class", "ibweb-analysis-start ibweb-roce-start").attr("hidden", true)
+      .attr("aria-label", "Run the jobs as RoCEv2 with ECMP hashing");
+    const qps = roce.append("label").text("QPs/connection ").append("input").attr("type", "number")
+      .attr("name", "qps").attr("min", 1).attr("max", 128).attr("step", 1).attr("value", 1).attr("size", 4)
+      .attr("required", true);
+    const roceButton = roce.append("button").attr("type", "submit").text("Run RoCE what-if");
     const out = panel.append("output").attr("class", "ibweb-analysis-out").attr("aria-live", "polite");
     list = panel.append("div").attr("class", "ibweb-scroll").append("ol").attr("class", "ibweb-analysis-list")
       .attr("aria-label", "Analyses, newest first");
@@ -44,13 +51,30 @@ export function analyses() {
       }
     });
 
+    roce.on("submit", async (event) => {
+      event.preventDefault();
+      roceButton.property("disabled", true);
+      out.text("starting…");
+      try {
+        put(await client.create("whatif_roce", {qps: Number(qps.property("value"))}));
+        out.text("");
+      } catch (error) {
+        out.text(error.message);
+      } finally {
+        roceButton.property("disabled", false);
+      }
+    });
+
     ctx.on("progress.analyses", (msg) => {
       if (msg.task !== "analysis") return;
       rows = mergeProgress(rows, msg);
       draw();
       if (final(msg.status)) client.get(msg.id).then(put, (error) => out.text(error.message));
     });
-    client.canCreate().then((allowed) => form.attr("hidden", allowed ? null : true));
+    client.canCreate().then((allowed) => {
+      form.attr("hidden", allowed ? null : true);
+      roce.attr("hidden", allowed ? null : true);
+    });
     client.list(KEEP).then((answer) => {
       for (const a of answer) rows = mergeAnalysis(rows, a);
       draw();

@@ -1,11 +1,13 @@
-// Jobs table: tenant, pattern, hosts, demanded vs achieved bandwidth, slowdown, SHARP; a row selects the job,
-// which highlights its hosts and the links its flows use on the map.
+// Jobs table: tenant, hosts, demanded vs achieved bandwidth, slowdown, SHARP (the pattern is in the row's title);
+// a row selects the job, which highlights its hosts and the links its flows use on the map.
 import {format} from "d3";
 import {jobHighlight} from "../highlight.js";
 
 const slow = format(".2f");
-const si = format(".3~s");
-const shortRate = (gbps) => `${si(gbps * 1e9)}b/s`;
+const whole = format(",.0f");
+const tenth = format(",.1f");
+/** A job's rate in the one unit of its column (Gb/s): whole numbers from 100 on, so rows compare at a glance. */
+export const jobRate = (gbps) => (gbps >= 100 ? whole(gbps) : tenth(gbps));
 
 /**
  * The jobs table: `selection.call(jobs().context(ctx))`.
@@ -25,13 +27,15 @@ export function jobs() {
     const headRow = table.append("thead").append("tr");
     const body = table.append("tbody");
 
-    const columns = () => [["Job", "id"], ["Tenant", "tenant"], ["Pattern", "pattern"], ["Hosts", "hosts"],
-      ["Demand", "demand"], ["Achieved", "achieved"], ["Slow", "slowdown", "Slowdown: collective time now / alone"], ...(sharp ? [["SHARP", "sharp"]] : [])];
+    // [label, key, description, unit]: the unit sits under the label, so numbers need no suffix and never truncate.
+    const columns = () => [["Job", "id"], ["Tenant", "tenant"], ["Hosts", "hosts"],
+      ["Demand", "demand", "Demanded bandwidth, Gb/s", "Gb/s"], ["Achieved", "achieved", "Achieved bandwidth, Gb/s", "Gb/s"],
+      ["Slowdown", "slowdown", "Slowdown: collective time now / alone", "×"], ...(sharp ? [["SHARP", "sharp"]] : [])];
     const cell = (job, key) => {
       switch (key) {
-        case "demand": return shortRate(job.demand_gbps ?? 0);
-        case "achieved": return shortRate(job.achieved_gbps ?? 0);
-        case "slowdown": return job.slowdown == null ? (job.phase === "comm" ? "∞" : "–") : `×${slow(job.slowdown)}`;
+        case "demand": return jobRate(job.demand_gbps ?? 0);
+        case "achieved": return jobRate(job.achieved_gbps ?? 0);
+        case "slowdown": return job.slowdown == null ? (job.phase === "comm" ? "∞" : "–") : slow(job.slowdown);
         case "sharp": return job.sharp == null ? "–" : job.sharp ? "on" : "off";
         case "pattern": return String(job.pattern ?? "").replace(/_/g, " ");
         default: return String(job[key] ?? "");
@@ -49,8 +53,10 @@ export function jobs() {
       const hasSharp = frame.jobs.some((j) => j.sharp != null);
       if (hasSharp !== sharp || headRow.selectAll("th").empty()) {
         sharp = hasSharp;
-        headRow.selectAll("th").data(columns()).join("th").attr("scope", "col").text((d) => d[0])
-          .attr("title", (d) => d[2] ?? null).attr("aria-label", (d) => d[2] ?? null);
+        const th = headRow.selectAll("th").data(columns()).join("th").attr("scope", "col")
+          .attr("class", (d) => `ibweb-col-${d[1]}`).attr("title", (d) => d[2] ?? null).attr("aria-label", (d) => d[2] ?? null)
+          .text((d) => d[0]);
+        th.filter((d) => d[3]).append("span").attr("class", "ibweb-unit").attr("aria-hidden", "true").text((d) => d[3]);
       }
       const cols = columns();
       body.selectAll("tr").data(frame.jobs, (j) => j.id)
@@ -62,6 +68,7 @@ export function jobs() {
         .attr("aria-selected", (d) => String(d.id === selected))
         .classed("ibweb-selected", (d) => d.id === selected)
         .classed("ibweb-idle", (d) => !d.active)
+        .attr("title", (d) => `${d.id} (${d.tenant ?? "no tenant"}): ${cell(d, "pattern")}, ${d.hosts} hosts`)
         .selectAll("td").data((d) => cols.map(([, key]) => [d, key])).join("td")
         .attr("class", ([, key]) => (["hosts", "demand", "achieved", "slowdown"].includes(key) ? "ibweb-num" : null))
         .text(([d, key]) => cell(d, key));

@@ -149,7 +149,8 @@ export function matrix() {
   function lines([r, c]) {
     const {name} = ctx.fabric.nodes;
     const k = r * m.C + c;
-    const head = `${name[m.rows[r]]} ⇄ ${name[m.cols[c]]}`;
+    const span = (first, last) => (first === last ? name[first] : `${name[first]}…${name[last]}`);
+    const head = `${span(m.rows[r], m.rowsLast[r])} ⇄ ${span(m.cols[c], m.colsLast[c])}`;
     if (!m.cables[k]) return [head, "no cable"];
     const cables = cellCables(m, r, c);
     const {util} = ctx.frame;

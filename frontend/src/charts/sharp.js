@@ -143,7 +143,8 @@ export function sharp() {
 /** A titled scroll box of fixed height. */
 function box(parent, title, label) {
   parent.append("h3").text(title);
-  return parent.append("div").attr("class", "ibweb-box").attr("role", "region").attr("aria-label", label);
+  return parent.append("div").attr("class", "ibweb-box").attr("role", "region").attr("aria-label", label)
+    .attr("tabindex", 0); // scrolls: reachable by keyboard
 }
 
 function head(table, columns) {

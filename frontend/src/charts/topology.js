@@ -4,7 +4,11 @@
 // coolest first, so a frame costs a few passes over typed arrays and at most BUCKETS strokes. Zoom and pan are
 // horizontal only: a fat tree is a few rows and thousands of columns wide. Fabrics with more than aggregateAbove
 // hosts start aggregated: each leaf's hosts are one bar, its host cables one line coloured by the hottest of them,
-// until zoomed in far enough that neighbouring hosts are expandPx apart on screen.
+// until zoomed in far enough that neighbouring hosts are expandPx apart on screen. Fabrics with more than bundleDensity
+// switch-to-switch cables per pixel of width (a 32,768-GPU fabric has 65,536) draw those as bundles: the cables
+// between one scalable unit (or stretch of a tier) and one stretch of the tier above are one line, coloured by the
+// hottest of them and as wide as their count says; clicking a bundle zooms into its group (drill-down), where
+// cables are drawn one by one and only those on screen are traced.
 import {quadtree, zoom, zoomIdentity} from "d3";
 import {BUCKETS, BUCKET_COLORS, CONGESTED, bucketOf} from "../colors.js";
 import {cableLines, formatUtil, nodeLines} from "../format.js";
@@ -29,6 +33,7 @@ export function topology() {
   let ctx = null;
   let aggregateAbove = 4000;
   let expandPx = 2;
+  let bundleDensity = 4;
 
   let root;
   let canvas;
@@ -55,6 +60,12 @@ export function topology() {
   let buckets = null; // Uint8Array(L): colour bucket per cable
   let order = null; // Int32Array(L): drawn cables sorted by bucket
   let leafUtil = null; // Float32Array(n): hottest host cable per leaf
+  let bundleOf = null; // Int32Array(L): bundle of a switch-to-switch cable, -1 for host cables
+  let bundles = null; // {count, lo, hi: Int32Array (a node of each end, for the tooltip), x0, y0, x1, y1 (mean
+  // position of each end at zoom 1), cables: Int32Array, group: Int32Array (the lower end's group, -1 none)}
+  let bundleUtil = null; // Float32Array: hottest cable per bundle
+  let switchCables = 0;
+  let bundlesDrawn = 0;
   const counts = new Uint32Array(BUCKETS);
   const offsets = new Uint32Array(BUCKETS + 1);
   const next = new Uint32Array(BUCKETS);
@@ -62,6 +73,8 @@ export function topology() {
   let highlighted = 0;
   let framesDrawn = 0;
   let lines = []; // tooltip lines shown, [] when hidden
+  let overlay = null; // () => Map(colour -> cables) drawn over the map (the twin's expected-vs-observed or plan)
+  let overlaid = 0;
 
   function chart(selection) {
     root = selection.classed("ibweb-topology", true);
@@ -72,7 +85,11 @@ export function topology() {
       .attr("aria-label", `Fabric map. ${KEYS}`)
       .on("pointermove", (event) => hover(hit(event.offsetX, event.offsetY), event))
       .on("pointerleave", () => hover(null))
-      .on("click", (event) => ctx.select(hit(event.offsetX, event.offsetY)))
+      .on("click", (event) => {
+        const item = hit(event.offsetX, event.offsetY);
+        if (item && item.kind === "bundle") chart.drillDown(item);
+        else ctx.select(item);
+      })
       .on("keydown", keyed);
     g = canvas.node().getContext("2d");
     tooltip = root.append("div").attr("class", "ibweb-tooltip").attr("role", "tooltip").property("hidden", true);
@@ -112,6 +129,7 @@ export function topology() {
     order = new Int32Array(L);
     leafUtil = new Float32Array(n);
     handle = Float32Array.from({length: L}, (_, c) => 0.4 + 0.2 * ((c * 0.6180339887) % 1));
+    makeBundles();
     gaps = [0, 1, 2, 3].map((t) => {
       const xs = lay.x.filter((_, i) => lay.tierOf[i] === t).sort();
       let gap = lay.width;
@@ -124,6 +142,58 @@ export function topology() {
     canvas.call(zoomer.transform, zoomIdentity);
   }
 
+  // Bundles of switch-to-switch cables: (group of the lower end, or its stretch of the layout) x (stretch of the
+  // upper end's tier), BINS stretches per tier across the layout's width.
+  function makeBundles() {
+    const {L} = fabric;
+    const {a, b} = fabric.links;
+    const {group} = fabric.nodes;
+    const BINS = 48;
+    const binOf = (i) => Math.min(BINS - 1, Math.floor((lay.x[i] / Math.max(lay.width, 1)) * BINS));
+    bundleOf = new Int32Array(L).fill(-1);
+    const ids = new Map();
+    const lo = [];
+    const hi = [];
+    const grp = [];
+    switchCables = 0;
+    for (let c = 0; c < L; ++c) {
+      if (lay.cableLeaf[c] >= 0 || fabric.nodes.isHost[a[c]] || fabric.nodes.isHost[b[c]]) continue;
+      ++switchCables;
+      const [p, q] = lay.tierOf[a[c]] <= lay.tierOf[b[c]] ? [a[c], b[c]] : [b[c], a[c]];
+      const low = group[p] >= 0 ? `g${group[p]}` : `b${binOf(p)}`;
+      const key = `${lay.tierOf[p]}:${low}:${lay.tierOf[q]}:${binOf(q)}`;
+      let id = ids.get(key);
+      if (id === undefined) {
+        ids.set(key, (id = lo.length));
+        lo.push(p), hi.push(q), grp.push(group[p]);
+      }
+      bundleOf[c] = id;
+    }
+    const count = lo.length;
+    bundles = {count, lo: Int32Array.from(lo), hi: Int32Array.from(hi), group: Int32Array.from(grp),
+      cables: new Int32Array(count), x0: new Float64Array(count), y0: new Float64Array(count),
+      x1: new Float64Array(count), y1: new Float64Array(count)};
+    bundleUtil = new Float32Array(count);
+  }
+
+  // Bundle ends at zoom 1: the mean position of the cables' lower and upper ends.
+  function placeBundles() {
+    const {a, b} = fabric.links;
+    const B = bundles;
+    B.cables.fill(0), B.x0.fill(0), B.y0.fill(0), B.x1.fill(0), B.y1.fill(0);
+    for (let c = 0; c < fabric.L; ++c) {
+      const k = bundleOf[c];
+      if (k < 0) continue;
+      const [p, q] = lay.tierOf[a[c]] <= lay.tierOf[b[c]] ? [a[c], b[c]] : [b[c], a[c]];
+      ++B.cables[k];
+      B.x0[k] += px[p], B.y0[k] += py[p], B.x1[k] += px[q], B.y1[k] += py[q];
+    }
+    for (let k = 0; k < B.count; ++k) {
+      const n = Math.max(1, B.cables[k]);
+      B.x0[k] /= n, B.y0[k] /= n, B.x1[k] /= n, B.y1[k] /= n;
+    }
+  }
+
   // Node positions at zoom 1 and the hover quadtrees, after a snapshot or a resize.
   function place() {
     if (!fabric || !width) return;
@@ -133,13 +203,22 @@ export function topology() {
     px = Float32Array.from(lay.x, (x) => MARGIN + x * unit);
     py = Float32Array.from(lay.y, (y) => (lay.rows > 1 ? MARGIN + y * row : height / 2));
     zoomer.scaleExtent([1, Math.max(64, (8 * expandPx) / (unit * gaps[0]))]);
-    const items = {always: [], detail: [], leaves: []};
-    for (let i = 0; i < n; ++i) items[fabric.nodes.isHost[i] ? "detail" : "always"].push({kind: "node", index: i, x: px[i], y: py[i]});
+    const items = {always: [], detail: [], leaves: [], nodes: []};
+    for (let i = 0; i < n; ++i) {
+      const item = {kind: "node", index: i, x: px[i], y: py[i]};
+      items[fabric.nodes.isHost[i] ? "detail" : "always"].push(item);
+      if (!fabric.nodes.isHost[i]) items.nodes.push(item);
+    }
     for (let c = 0; c < L; ++c) {
       const [x, y] = handleAt(c);
       items[lay.cableLeaf[c] >= 0 ? "detail" : "always"].push({kind: "link", index: c, x, y});
     }
     for (const s of lay.leaves) if (lay.hostCount[s]) items.leaves.push({kind: "leaf", index: s, x: barX(s), y: barY()});
+    placeBundles();
+    items.bundles = [];
+    for (let k = 0; k < bundles.count; ++k) {
+      items.bundles.push({kind: "bundle", index: k, x: (bundles.x0[k] + bundles.x1[k]) / 2, y: (bundles.y0[k] + bundles.y1[k]) / 2});
+    }
     trees = Object.fromEntries(Object.entries(items).map(([key, v]) => [key, quadtree(v, (d) => d.x, (d) => d.y)]));
   }
 
@@ -151,6 +230,8 @@ export function topology() {
   const barX = (s) => MARGIN + ((lay.spanStart[s] + lay.spanEnd[s]) / 2) * unit;
   const barY = () => height - MARGIN;
   const aggregated = () => hosts > aggregateAbove && k * unit * gaps[0] < expandPx;
+  // Switch cables bundled while more than bundleDensity of them would be drawn per pixel of the map's width.
+  const bundled = () => switchCables > bundleDensity * k * Math.max(width, 1);
 
   function schedule() {
     pending ||= requestAnimationFrame(() => {
@@ -165,17 +246,29 @@ export function topology() {
     const {cableLeaf} = lay;
     const {cableUtil} = ctx.frame;
     const agg = aggregated();
+    const bun = bundled();
+    const {a, b} = fabric.links;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
 
-    // Count drawn cables per bucket, then order them by bucket (counting sort).
+    // Count drawn cables per bucket, then order them by bucket (counting sort); cables in a bundle or an aggregate,
+    // and cables off screen (both ends on one side), are not drawn one by one.
+    const x0 = -tx / k;
+    const x1 = (width - tx) / k;
+    const skip = (c) => (agg && cableLeaf[c] >= 0) || (bun && bundleOf[c] >= 0) ||
+      (k > 1 && ((px[a[c]] < x0 && px[b[c]] < x0) || (px[a[c]] > x1 && px[b[c]] > x1)));
     counts.fill(0);
-    for (let c = 0; c < L; ++c) if (!(agg && cableLeaf[c] >= 0)) ++counts[(buckets[c] = bucketOf(cableUtil[c]))];
+    for (let c = 0; c < L; ++c) {
+      buckets[c] = skip(c) ? 255 : bucketOf(cableUtil[c]);
+      if (buckets[c] !== 255) ++counts[buckets[c]];
+    }
     offsets[0] = 0;
     for (let j = 0; j < BUCKETS; ++j) offsets[j + 1] = offsets[j] + counts[j];
     drawn = offsets[BUCKETS];
     next.set(offsets.subarray(0, BUCKETS));
-    for (let c = 0; c < L; ++c) if (!(agg && cableLeaf[c] >= 0)) order[next[buckets[c]]++] = c;
+    for (let c = 0; c < L; ++c) if (buckets[c] !== 255) order[next[buckets[c]]++] = c;
+    if (bun) drawBundles();
+    else bundlesDrawn = 0;
 
     g.lineCap = "butt";
     for (let j = 0; j < BUCKETS; ++j) {
@@ -196,6 +289,7 @@ export function topology() {
     }
     if (agg) drawAggregates();
     drawNodes(agg);
+    drawOverlay();
     drawHighlight();
     drawSelection();
     ++framesDrawn;
@@ -211,6 +305,34 @@ export function topology() {
     }
   }
 
+  // Bundles, coolest first: each a line between the mean positions of its ends, as wide as log2 of its cables.
+  function drawBundles() {
+    const B = bundles;
+    const {cableUtil} = ctx.frame;
+    bundleUtil.fill(0);
+    for (let c = 0; c < fabric.L; ++c) {
+      const j = bundleOf[c];
+      if (j >= 0 && cableUtil[c] > bundleUtil[j]) bundleUtil[j] = cableUtil[c];
+    }
+    // One path per (colour, width): a few dozen strokes for thousands of bundles.
+    const paths = new Map();
+    for (let j = 0; j < B.count; ++j) {
+      const w = Math.min(6, Math.round(2 + Math.log2(Math.max(1, B.cables[j])))) / 2;
+      const key = bucketOf(bundleUtil[j]) * 16 + w * 2;
+      let p = paths.get(key);
+      if (!p) paths.set(key, (p = new Path2D()));
+      p.moveTo(tx + k * B.x0[j], B.y0[j]);
+      p.lineTo(tx + k * B.x1[j], B.y1[j]);
+    }
+    g.lineCap = "round";
+    for (const key of [...paths.keys()].sort((p, q) => p - q)) {
+      g.strokeStyle = BUCKET_COLORS[Math.floor(key / 16)];
+      g.lineWidth = (key % 16) / 2;
+      g.stroke(paths.get(key));
+    }
+    bundlesDrawn = B.count;
+  }
+
   function drawAggregates() {
     const {cableUtil} = ctx.frame;
     leafUtil.fill(0);
@@ -219,16 +341,22 @@ export function topology() {
       if (s >= 0 && cableUtil[c] > leafUtil[s]) leafUtil[s] = cableUtil[c];
     }
     g.lineWidth = 2;
+    const lines = new Map(); // colour bucket -> [line path, bar path]: one stroke and one fill per colour
     for (const s of lay.leaves) {
       if (!lay.hostCount[s]) continue;
       const x0 = tx + k * (MARGIN + lay.spanStart[s] * unit);
       const x1 = tx + k * (MARGIN + lay.spanEnd[s] * unit);
-      g.strokeStyle = g.fillStyle = BUCKET_COLORS[bucketOf(leafUtil[s])];
-      g.beginPath();
-      g.moveTo(tx + k * px[s], py[s]);
-      g.lineTo(tx + k * barX(s), barY());
-      g.stroke();
-      g.fillRect(x0 + 0.5, barY() - 3, Math.max(1, x1 - x0 - 1), 6);
+      const j = bucketOf(leafUtil[s]);
+      let p = lines.get(j);
+      if (!p) lines.set(j, (p = [new Path2D(), new Path2D()]));
+      p[0].moveTo(tx + k * px[s], py[s]);
+      p[0].lineTo(tx + k * barX(s), barY());
+      p[1].rect(x0 + 0.5, barY() - 3, Math.max(1, x1 - x0 - 1), 6);
+    }
+    for (const [j, [line, bars]] of lines) {
+      g.strokeStyle = g.fillStyle = BUCKET_COLORS[j];
+      g.stroke(line);
+      g.fill(bars);
     }
   }
 
@@ -242,6 +370,27 @@ export function topology() {
       }
       g.fillStyle = NODE_FILL[t];
       g.fill();
+    }
+  }
+
+  // An overlay (the twin's deviations or the plan's differences): dim the map, stroke its cables in their colours.
+  function drawOverlay() {
+    const groups = overlay ? overlay() : null;
+    overlaid = 0;
+    if (!groups || !groups.size) return;
+    const {a, b} = fabric.links;
+    g.fillStyle = DIM;
+    g.fillRect(0, 0, width, height);
+    g.lineWidth = 3;
+    for (const [color, cables] of groups) {
+      g.beginPath();
+      for (const c of cables) {
+        g.moveTo(tx + k * px[a[c]], py[a[c]]);
+        g.lineTo(tx + k * px[b[c]], py[b[c]]);
+      }
+      g.strokeStyle = color;
+      g.stroke();
+      overlaid += cables.length;
     }
   }
 
@@ -300,7 +449,10 @@ export function topology() {
     const rx = HIT_PX / k;
     let best = null;
     let bestDistance = HIT_PX * HIT_PX;
-    for (const tree of aggregated() ? [trees.always, trees.leaves] : [trees.always, trees.detail]) {
+    const shown = [aggregated() ? trees.leaves : trees.detail];
+    shown.push(bundled() ? trees.bundles : trees.always);
+    if (bundled()) shown.push(trees.nodes);
+    for (const tree of shown) {
       tree.visit((node, x0, y0, x1, y1) => {
         for (let leaf = node.length ? null : node; leaf; leaf = leaf.next) {
           const distance = (k * (leaf.data.x - x)) ** 2 + (leaf.data.y - my) ** 2;
@@ -335,6 +487,12 @@ export function topology() {
   function tooltipLines({kind, index}) {
     if (kind === "link") return cableLines(fabric, ctx.frame, index);
     if (kind === "node") return nodeLines(fabric, index);
+    if (kind === "bundle") {
+      const {name, group} = fabric.nodes;
+      const where = bundles.group[index] >= 0 ? `group ${bundles.group[index]}` : `near ${name[bundles.lo[index]]}`;
+      return [`${bundles.cables[index]} cables from ${where} up to ${name[bundles.hi[index]]} and its neighbours`,
+        `hottest ${formatUtil(bundleUtil[index])} (click to zoom in)`];
+    }
     return [`${fabric.nodes.name[index]}: ${lay.hostCount[index]} hosts, aggregated (zoom in to expand)`,
       `hottest host cable ${formatUtil(leafUtil[index])}`];
   }
@@ -361,8 +519,53 @@ export function topology() {
   chart.expandPx = function (_) {
     return arguments.length ? ((expandPx = _), chart) : expandPx;
   };
+  /** Switch-to-switch cables per pixel of the map's width (at the zoom shown) above which they are bundled. */
+  chart.bundleDensity = function (_) {
+    return arguments.length ? ((bundleDensity = _), chart) : bundleDensity;
+  };
+  /** Bundles drawn in the last redraw (0: cables drawn one by one). */
+  chart.bundlesDrawn = () => bundlesDrawn;
+  /** Client coordinates of the middle of bundle j (null when not drawn), for tests. */
+  chart.bundleAt = (j) => {
+    if (!bundlesDrawn || !(j >= 0 && j < bundles.count)) return null;
+    const box = canvas.node().getBoundingClientRect();
+    return {x: box.left + tx + k * (bundles.x0[j] + bundles.x1[j]) / 2, y: box.top + (bundles.y0[j] + bundles.y1[j]) / 2,
+      cables: bundles.cables[j], group: bundles.group[j]};
+  };
+  /**
+   * Zoom into the group of a bundle's lower end, or of a leaf (its scalable unit), so that its cables are drawn
+   * one by one: the x range of the group's switches fills the map.
+   * @param {{kind: "bundle" | "leaf", index: number}} item
+   */
+  chart.drillDown = (item) => {
+    if (!fabric) return;
+    const node = item.kind === "bundle" ? bundles.lo[item.index] : item.index;
+    const grp = fabric.nodes.group[node];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i < fabric.n; ++i) {
+      const same = grp >= 0 ? fabric.nodes.group[i] === grp && !fabric.nodes.isHost[i] : i === node;
+      if (same) (lo = Math.min(lo, px[i])), (hi = Math.max(hi, px[i]));
+    }
+    if (item.kind === "leaf") (lo = Math.min(lo, barX(node) - 1)), (hi = Math.max(hi, barX(node) + 1));
+    const span = Math.max(hi - lo, 8 * expandPx, 1);
+    const scale = Math.max(1, Math.min(zoomer.scaleExtent()[1], (0.9 * width) / span));
+    const t = zoomIdentity.translate(width / 2 - scale * ((lo + hi) / 2), 0).scale(scale);
+    canvas.transition().duration(250).call(zoomer.transform, t);
+  };
+  /** The current horizontal zoom factor. */
+  chart.zoomK = () => k;
   /** Cables drawn one by one in the last redraw (aggregated host cables not counted). */
   chart.drawnLinks = () => drawn;
+  /** A function returning Map(colour -> cables) to draw over the map (null: none); redraws. */
+  chart.overlay = function (_) {
+    if (!arguments.length) return overlay;
+    overlay = _;
+    schedule();
+    return chart;
+  };
+  /** Cables drawn by the overlay in the last redraw. */
+  chart.overlaidLinks = () => overlaid;
   /** Cables drawn highlighted in the last redraw. */
   chart.highlightedLinks = () => highlighted;
   /** The layout of the current fabric (layout.js), or null. */

@@ -45,7 +45,7 @@ export function totals() {
       hottest
         .property("disabled", !known)
         .text(known ? `Hottest: ${directedLabel(ctx.fabric, hot.link)} ${formatUtil(hot.util)}` : "Hottest: none")
-        .attr("aria-label", known ? `Select the hottest link, ${directedLabel(ctx.fabric, hot.link)}` : null);
+        .attr("title", known ? "Select the hottest link" : null);
     });
   }
 

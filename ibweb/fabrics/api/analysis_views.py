@@ -14,10 +14,22 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 
+from fabric_engine.analysis import whatif_summary
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.scenario import build_fabric
+from ibweb.access import (
+    HIDDEN_NODE,
+    NOTHING,
+    View,
+    hidden_host_names,
+    job_tenants,
+    relabel,
+    shown_job_rows,
+    view_of,
+    visible_fabrics,
+)
 
-from ..analyses import ParamError, clean_params
+from ..analyses import AnalysisKind, ParamError, clean_params
 from ..models import Analysis, Fabric
 from ..tasks import run_analysis
 
@@ -32,7 +44,8 @@ class AnalysisSerializer(serializers.ModelSerializer):
     params = serializers.JSONField(required=False, default=dict,
                                    help_text="ebb: patterns, seed, method, pattern, engine; whatif_links: "
                                              "failed_cables, ebb_patterns, seed; whatif_engine: engine, "
-                                             "ebb_patterns, seed.")
+                                             "ebb_patterns, seed; whatif_roce: qps, seed, same_seed; whatif_live: "
+                                             "failed_cables, failed_switches, engine.")
 
     class Meta:
         model = Analysis
@@ -43,17 +56,83 @@ class AnalysisSerializer(serializers.ModelSerializer):
     def validate(self, attrs: dict) -> dict:
         fabric: Fabric = self.context["fabric"]
         topology = fabric.spec.get("topology")
-        if not topology:
+        from ibweb.runtime import record
+
+        head = record.head(fabric.pk, record.row_identity(fabric))  # the fabric its engine runs (any kind)
+        if head is not None:
+            num_links = int(head["links"])
+        elif attrs["kind"] == AnalysisKind.WHATIF_LIVE or fabric.mode == "telemetry":
+            raise serializers.ValidationError({"fabric": f"fabric {fabric.slug} has not been discovered yet"})
+        elif not topology:
             raise serializers.ValidationError({"fabric": f"fabric {fabric.slug} has no topology to analyse"})
-        try:
-            num_links = build_fabric(topology).num_links
-        except FabricEngineError as exc:
-            raise serializers.ValidationError({"fabric": f"its topology cannot be built: {exc}"}) from exc
+        else:
+            try:
+                num_links = build_fabric(topology).num_links
+            except FabricEngineError as exc:
+                raise serializers.ValidationError({"fabric": f"its topology cannot be built: {exc}"}) from exc
         try:
             attrs["params"] = clean_params(attrs["kind"], attrs.get("params", {}), num_links)
         except ParamError as exc:
             raise serializers.ValidationError({"params": {exc.field: [exc.message]}}) from exc
         return attrs
+
+    def to_representation(self, instance: Analysis) -> dict:
+        """The analysis as the request's view sees it (:func:`redact_analysis`)."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        return redact_analysis(data, view_of(request.user) if request else NOTHING, instance,
+                               request.user if request else None)
+
+
+def redact_analysis(data: dict, view: View, analysis: Analysis, user=None) -> dict:
+    """An analysis as ``view`` sees it: below ``ALL``, only its tenants' jobs (ids, slowdowns, the worst job),
+    hidden hosts' names replaced in the failed cables and the error (every cable end and the whole error when
+    the fabric's hosts are not known), and the requester only if it is ``user``."""
+    if view.sees_all:
+        return data
+    out = {**data}
+    if analysis.requested_by_id is None or user is None or analysis.requested_by_id != user.pk:
+        out["requested_by"] = None
+    result = data.get("result")
+    if isinstance(result, dict) and "baseline" in result:
+        if analysis.kind == AnalysisKind.WHATIF_LIVE:  # the twin's jobs, by their tenant; per-rail rows "<id>/railN"
+            tenants = job_tenants(view) or frozenset()
+            shown = frozenset(j["id"] for j in result.get("jobs", []) if j.get("tenant") in tenants)
+            result = {**result, "jobs": [j for j in result.get("jobs", []) if j["id"] in shown],
+                      "rails_delta": [d for d in result.get("rails_delta", [])
+                                      if str(d.get("id")).split("/rail")[0] in shown]}
+            shown = shown | {str(j.get("id")) for side in ("baseline", "alternative")
+                             for j in result[side].get("jobs", []) if str(j.get("id")).split("/rail")[0] in shown}
+        else:  # each row by its tenant: a telemetry fabric's jobs are the twin's, not the spec's
+            shown = shown_job_rows(view, [*result.get("delta", []), *result["baseline"].get("jobs", [])],
+                                   analysis.fabric.spec) or frozenset()
+        result = {**result, "delta": [d for d in result.get("delta", []) if d.get("id") in shown]}
+        for side in ("baseline", "alternative"):
+            result[side] = {**result[side], "jobs": [j for j in result[side].get("jobs", []) if j.get("id") in shown]}
+        result["summary"] = whatif_summary(result)
+        out["result"] = result
+    if isinstance(result, dict) and "sides" in result:  # RoCEv2 what-if: per-job rows of the visible tenants only
+        shown = shown_job_rows(view, result.get("summary", []), analysis.fabric.spec) or frozenset()
+        result = {**result, "summary": [j for j in result.get("summary", []) if j.get("id") in shown],
+                  "sides": [{**side, "jobs": [j for j in side.get("jobs", []) if j.get("id") in shown]}
+                            for side in result.get("sides", [])]}
+        out["result"] = result
+    if (isinstance(result, dict) and result.get("failed")) or data.get("error"):
+        labels = hidden_host_names(view, analysis.fabric)  # None: no inventory, no name may be shown
+        if isinstance(result, dict) and result.get("failed"):
+            result["failed"] = [{**c, "a": _end(c.get("a", ""), labels), "b": _end(c.get("b", ""), labels)}
+                                for c in result["failed"]]
+        if data.get("error"):
+            out["error"] = HIDDEN_ERROR if labels is None else relabel(data["error"], labels)
+    return out
+
+
+def _end(text: str, labels: dict[str, str] | None) -> str:
+    return HIDDEN_NODE if labels is None else relabel(text, labels)
+
+
+#: What a failed analysis's message reads as below ``ALL`` when the fabric's hosts are not known.
+HIDDEN_ERROR = "the analysis failed (its message names nodes of the fabric, not shown)"
 
 
 _SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The fabric's slug.")
@@ -70,7 +149,7 @@ class AnalysisViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
 
     def fabric(self) -> Fabric:
         if not hasattr(self, "_fabric"):
-            self._fabric = get_object_or_404(Fabric.objects.restrict(self.request.user), slug=self.kwargs["slug"])
+            self._fabric = get_object_or_404(visible_fabrics(view_of(self.request.user)), slug=self.kwargs["slug"])
         return self._fabric
 
     def get_queryset(self):

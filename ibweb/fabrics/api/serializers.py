@@ -1,6 +1,8 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from ibweb.access import NOTHING, scenario_spec, view_of
+
 from ..models import Fabric
 from ..uploads import topology_from_upload
 
@@ -35,9 +37,11 @@ class FabricSerializer(serializers.ModelSerializer):
         return attrs
 
     def to_representation(self, instance: Fabric) -> dict:
-        """The fabric; an uploaded topology is summarised (its full JSON is in the feed snapshot)."""
+        """The fabric as the request's view sees it; an uploaded topology is summarised (JSON in the snapshot)."""
         data = super().to_representation(instance)
-        topology = (data.get("spec") or {}).get("topology") or {}
+        request = self.context.get("request")
+        data["spec"] = scenario_spec(view_of(request.user) if request else NOTHING, data.get("spec") or {})
+        topology = data["spec"].get("topology") or {}
         if "fabric" in topology:
             nodes, links = topology["fabric"].get("nodes", {}), topology["fabric"].get("links", {})
             summary = {"nodes": len(nodes.get("name", [])), "links": len(links.get("a_node", []))}

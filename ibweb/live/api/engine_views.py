@@ -1,4 +1,4 @@
-"""SHARP and storage state of a fabric from its newest frame, filtered by tenant for restricted users."""
+"""SHARP and storage state of a fabric from its newest frame, as the user's access view sees it in the feed."""
 
 from __future__ import annotations
 
@@ -7,28 +7,29 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ibweb.fabrics.models import Fabric
-from ibweb.permissions import visible_tenants
+from ibweb.access import view_of, visible_fabrics
 
+from ..feedview import cached_feed_view
 from ..groups import newest_frame
-from ..tenant_view import filter_sharp, filter_storage
 
 __all__ = ["SharpView", "StorageView"]
 
 
 class _SectionView(APIView):
     section = ""
-    restrict = staticmethod(lambda section, tenants: section)
 
     def get(self, request, slug: str):
-        fabric = get_object_or_404(Fabric.objects.restrict(request.user), slug=slug)
+        view = view_of(request.user)
+        fabric = get_object_or_404(visible_fabrics(view), slug=slug)
         frame = newest_frame(fabric.pk)
         if frame is None:
             raise NotFound(f"fabric {fabric.slug} has not published a frame yet")
+        if not view.sees_all:  # the feed's filter of this view (jobs, tenants, hidden hosts' names)
+            fv, _, _ = cached_feed_view(view.key, fabric)
+            if fv is None:
+                raise NotFound(f"fabric {fabric.slug} has not published a frame yet")
+            frame = fv.header(frame)
         data = frame.get(self.section)
-        tenants = visible_tenants(request.user)
-        if tenants is not None:
-            data = self.restrict(data, set(tenants))
         return Response({"fabric": fabric.slug, "seq": frame.get("seq"), "t": frame.get("t"), self.section: data})
 
 
@@ -36,11 +37,9 @@ class SharpView(_SectionView):
     """SHARP state: generation and limits, trees per switch, per job on/off and savings, recent events."""
 
     section = "sharp"
-    restrict = staticmethod(filter_sharp)
 
 
 class StorageView(_SectionView):
     """Storage state: per server read/write and bottleneck, per job (with checkpoints) and per tenant throughput."""
 
     section = "storage"
-    restrict = staticmethod(filter_storage)

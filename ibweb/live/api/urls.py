@@ -1,8 +1,9 @@
-"""Live data of a fabric under ``/api/fabrics/fabrics/<slug>/``: history, rollups, paths, jobs."""
+"""Live data of a fabric under ``/api/fabrics/fabrics/<slug>/``: history, rollups, paths, jobs, routing report."""
 
 from django.urls import path
 
 from .engine_views import SharpView, StorageView
+from .routing_views import RoutingReportView
 from .views import JobsView, LinkHistoryView, LinkRollupsView, PathView, PortHistoryView
 
 app_name = "live-api"
@@ -14,6 +15,7 @@ urlpatterns = [
     path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/history/", PortHistoryView.as_view(), name="port-history"),
     path("fabrics/<slug:slug>/path/", PathView.as_view(), name="fabric-path"),
     path("fabrics/<slug:slug>/jobs/", JobsView.as_view(), name="fabric-jobs"),
+    path("fabrics/<slug:slug>/routing/", RoutingReportView.as_view(), name="fabric-routing"),
     path("fabrics/<slug:slug>/sharp/", SharpView.as_view(), name="fabric-sharp"),
     path("fabrics/<slug:slug>/storage/", StorageView.as_view(), name="fabric-storage"),
 ]

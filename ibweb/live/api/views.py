@@ -6,101 +6,76 @@ Routes (under ``/api/fabrics/``)::
     fabrics/<slug>/links/<d>/rollups/?minutes=60      one-minute rollups of directed link d (database)
     fabrics/<slug>/ports/<node>/<port>/history/       the same for the link leaving a port (node name or GUID)
     fabrics/<slug>/path/?src=<host>&dst=<host>        the routed path, hop by hop, as ibtracert shows it
-    fabrics/<slug>/jobs/                              every job of the scenario: tenant, hosts, directed links
+    fabrics/<slug>/jobs/                              every job of the catalog: tenant, hosts, directed links
+    fabrics/<slug>/routing/                           the routing report (routing_views.py)
 
-The path and the jobs of an emulated fabric come from its scenario
-(``Fabric.scenario()``): its fabric, routing and job placement are built once per
-process and spec and cached, exactly as the engine builds them (``build_emulator``).
-A telemetry-fed fabric routes with what its engine published (OpenSM's LFT dump
-or a computed routing on the discovered fabric, :mod:`ibweb.telemetry.routing`)
-and has no jobs.
+Paths, ports and jobs come from the fabric's runtime record (:mod:`ibweb.runtime.record`),
+which its engine's leader publishes: the fabric, routing and job catalog the engine runs on,
+whatever the kind of fabric (a telemetry-fed one routes with OpenSM's LFT dump or a routing
+computed on the discovery). Nothing is built here; before the engine published, these
+answer 503.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from django.shortcuts import get_object_or_404
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fabric_engine.emulator import Emulator
-from fabric_engine.errors import FabricEngineError, RoutingError
+from fabric_engine.errors import RoutingError
 from fabric_engine.formats._common import HCA_SUFFIX
 from fabric_engine.routing import Routing
-from fabric_engine.scenario import build_emulator
 from fabric_engine.topology import KIND_HOST
-from fabric_engine.workload import expand_jobs
-from ibweb.fabrics.choices import FabricMode
+from fabric_engine.topology import Fabric as EngineFabric
+from ibweb.access import host_label, job_tenants, redaction, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
-from ibweb.permissions import visible_tenants
-from ibweb.telemetry.routing import routing_of
+from ibweb.runtime import record
 
 from .. import history
 from ..models import LinkRollup
 
-__all__ = ["LinkHistoryView", "LinkRollupsView", "PortHistoryView", "PathView", "JobsView",
-           "scenario_model", "job_links", "link_history"]
-
-_MODELS_KEEP = 2
-_LOCK = threading.Lock()
+__all__ = ["LinkHistoryView", "LinkRollupsView", "PortHistoryView", "PathView", "JobsView", "link_history",
+           "NotPublished"]
 
 
-@dataclass
-class _Model:
-    emulator: Emulator
-    job_links: list[dict] | None = None
+class NotPublished(APIException):
+    """The fabric's engine has not published its runtime record (yet): try again in a moment."""
 
-
-_MODELS: OrderedDict[str, _Model] = OrderedDict()
-
-
-def _cached(spec: dict) -> _Model:
-    key = json.dumps(spec, sort_keys=True)
-    with _LOCK:
-        if key in _MODELS:
-            _MODELS.move_to_end(key)
-            return _MODELS[key]
-        model = _Model(build_emulator(spec))
-        _MODELS[key] = model
-        while len(_MODELS) > _MODELS_KEEP:
-            _MODELS.popitem(last=False)
-        return model
-
-
-def scenario_model(spec: dict) -> Emulator:
-    """The emulator built from ``spec`` (its fabric, routing and placed jobs), cached per process and spec."""
-    return _cached(spec).emulator
+    status_code = 503
+    default_code = "not_published"
 
 
 class _FabricView(APIView):
     """A read-only view of one fabric the user may see."""
 
     def fabric(self, request, slug: str) -> Fabric:
-        return get_object_or_404(Fabric.objects.restrict(request.user), slug=slug)
+        return get_object_or_404(visible_fabrics(view_of(request.user)), slug=slug)
 
-    def model(self, fabric: Fabric) -> Emulator:
-        if fabric.mode != FabricMode.EMULATED or not fabric.spec.get("topology"):
-            raise NotFound(f"fabric {fabric.slug} has no scenario to route")
-        try:
-            return scenario_model(fabric.scenario())
-        except FabricEngineError as exc:
-            raise ValidationError({"spec": str(exc)}) from exc
+    def head(self, fabric: Fabric) -> dict:
+        """The newest head of ``fabric``'s runtime record; 503 while its engine has not published one."""
+        h = record.head(fabric.pk, record.row_identity(fabric))
+        if h is None:
+            raise NotPublished(f"fabric {fabric.slug}: its engine has not published the fabric yet; try again "
+                               f"in a few seconds")
+        return h
+
+    def engine_fabric(self, fabric: Fabric) -> EngineFabric:
+        """The fabric ``fabric``'s engine runs on (emulated: its scenario's; telemetry-fed: the discovery)."""
+        f = record.fabric(fabric.pk, self.head(fabric))
+        if f is None:
+            raise NotPublished(f"fabric {fabric.slug}: its record is being replaced; try again")
+        return f
 
     def routing(self, fabric: Fabric) -> Routing:
-        """The routing of ``fabric`` (emulated: its scenario's; telemetry-fed: what its engine published)."""
-        if fabric.mode != FabricMode.TELEMETRY:
-            return self.model(fabric).routing
-        routing = routing_of(fabric.pk)
+        """The routing ``fabric``'s engine runs on, read from its runtime record."""
+        routing = record.routing(fabric.pk, self.head(fabric))
         if routing is None:
-            raise NotFound(f"fabric {fabric.slug} has no routing yet: its engine has not loaded a discovery")
+            raise NotPublished(f"fabric {fabric.slug} has no routing yet: its engine has not routed it")
         return routing
 
 
@@ -154,14 +129,14 @@ class PortHistoryView(_FabricView):
     def get(self, request, slug: str, node: str, port: int):
         fabric = self.fabric(request, slug)
         seconds = _number(request, "seconds", 300.0, 1.0, 86400.0)
-        f = self.routing(fabric).fabric
-        try:
-            i = f.node(int(node, 16) if node.lower().startswith("0x") else node)
-        except (KeyError, ValueError):
-            raise NotFound(f"no node {node!r} in fabric {fabric.slug}") from None
+        f = self.engine_fabric(fabric)
+        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
+        i = _node(f, node, hidden)
+        if i is None:
+            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
         if not 1 <= port <= int(f.nports[i]) or f.out_link(i, port) < 0:
             raise NotFound(f"port {port} of {node} is not cabled")
-        return Response({**link_history(fabric, f.out_link(i, port), seconds), "node": str(f.node_name[i]),
+        return Response({**link_history(fabric, f.out_link(i, port), seconds), "node": _name(f, i, hidden),
                          "port": port})
 
 
@@ -192,30 +167,62 @@ class PathView(_FabricView):
         fabric = self.fabric(request, slug)
         routing = self.routing(fabric)
         f = routing.fabric
+        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
         ends = []
         for name in ("src", "dst"):
             raw = request.query_params.get(name, "")
             if not raw:
                 raise ValidationError({name: "required: a host name or node index"})
-            i = int(raw) if raw.isdigit() else _host_by_name(f, raw, name, fabric.slug)
+            i = _index(raw) if _is_index(raw) else _host_by_name(f, raw, name, fabric.slug, hidden)
             if not (0 <= i < f.num_nodes and f.kind[i] == KIND_HOST):
                 raise ValidationError({name: f"{raw!r} is not a host of fabric {fabric.slug}"})
             ends.append(i)
         try:
             hops = routing.trace(ends[0], ends[1])
         except RoutingError as exc:
-            return Response({"detail": str(exc), "src": ends[0], "dst": ends[1], "hops": [], "links": []}, status=409)
+            detail = f"no route from {_name(f, ends[0], hidden)} to {_name(f, ends[1], hidden)}" \
+                if hidden.any() else str(exc)
+            return Response({"detail": detail, "src": ends[0], "dst": ends[1], "hops": [], "links": []}, status=409)
+        hops = [{**h, "name": _name(f, h["node"], hidden)} for h in hops]
         return Response({"fabric": fabric.slug, "src": ends[0], "dst": ends[1], "hops": hops,
                          "links": [h["link"] for h in hops if h["link"] is not None], "routing": routing.engine})
 
 
-def _host_by_name(f, raw: str, field: str, slug: str) -> int:
-    """Node index of ``raw``; a discovered host is also found without its ``HCA-1``/``mlx5_0`` suffix."""
+def _is_index(raw: str) -> bool:
+    return raw.isascii() and raw.isdigit()
+
+
+def _index(raw: str) -> int:
+    return int(raw) if len(raw) < 19 else -1
+
+
+def _name(f, i: int, hidden: np.ndarray) -> str:
+    """Name of node ``i`` as the user sees it (``hidden``: :meth:`ibweb.access.Redaction.hidden_nodes`)."""
+    return host_label(i) if hidden[i] else str(f.node_name[i])
+
+
+def _node(f, key: str, hidden: np.ndarray) -> int | None:
+    """Node index of ``key`` (a name, a ``0x`` node or port GUID, or the ``host-<i>`` label of a hidden host);
+    ``None`` when there is no such node, or only a hidden one named by its real name or GUID."""
+    label = key.removeprefix("host-")
+    if key.startswith("host-") and _is_index(label) and 0 <= _index(label) < f.num_nodes and hidden[_index(label)]:
+        return _index(label)
     try:
-        return f.node(raw)
-    except KeyError:
-        pass
-    hosts = f.hosts
+        i = f.node(int(key, 16) if key.lower().startswith("0x") else key)
+    except (KeyError, ValueError, OverflowError):
+        return None
+    return None if hidden[i] else i
+
+
+def _host_by_name(f, raw: str, field: str, slug: str, hidden: np.ndarray) -> int:
+    """Node index of ``raw``; a discovered host is also found without its ``HCA-1``/``mlx5_0`` suffix.
+
+    A ``hidden`` host is found only by its ``host-<i>`` label.
+    """
+    i = _node(f, raw, hidden)
+    if i is not None:
+        return i
+    hosts = f.hosts[~hidden[f.hosts]]
     short = np.array([HCA_SUFFIX.sub("", str(n)) for n in f.node_name[hosts]], dtype=object)  # only on a miss
     hit = hosts[short == raw]
     if len(hit) == 1:
@@ -227,34 +234,17 @@ def _host_by_name(f, raw: str, field: str, slug: str) -> int:
 
 
 class JobsView(_FabricView):
-    """The scenario's jobs: name, tenant, pattern, host node indices and the directed links their flows cross.
+    """The jobs of the fabric's catalog: name, tenant, pattern, host node indices and the directed links they cross.
 
-    A telemetry-fed fabric has no scheduler feed, so its list is empty.
+    Emulated fabrics: the scenario's jobs. Telemetry-fed fabrics: what their source carries
+    (none without a scheduler feed).
     """
 
     def get(self, request, slug: str):
         fabric = self.fabric(request, slug)
-        if fabric.mode == FabricMode.TELEMETRY:
-            return Response({"fabric": fabric.slug, "jobs": []})
-        self.model(fabric)  # raises for a fabric without a scenario
-        cached = _cached(fabric.scenario())
-        if cached.job_links is None:
-            cached.job_links = job_links(cached.emulator)
-        tenants = visible_tenants(request.user)
-        jobs = [j for j in cached.job_links if tenants is None or j["tenant"] in tenants]
+        h = self.head(fabric)
+        catalog = record.jobs(fabric.pk, h) or []
+        tenants = job_tenants(view_of(request.user))
+        jobs = [{k: j[k] for k in ("id", "tenant", "pattern", "hosts", "links")} for j in catalog
+                if tenants is None or j["tenant"] in tenants]
         return Response({"fabric": fabric.slug, "jobs": jobs})
-
-
-def job_links(model: Emulator) -> list[dict]:
-    """Per job of ``model``: ``{"id", "tenant", "pattern", "hosts": [node], "links": [directed link]}``."""
-    jf = expand_jobs(model.jobs, model.fabric, model.paths)
-    inc = jf.incidence.tocsr()
-    out = []
-    for k, job in enumerate(model.jobs):  # loop over jobs; each is one slice of the incidence
-        block = inc[jf.offsets[k]:jf.offsets[k + 1]]
-        links = np.unique(block.indices[block.data > 0])
-        out.append({"id": job.name, "tenant": job.tenant, "pattern": job.pattern,
-                    "hosts": np.asarray(job.hosts).tolist(), "links": links.tolist()})
-    return out
-
-

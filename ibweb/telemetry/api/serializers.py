@@ -2,23 +2,39 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from fabric_engine.errors import FabricEngineError
-from fabric_engine.telemetry import CounterSamples, parse_iblinkinfo
+from fabric_engine.errors import FabricEngineError, FormatError
+from fabric_engine.telemetry import CounterSamples, read_discovery
+from fabric_engine.topology.limits import MAX_FABRIC_PORTS
 
 from .. import store
 from ..models import CollectorConfig, Sweep
 
 
 class CollectorConfigSerializer(serializers.ModelSerializer):
+    """A collector; ``command_prefix`` and ``environment`` may hold credentials: written, never read back.
+
+    ``environment_keys`` names the variables set, ``command_prefix_length`` says how many words the prefix has.
+    """
+
     fabric = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     routing = serializers.SerializerMethodField(help_text="What the engine routes with: source (opensm-dump or "
                                                           "computed), engine, dump path, reason, version.")
+    environment_keys = serializers.SerializerMethodField(help_text="Names of the variables set (values are "
+                                                                   "write-only).")
+    command_prefix_length = serializers.SerializerMethodField(help_text="Words of the command prefix (write-only).")
 
     class Meta:
         model = CollectorConfig
-        fields = ["id", "fabric", "source", "command_prefix", "environment", "drop_dir", "lfts_path", "timeout_s",
-                  "interval_s", "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds", "enabled",
-                  "routing"]
+        fields = ["id", "fabric", "source", "command_prefix", "environment", "environment_keys",
+                  "command_prefix_length", "drop_dir", "lfts_path", "timeout_s", "interval_s", "stale_after_s",
+                  "shard_size", "wrap_counters", "tick_code", "thresholds", "enabled", "routing"]
+        extra_kwargs = {"command_prefix": {"write_only": True}, "environment": {"write_only": True}}
+
+    def get_environment_keys(self, obj: CollectorConfig) -> list[str]:
+        return sorted(obj.environment) if isinstance(obj.environment, dict) else []
+
+    def get_command_prefix_length(self, obj: CollectorConfig) -> int:
+        return len(obj.command_prefix) if isinstance(obj.command_prefix, list) else 0
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_routing(self, obj: CollectorConfig) -> dict | None:
@@ -35,24 +51,53 @@ class SweepSerializer(serializers.ModelSerializer):
                   "ports", "failures", "events"]
 
 
+#: Most samples in one push: one per port of the largest subnet (a sample carries basic and extended counters).
+MAX_PUSH_SAMPLES = MAX_FABRIC_PORTS
+
+
+@extend_schema_field({"type": "array", "items": {"type": "object"}})
+class _ParsedJSON(serializers.Field):
+    """A JSON value taken as the parser produced it (``JSONField`` would serialise a 200 MB push again to check it)."""
+
+    def to_internal_value(self, data):
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
 class SamplePushSerializer(serializers.Serializer):
     """Body of a push: counter samples (as ``CounterSamples.from_records`` reads them), optional discovery.
 
     ``{"samples": [{"lid": 2, "port": 3, "t": 1700000000.0, "extended": true,
     "counters": {"PortXmitData": 123, ...}}, ...], "iblinkinfo": "<iblinkinfo output>"}``
+
+    Everything is checked before anything is stored (issue 14): every sample (LID
+    1..0xBFFF, port 0..255, a finite time, known counters that fit their width), and the
+    discovery is parsed *and* built into a fabric, as the engine will, so a discovery
+    the engine could not use is a 400 naming its line, never a stored sweep.
     """
 
-    samples = serializers.ListField(child=serializers.DictField(), allow_empty=False, max_length=200_000)
+    samples = _ParsedJSON(help_text=f"1..{MAX_PUSH_SAMPLES:,} sample objects (one per port).")
     iblinkinfo = serializers.CharField(required=False, allow_blank=False, trim_whitespace=False)
+
+    def validate_samples(self, value) -> list:
+        if not isinstance(value, list) or not value:
+            raise serializers.ValidationError("expected a non-empty list of sample objects")
+        if len(value) > MAX_PUSH_SAMPLES:
+            raise serializers.ValidationError(f"{len(value):,} samples; at most {MAX_PUSH_SAMPLES:,} (one per port "
+                                              f"of the largest subnet)")
+        return value
 
     def validate(self, attrs: dict) -> dict:
         try:
             attrs["parsed"] = CounterSamples.from_records(attrs["samples"], source="samples").merged()
-        except FabricEngineError as exc:
-            raise serializers.ValidationError({"samples": str(exc)}) from exc
+        except FormatError as exc:
+            where = f"samples[{exc.line - 1}]" if exc.line is not None else "samples"
+            raise serializers.ValidationError({"samples": f"{where}: {exc.message}"}) from exc
         if "iblinkinfo" in attrs:
             try:
-                parse_iblinkinfo(attrs["iblinkinfo"], source="iblinkinfo")
+                read_discovery(attrs["iblinkinfo"], source="iblinkinfo")
             except FabricEngineError as exc:
                 raise serializers.ValidationError({"iblinkinfo": str(exc)}) from exc
         return attrs

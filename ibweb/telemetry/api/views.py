@@ -2,64 +2,56 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import authentication, exceptions, permissions, status, throttling, viewsets
+from rest_framework import exceptions, permissions, status, viewsets
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ibweb.fabrics.models import Fabric
+from ibweb.access import view_of, visible_fabrics
+from ibweb.bearer import BearerAuthentication, TokenThrottle
+from ibweb.permissions import AllTenantsRead
 
 from .. import store, sweeps
 from ..choices import CollectorSource
 from ..models import CollectorConfig, PushToken, Sweep
+from ..transport import shard_result
 from .serializers import CollectorConfigSerializer, SamplePushSerializer, SweepSerializer
 
 
 class CollectorConfigViewSet(viewsets.ReadOnlyModelViewSet):
+    """How each telemetry-fed fabric is read (``ALL`` only: commands, hosts and paths of the management network)."""
+
     serializer_class = CollectorConfigSerializer
+    permission_classes = [AllTenantsRead]
 
     def get_queryset(self):
         return CollectorConfig.objects.select_related("fabric").filter(
-            fabric__in=Fabric.objects.restrict(self.request.user))
+            fabric__in=visible_fabrics(view_of(self.request.user)))
 
 
 class SweepViewSet(viewsets.ReadOnlyModelViewSet):
+    """Sweeps with their failures and topology events (``ALL`` only: they name every host)."""
+
     serializer_class = SweepSerializer
+    permission_classes = [AllTenantsRead]
 
     def get_queryset(self):
         qs = Sweep.objects.select_related("config__fabric").filter(
-            config__fabric__in=Fabric.objects.restrict(self.request.user))
+            config__fabric__in=visible_fabrics(view_of(self.request.user)))
         slug = self.request.query_params.get("fabric")
         return qs.filter(config__fabric__slug=slug) if slug else qs
 
 
-class PushTokenAuthentication(authentication.BaseAuthentication):
+class PushTokenAuthentication(BearerAuthentication):
     """``Authorization: Bearer <token>`` with a :class:`PushToken`; ``request.auth`` is the token."""
 
-    keyword = "Bearer"
-
-    def authenticate(self, request):
-        header = authentication.get_authorization_header(request).split()
-        if not header or header[0].decode(errors="replace") != self.keyword:
-            return None
-        if len(header) != 2:
-            raise exceptions.AuthenticationFailed("Authorization: Bearer <token>")
-        token = PushToken.lookup(header[1].decode(errors="replace"))
-        if token is None:
-            raise exceptions.AuthenticationFailed("unknown push token")
-        return None, token
-
-    def authenticate_header(self, request) -> str:
-        return self.keyword
+    token_model = PushToken
+    unknown = "unknown push token"
 
 
-class PushRateThrottle(throttling.SimpleRateThrottle):
+class PushRateThrottle(TokenThrottle):
     """Pushes per token (rate ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["push"]``); 429 with Retry-After beyond."""
 
-    scope = "push"
-
-    def get_cache_key(self, request, view) -> str | None:
-        token = request.auth
-        return self.cache_format % {"scope": self.scope, "ident": token.pk} if isinstance(token, PushToken) else None
+    token_model = PushToken
 
 
 class HasPushToken(permissions.BasePermission):
@@ -91,7 +83,7 @@ class SamplePushView(APIView):
                                 status=status.HTTP_400_BAD_REQUEST)
             linkinfo = newest["linkinfo"]
         sweep = Sweep.objects.create(config=config, source=CollectorSource.PUSH)
-        result = {"shard": 0, "samples": sweeps.samples_to_json(body.validated_data["parsed"]), "failures": []}
+        result = shard_result(0, body.validated_data["parsed"], [])
         sweeps.merge(config, sweep, linkinfo, [result])
         PushToken.objects.filter(pk=token.pk).update(last_used=timezone.now())
         return Response(SweepSerializer(sweep).data, status=status.HTTP_201_CREATED)

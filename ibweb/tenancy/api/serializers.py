@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from ibweb.access import view_of
 from ibweb.fabrics.models import Fabric
 
 from ..choices import Membership
@@ -48,6 +49,7 @@ class ModelCleanMixin:
                 f = fields[k]
                 data[f.attname] = (v.pk if v is not None else None) if f.is_relation else v
         candidate = model(pk=instance.pk, **data)
+        candidate._state.adding = instance._state.adding  # an update is checked against the other rows only
         try:
             candidate.full_clean(exclude=list(self.clean_exclude))
         except DjangoValidationError as exc:
@@ -94,11 +96,8 @@ class PartitionSerializer(ModelCleanMixin, serializers.ModelSerializer):
         validators = []  # the model's validate_constraints names the clashing field
 
     def validate_tenant(self, tenant):
-        from ..access import visible_tenant_ids
-
         request = self.context.get("request")
-        ids = visible_tenant_ids(request.user) if request else None
-        if ids is not None and (tenant is None or tenant.pk not in ids):
+        if request is not None and not view_of(request.user).sees_tenant(tenant.pk if tenant else None):
             raise serializers.ValidationError("you may only use your own tenants")
         return tenant
 

@@ -15,16 +15,24 @@ from rest_framework.views import APIView
 
 from fabric_engine.errors import FormatError
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY
+from ibweb.access import (
+    view_of,
+    visible_fabrics,
+    visible_members,
+    visible_partitions,
+    visible_qos_policies,
+    visible_service_classes,
+    visible_tenants,
+)
 from ibweb.fabrics.models import Fabric
-from ibweb.permissions import can_view
+from ibweb.permissions import AllTenantsRead
 
 from .. import audit, services
-from ..access import visible_tenant_ids
 from ..choices import AuditAction
 from ..exporters import FILES, default_partition_spec, export_response
 from ..importers import import_partitions_conf
 from ..inventory import fabric_inventory
-from ..models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
+from ..models import AuditEntry, Partition, QosPolicy, ServiceClass
 from .parsers import PlainTextParser
 from .serializers import (
     AuditEntrySerializer,
@@ -51,7 +59,28 @@ def _filter(queryset, request, **params):
 
 
 class AuditedModelViewSet(viewsets.ModelViewSet):
-    """CRUD that validates through the serializer and leaves an audit entry per write."""
+    """CRUD that validates through the serializer and leaves an audit entry per write.
+
+    An update or delete reads its row under a row lock inside one transaction, so two
+    concurrent PATCHes of one row apply one after the other and neither loses the
+    other's fields.
+    """
+
+    lock_rows = False
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        return queryset.select_for_update(of=("self",)) if self.lock_rows else queryset
+
+    def update(self, request, *args, **kwargs):
+        with transaction.atomic():
+            self.lock_rows = True
+            return super().update(request, *args, **kwargs)
+
+    def destroy(self, request, *args, **kwargs):
+        with transaction.atomic():
+            self.lock_rows = True
+            return super().destroy(request, *args, **kwargs)
 
     def perform_create(self, serializer):
         with transaction.atomic():
@@ -76,20 +105,23 @@ class TenantViewSet(AuditedModelViewSet):
     lookup_field = "slug"
 
     def get_queryset(self):
-        qs = Tenant.objects.restrict(self.request.user).select_related("service_class").prefetch_related("users")
+        qs = visible_tenants(view_of(self.request.user)).select_related("service_class").prefetch_related("users")
         return _filter(qs, self.request, q="name__icontains")
 
 
 class ServiceClassViewSet(AuditedModelViewSet):
     serializer_class = ServiceClassSerializer
-    queryset = ServiceClass.objects.all()
+    queryset = ServiceClass.objects.all()  # the model for DjangoModelPermissions
+
+    def get_queryset(self):
+        return visible_service_classes(view_of(self.request.user))
 
 
 class PartitionViewSet(AuditedModelViewSet):
     serializer_class = PartitionSerializer
 
     def get_queryset(self):
-        qs = (Partition.objects.restrict(self.request.user).select_related("fabric", "tenant", "service_class")
+        qs = (visible_partitions(view_of(self.request.user)).select_related("fabric", "tenant", "service_class")
               .prefetch_related("members"))
         return _filter(qs, self.request, fabric="fabric__slug", tenant="tenant__slug", q="name__icontains")
 
@@ -99,11 +131,15 @@ class QosPolicyViewSet(AuditedModelViewSet):
     queryset = QosPolicy.objects.select_related("fabric")
 
     def get_queryset(self):
-        return _filter(self.queryset, self.request, fabric="fabric__slug")
+        return _filter(visible_qos_policies(view_of(self.request.user), self.queryset), self.request,
+                       fabric="fabric__slug")
 
 
 class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
+    """The audit log: who changed which tenant's data, with contacts and members before and after (``ALL`` only)."""
+
     serializer_class = AuditEntrySerializer
+    permission_classes = [AllTenantsRead]
     queryset = AuditEntry.objects.select_related("fabric")
 
     def get_queryset(self):
@@ -112,11 +148,13 @@ class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
 
 # ------------------------------------------------------------------ UFM-style P_Keys
 class PKeyPermission(permissions.BasePermission):
-    """Reads follow ``can_view``; each write action names the model permissions it needs."""
+    """Reads need a view above ``NONE``; each write action names the model permissions it needs."""
 
     def has_permission(self, request, view) -> bool:
+        if not hasattr(view, request.method.lower()):
+            return True  # 405
         if request.method in permissions.SAFE_METHODS:
-            return can_view(request.user)
+            return view_of(request.user).may_view
         needed = view.action_permissions.get(view.action, ("tenancy.change_partition",))
         return bool(request.user and request.user.is_authenticated and request.user.has_perms(needed))
 
@@ -143,10 +181,10 @@ class PKeyViewSet(viewsets.ViewSet):
     }
 
     def _fabric(self, slug: str) -> Fabric:
-        return get_object_or_404(Fabric.objects.restrict(self.request.user), slug=slug)
+        return get_object_or_404(visible_fabrics(view_of(self.request.user)), slug=slug)
 
     def _partitions(self, fabric: Fabric):
-        return Partition.objects.restrict(self.request.user).filter(fabric=fabric).prefetch_related("members")
+        return visible_partitions(view_of(self.request.user)).filter(fabric=fabric).prefetch_related("members")
 
     def _partition(self, fabric: Fabric, pkey: str) -> Partition:
         value = PKeyField().to_internal_value(pkey)
@@ -179,9 +217,13 @@ class PKeyViewSet(viewsets.ViewSet):
                 "mtu_limit": None, "rate_limit": None, "managed": True,
                 "keywords": {m.target: m.membership for m in spec.members}, "guids": []}
 
+    @staticmethod
+    def _fresh(partition: Partition) -> Partition:
+        """``partition`` read again with its members (what a write left, not the list read before it)."""
+        return Partition.objects.select_related("tenant", "fabric").prefetch_related("members").get(pk=partition.pk)
+
     def _check_tenant(self, partition: Partition) -> None:
-        ids = visible_tenant_ids(self.request.user)
-        if ids is not None and partition.tenant_id not in ids:
+        if not view_of(self.request.user).sees_tenant(partition.tenant_id):
             raise PermissionDenied("this partition belongs to another tenant")
 
     def _run(self, fn, *args):
@@ -205,8 +247,7 @@ class PKeyViewSet(viewsets.ViewSet):
     def _create_partition(self, f: Fabric, data: dict) -> Partition:
         partition = Partition(fabric=f, pkey=data["pkey"], name=data.get("name") or "", tenant=data.get("tenant"),
                               ipoib=data.get("ip_over_ib", True), index0=data.get("index0", False))
-        ids = visible_tenant_ids(self.request.user)
-        if ids is not None and partition.tenant_id not in ids:
+        if not view_of(self.request.user).sees_tenant(partition.tenant_id):
             raise ValidationError({"tenant": ["you may only create partitions of your own tenants"]})
         self._run(partition.full_clean)
         partition.save()
@@ -239,7 +280,8 @@ class PKeyViewSet(viewsets.ViewSet):
                 self._check_tenant(partition)
             if entries:
                 self._run(services.add_members, partition, entries, request.user, "api")
-        return Response(self._entry(partition), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(self._entry(self._fresh(partition)),
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     def destroy(self, request, fabric: str, pkey: str):
         partition = self._partition(self._fabric(fabric), pkey)
@@ -263,7 +305,7 @@ class PKeyViewSet(viewsets.ViewSet):
                 services.member_entries, d["guids"], d.get("membership"), d.get("memberships"),
                 partition.default_membership)
             self._run(fn, partition, entries, request.user, "api")
-        return Response(self._entry(partition))
+        return Response(self._entry(self._fresh(partition)))  # the members after the change
 
     def add_guids(self, request, fabric: str, pkey: str):
         return self._guids(request, fabric, pkey, services.add_members)
@@ -283,17 +325,22 @@ class PKeyViewSet(viewsets.ViewSet):
         changes = {names[k]: v for k, v in s.validated_data.items()}
         if changes:
             self._run(services.update_partition, partition, changes, request.user, "api")
-        return Response(self._entry(partition))
+        return Response(self._entry(self._fresh(partition)))
 
 
 # ------------------------------------------------------------------ OpenSM files
 class OpenSMFilePermission(permissions.BasePermission):
+    """The files show (and an import changes) every tenant: the ``ALL`` level; imports also need the model perms."""
+
+    message = "the OpenSM files show every tenant: operators and policy admins only"
+
     def has_permission(self, request, view) -> bool:
+        if not view_of(request.user).sees_all:
+            return False
         if request.method in permissions.SAFE_METHODS:
-            return can_view(request.user)
-        return bool(request.user and request.user.is_authenticated and request.user.has_perms(
-            ("tenancy.add_partition", "tenancy.change_partition", "tenancy.add_partitionmember",
-             "tenancy.delete_partitionmember")))
+            return True
+        return request.user.has_perms(("tenancy.add_partition", "tenancy.change_partition",
+                                       "tenancy.add_partitionmember", "tenancy.delete_partitionmember"))
 
 
 @extend_schema(request=OpenApiTypes.STR, responses=OpenApiTypes.STR)
@@ -305,19 +352,15 @@ class OpenSMFileView(APIView):
     parser_classes = [PlainTextParser, JSONParser]
 
     def get(self, request, fabric: str, filename: str):
-        f = get_object_or_404(Fabric.objects.restrict(request.user), slug=fabric)
+        f = get_object_or_404(visible_fabrics(view_of(request.user)), slug=fabric)
         if filename not in FILES:
             raise NotFound(f"unknown file {filename}; known: {', '.join(FILES)}")
-        if visible_tenant_ids(request.user) is not None:
-            raise PermissionDenied("the OpenSM files show every tenant; ask an operator")
         return export_response(f, filename)
 
     def post(self, request, fabric: str, filename: str):
-        f = get_object_or_404(Fabric.objects.restrict(request.user), slug=fabric)
+        f = get_object_or_404(visible_fabrics(view_of(request.user)), slug=fabric)
         if filename != "partitions.conf":
             raise ValidationError({"file": ["only partitions.conf can be imported"]})
-        if visible_tenant_ids(request.user) is not None:
-            raise PermissionDenied("imports change every tenant; ask a policy admin")
         text = request.data if isinstance(request.data, str) else request.data.get("text")
         if not isinstance(text, str) or not text.strip():
             raise ValidationError({"text": ["send the partitions.conf text"]})
@@ -336,5 +379,8 @@ class MemberViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = MemberSerializer
 
     def get_queryset(self):
-        qs = PartitionMember.objects.filter(partition__in=Partition.objects.restrict(self.request.user))
+        qs = visible_members(view_of(self.request.user))
+        partition = self.request.query_params.get("partition")
+        if partition not in (None, "") and not (partition.isascii() and partition.isdigit() and len(partition) < 19):
+            raise ValidationError({"partition": [f"expected a partition ID (a number), got {partition!r}"]})
         return _filter(qs, self.request, fabric="partition__fabric__slug", partition="partition_id", guid="guid")

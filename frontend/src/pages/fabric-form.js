@@ -1,0 +1,104 @@
+// The new-fabric form's pure parts: parameters from the fields, the API call, the preview's text, the lines
+// around a file error. The page (new-fabric.js) wires them to the DOM.
+import {format} from "d3";
+
+const count = format(",d");
+const fixed1 = format(",.1f");
+
+/**
+ * A generator's parameters from the form's values, typed by its schema; empty fields and defaults are left out
+ * (the generator fills them in), as the server does.
+ * @param {object} generator schema entry ({params: [{name, kind, default, required, choices}]})
+ * @param {function(string): string} valueOf the field's text by parameter name
+ * @returns {{params: object, missing: string[], invalid: string[]}}
+ */
+export function collectParams(generator, valueOf) {
+  const params = {};
+  const missing = [];
+  const invalid = [];
+  for (const p of generator.params) {
+    const raw = String(valueOf(p.name) ?? "").trim();
+    if (raw === "") {
+      if (p.required) missing.push(p.name);
+      continue;
+    }
+    let value = raw;
+    if (p.kind === "int" || p.kind === "float") {
+      value = Number(raw);
+      if (!Number.isFinite(value) || (p.kind === "int" && !Number.isInteger(value))) {
+        invalid.push(p.name);
+        continue;
+      }
+    }
+    if (value !== p.default || p.required) params[p.name] = value;
+  }
+  return {params, missing, invalid};
+}
+
+/** `text` quoted for a POSIX shell. */
+export function shellQuote(text) {
+  return `'${String(text).replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * The curl command that creates the same fabric through the REST API (token auth).
+ * @param {string} origin e.g. "https://ibweb.example"
+ * @param {object} fields {name, slug, description, routing_engine, tick_s}
+ * @param {object} source {topology} for a generated design, or {file: "name.txt"} for an upload
+ * @param {object} background the scenario's background traffic (the page's default)
+ * @returns {{command: string, body: object|null}} body: the JSON sent (null for an upload)
+ */
+export function apiCall(origin, fields, source, background) {
+  const url = `${origin}/api/fabrics/fabrics/`;
+  const auth = '-H "Authorization: Token $IBWEB_TOKEN"';
+  if (source.file) {
+    const form = Object.entries(fields).filter(([, v]) => v !== "" && v != null)
+      .map(([k, v]) => `  -F ${shellQuote(`${k}=${v}`)}`);
+    return {command: [`curl -X POST ${shellQuote(url)} ${auth} \\`, ...form.map((f) => `${f} \\`),
+      `  -F ${shellQuote(`topology_file=@${source.file}`)}`].join("\n"), body: null};
+  }
+  const body = {...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== "" && v != null)),
+    spec: {topology: source.topology, jobs: [], background}};
+  return {command: `curl -X POST ${shellQuote(url)} ${auth} \\\n  -H "Content-Type: application/json" \\\n` +
+    `  -d ${shellQuote(JSON.stringify(body))}`, body};
+}
+
+/** Seconds as text: "1.5 ms", "2.3 s", "4 min 10 s". */
+export function duration(s) {
+  if (s < 1) return `${fixed1(s * 1000)} ms`;
+  if (s < 120) return `${fixed1(s)} s`;
+  return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+}
+
+const parts = (obj) => Object.entries(obj ?? {}).map(([k, v]) => `${count(v)} ${k}`).join(", ");
+
+/**
+ * The preview's facts as text, from the preview API's answer.
+ * @returns {object} {hosts, switches, cables, lids, lidsFraction, bisection, oversubscription, routing}
+ */
+export function previewFacts(s) {
+  const rates = Object.entries(s.cables_by_rate ?? {}).map(([rate, v]) => `${count(v.links)} × ${rate} ${count(v.gbps_each)} Gb/s`);
+  const est = s.routing?.estimate;
+  const over = Object.entries(s.oversubscription ?? {}).map(([tier, r]) => `${tier} ${format(".2~f")(r)}:1`);
+  return {
+    hosts: `${count(s.hosts)}${s.host_roles && Object.keys(s.host_roles).length > 1 ? ` (${parts(s.host_roles)})` : ""}`,
+    switches: `${count(s.switches)} (${parts(s.switch_tiers)})`,
+    cables: `${count(s.cables)}${rates.length ? ` (${rates.join("; ")})` : ""}`,
+    lids: `${count(s.lids)} of ${count(s.lids_max)} (${format(".1%")(s.lids / s.lids_max)})`,
+    lidsFraction: s.lids / s.lids_max,
+    bisection: s.bisection_gbps >= 1000 ? `${fixed1(s.bisection_gbps / 1000)} Tb/s` : `${fixed1(s.bisection_gbps)} Gb/s`,
+    oversubscription: over.join(", ") || "–",
+    routing: est ? `${s.routing.engine}: about ${duration(est.seconds)} (${duration(est.low)} to ${duration(est.high)})`
+      : `${s.routing?.engine ?? "?"}: no estimate (no calibration of this engine)`,
+  };
+}
+
+/**
+ * The lines around line `line` (1-based) of `text`, for showing a file error where it is.
+ * @returns {{first: number, lines: string[]}} first: the number of lines[0]
+ */
+export function errorContext(text, line, around = 2) {
+  const lines = String(text).split(/\r?\n/);
+  const first = Math.max(1, line - around);
+  return {first, lines: lines.slice(first - 1, Math.min(lines.length, line + around))};
+}

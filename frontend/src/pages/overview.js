@@ -1,0 +1,75 @@
+// The fabrics overview: every card follows its fabric, from the overview API (a few numbers per fabric, never a
+// whole frame), polled once per second while the tab is visible.
+import {format} from "d3";
+import {formatRate} from "../format.js";
+
+const count = format(",d");
+const pct = format(".0%");
+
+/**
+ * The text of a card's fields from one overview entry.
+ * @param {object} c the API's card
+ * @returns {object} {state, size, throughput, congested, hottest, alerts, progress, fraction}
+ */
+export function cardText(c) {
+  const h = c.hottest ?? {};
+  return {
+    state: c.state,
+    size: c.hosts ? ` · ${count(c.hosts)} hosts, ${count(c.switches)} switches, ${count(c.links)} links` : "",
+    throughput: c.throughput_gbps == null ? "–" : formatRate(c.throughput_gbps),
+    congested: c.congested_links == null ? "–" : count(c.congested_links),
+    hottest: h.label ? `${h.label} at ${pct(h.util ?? 0)}` : "–",
+    alerts: `${c.alerts.critical} critical, ${c.alerts.warning} warning, ${c.alerts.info} info`,
+    progress: c.progress?.message ?? "",
+    fraction: c.progress?.fraction ?? 0,
+  };
+}
+
+/**
+ * Wire the overview: `overviewPage(document.querySelector("[data-page=overview]"))`.
+ * @param {Element} root
+ * @param {object} [options] {every: ms, fetch}
+ * @returns {{refresh: function(): Promise<boolean>, stop: function()}}
+ */
+export function overviewPage(root, {every = 1000, fetch = (...args) => globalThis.fetch(...args)} = {}) {
+  let busy = false;
+
+  async function refresh() {
+    if (busy) return false;
+    busy = true;
+    try {
+      const response = await fetch(root.dataset.api, {headers: {Accept: "application/json"}, credentials: "same-origin"});
+      if (!response.ok) return false;
+      const {fabrics} = await response.json();
+      for (const c of fabrics) {
+        const card = root.querySelector(`.fabric-card[data-slug="${CSS.escape(c.slug)}"]`);
+        if (!card) continue;
+        const text = cardText(c);
+        card.dataset.state = c.state;
+        card.dataset.seq = c.seq ?? "";
+        const badge = card.querySelector(".engine-state");
+        badge.dataset.state = c.state;
+        badge.textContent = c.state;
+        for (const field of ["size", "throughput", "congested", "hottest", "progress"]) {
+          const el = card.querySelector(`[data-field=${field}]`);
+          if (el) el.textContent = text[field];
+        }
+        const alerts = card.querySelector("[data-field=alerts] a");
+        if (alerts) alerts.textContent = text.alerts;
+        card.querySelector(".card-progress").hidden = c.state !== "starting";
+        card.querySelector(".card-progress progress").value = text.fraction;
+      }
+      root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
+      return true;
+    } catch (error) {
+      console.warn(`ibweb: overview not refreshed: ${error.message}`);
+      return false;
+    } finally {
+      busy = false;
+    }
+  }
+
+  const timer = setInterval(() => document.visibilityState === "visible" && refresh(), every);
+  refresh();
+  return {refresh, stop: () => clearInterval(timer)};
+}

@@ -1,0 +1,222 @@
+"""How large a request body or websocket message may be, enforced before any view sees it (issue 14).
+
+Django's ASGI handler reads a whole request body (spooling it to disk) before the
+view runs, and DRF parses JSON from the stream without
+``DATA_UPLOAD_MAX_MEMORY_SIZE``; so the cap is applied twice:
+
+* :class:`BodyLimitMiddleware`, an ASGI wrapper around the HTTP and websocket apps,
+  answers ``413`` from the ``Content-Length`` header alone, or stops reading (and
+  answers ``413``) as soon as a streamed body passes the cap; it closes a websocket
+  with ``1009`` (message too big) on a larger message.
+* :class:`JSONParser`, :class:`FormParser` and :class:`MultiPartParser`, the DRF
+  parsers, check the same cap (for servers and test clients that bypass the ASGI app).
+
+The cap of a path is the first of :data:`BODY_LIMITS` whose pattern matches, else
+``settings.IBWEB_MAX_BODY_BYTES``. Sizes, all from the environment:
+
+=============================  =========  ====================================================
+setting                        default    what needs it
+=============================  =========  ====================================================
+``IBWEB_MAX_BODY_BYTES``       8 MiB      any other body: a P_Key with all 49,151 GUIDs of a
+                                          subnet is about 1.2 MB of JSON
+``IBWEB_MAX_UPLOAD_BYTES``     65 MiB     topology, partitions.conf, cabling plan, job pushes:
+                                          the 64 MiB file limit plus the form around it; the
+                                          ibnetdiscover file of the largest radix-64 subnet
+                                          (45,248 hosts, 3,878 switches) is 24 MiB
+``IBWEB_MAX_PUSH_BYTES``       256 MiB    a counter push of every cabled port of that subnet
+                                          (273,152 ports, 22 counters each, ~716 bytes) with
+                                          its iblinkinfo: about 240 MB
+``IBWEB_MAX_WS_MESSAGE_BYTES`` 64 KiB     a browser sends only small control messages
+=============================  =========  ====================================================
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from django.conf import settings
+from rest_framework import exceptions, parsers
+
+__all__ = ["BODY_LIMITS", "body_limit", "too_large_message", "BodyLimitMiddleware", "PayloadTooLarge",
+           "JSONParser", "FormParser", "MultiPartParser", "max_json_containers"]
+
+#: (path pattern, setting that holds its cap, what it is for); first match wins.
+BODY_LIMITS: tuple[tuple[re.Pattern, str, str], ...] = (
+    (re.compile(r"^/api/telemetry/fabrics/[^/]+/samples/$"), "IBWEB_MAX_PUSH_BYTES", "a counter push"),
+    (re.compile(r"^/api/fabrics/fabrics/(?:[^/]+/)?$"), "IBWEB_MAX_UPLOAD_BYTES", "a fabric with its topology"),
+    (re.compile(r"^/fabrics/(?:add|[^/]+/edit|[^/]+/plan)/$"), "IBWEB_MAX_UPLOAD_BYTES", "an uploaded file"),
+    (re.compile(r"^/tenancy/fabrics/[^/]+/import/$"), "IBWEB_MAX_UPLOAD_BYTES", "an uploaded partitions.conf"),
+    (re.compile(r"^/api/tenancy/fabrics/[^/]+/opensm/[^/]+$"), "IBWEB_MAX_UPLOAD_BYTES", "an OpenSM file"),
+    (re.compile(r"^/api/twin/fabrics/[^/]+/(?:plan|jobs)/$"), "IBWEB_MAX_UPLOAD_BYTES", "a plan or job push"),
+)
+
+
+def body_limit(path: str) -> int:
+    """The largest request body, in bytes, accepted for ``path``."""
+    for pattern, setting, _ in BODY_LIMITS:
+        if pattern.match(path):
+            return getattr(settings, setting)
+    return settings.IBWEB_MAX_BODY_BYTES
+
+
+def too_large_message(path: str, size: int | None) -> str:
+    """The text of a 413 for ``path`` (``size``: the body's length when known)."""
+    limit = body_limit(path)
+    what = next((why for pattern, _, why in BODY_LIMITS if pattern.match(path)), "a request body")
+    got = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
+    return f"request body too large: {got}; {what} here may have at most {limit:,} bytes"
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = 413
+    default_detail = "request body too large"
+    default_code = "payload_too_large"
+
+
+def _content_length(headers) -> int | None:
+    for name, value in headers:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+class BodyLimitMiddleware:
+    """ASGI middleware: 413 for HTTP bodies above :func:`body_limit`, close 1009 for large websocket messages."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            return await self._http(scope, receive, send)
+        if scope["type"] == "websocket":
+            return await self._websocket(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+    async def _http(self, scope, receive, send):
+        path = scope.get("path", "")
+        limit = body_limit(path)
+        declared = _content_length(scope.get("headers", ()))
+        if declared is not None and declared > limit:
+            return await _answer_413(send, too_large_message(path, declared))
+        state = {"read": 0, "over": False, "started": False}
+
+        async def bounded_receive():
+            message = await receive()
+            if message["type"] == "http.request":
+                state["read"] += len(message.get("body", b""))
+                if state["read"] > limit:
+                    state["over"] = True
+                    return {"type": "http.disconnect"}  # Django stops reading and answers nothing
+            return message
+
+        async def tracked_send(message):
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            await send(message)
+
+        await self.app(scope, bounded_receive, tracked_send)
+        if state["over"] and not state["started"]:
+            await _answer_413(send, too_large_message(path, None))
+
+    async def _websocket(self, scope, receive, send):
+        limit = settings.IBWEB_MAX_WS_MESSAGE_BYTES
+
+        async def bounded_receive():
+            message = await receive()
+            if message["type"] == "websocket.receive":
+                size = len(message.get("bytes") or b"") + len((message.get("text") or "").encode())
+                if size > limit:
+                    await send({"type": "websocket.close", "code": 1009,
+                                "reason": f"message of {size:,} bytes; at most {limit:,}"[:120]})
+                    return {"type": "websocket.disconnect", "code": 1009}
+            return message
+
+        return await self.app(scope, bounded_receive, send)
+
+
+async def _answer_413(send, text: str) -> None:
+    import json
+
+    body = json.dumps({"detail": text}).encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _check(parser_context: dict | None, stream=None) -> int:
+    """The cap for the request in ``parser_context``; raises :class:`PayloadTooLarge` when its declared size is over."""
+    request = (parser_context or {}).get("request")
+    path = getattr(request, "path", "") if request is not None else ""
+    limit = body_limit(path)
+    meta = getattr(request, "META", {}) if request is not None else {}
+    try:
+        declared = int(meta.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        raise PayloadTooLarge(too_large_message(path, declared))
+    return limit
+
+
+class _Capped:
+    """A read-only stream that raises :class:`PayloadTooLarge` past ``limit`` bytes."""
+
+    def __init__(self, stream, limit: int, path: str) -> None:
+        self.stream, self.limit, self.path, self.read_so_far = stream, limit, path, 0
+
+    def read(self, size: int = -1) -> bytes:
+        want = self.limit + 1 - self.read_so_far if size is None or size < 0 else min(size, self.limit + 1)
+        data = self.stream.read(want)
+        self.read_so_far += len(data)
+        if self.read_so_far > self.limit:
+            raise PayloadTooLarge(too_large_message(self.path, None))
+        return data
+
+
+#: Bytes of a path's cap per JSON object or array it may hold: Python spends 50-200 bytes on each
+#: (an empty dict 64), so a body of ``[{},{},...]`` would cost twenty times its size parsed.
+#: 64 keeps the largest legitimate bodies (a full counter push: about 1.1 M objects and arrays
+#: in 240 MB; a 49,151-member P_Key) well inside.
+BYTES_PER_CONTAINER = 64
+
+
+def max_json_containers(limit: int) -> int:
+    """The most JSON objects and arrays a body under a cap of ``limit`` bytes may hold."""
+    return max(1024, limit // BYTES_PER_CONTAINER)
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser: bodies above the path's cap are a 413, bodies of more objects and arrays than
+    :func:`max_json_containers` a 400, both before anything is parsed."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = _check(parser_context)
+        request = (parser_context or {}).get("request")
+        body = _Capped(stream, limit, getattr(request, "path", "")).read()
+        containers = body.count(b"{") + body.count(b"[")  # an upper bound: strings may hold either
+        most = max_json_containers(limit)
+        if containers > most:
+            raise exceptions.ParseError(f"JSON body of {containers:,} objects and arrays; at most {most:,} here")
+        return super().parse(io.BytesIO(body), media_type, parser_context)
+
+
+class FormParser(parsers.FormParser):
+    """DRF's form parser with the path's cap (Django also applies ``DATA_UPLOAD_MAX_*``)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        _check(parser_context)
+        return super().parse(stream, media_type, parser_context)
+
+
+class MultiPartParser(parsers.MultiPartParser):
+    """DRF's multipart parser with the path's cap on the declared length (files spool to disk beyond that)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        _check(parser_context)
+        return super().parse(stream, media_type, parser_context)

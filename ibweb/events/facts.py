@@ -1,0 +1,125 @@
+"""What an engine alert is about: its identity, severity, subject and message (pure; no Django).
+
+The engine raises alerts as plain dicts in each frame (``frame["alerts"]``): job
+alerts of the emulator (``no_route``, ``isolation``, ``sharp_fallback``), port
+error alerts and topology events of telemetry-fed fabrics (``errors``,
+``link_down``, ``node_vanished``, ... from :mod:`fabric_engine.telemetry.diff`),
+``routing``, ``stale`` and ``sweep_failures``. :func:`fact_of` turns one into an
+:class:`AlertFact`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["AlertFact", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN"]
+
+#: Severity of the alert kinds that carry none.
+SEVERITY_OF_KIND = {"no_route": "critical", "isolation": "critical", "sharp_fallback": "warning",
+                    "stale": "warning", "sweep_failures": "warning", "routing": "info"}
+#: Kinds about a job: the job's tenant owns the event.
+JOB_KINDS = ("no_route", "isolation", "sharp_fallback")
+_SEVERITIES = {"info": "info", "warning": "warning", "critical": "critical", "error": "critical"}
+#: Fields that name an alert's subject, in the order they make up its key.
+_SUBJECT = ("job", "partition", "port", "counter", "node", "guid", "a", "b", "link")
+#: What ``host_of`` answers for a name that is not in the fabric (a node gone from the discovery).
+UNKNOWN = ()
+#: Fields of an alert that name nodes (``"gpu0001"``, ``"gpu0001 port 1"``); ``found_a``/``found_b``: the peers
+#: a plan check found cabled instead of the planned ones.
+_NAMED = ("port", "node", "a", "b", "found_a", "found_b")
+
+
+@dataclass(frozen=True)
+class AlertFact:
+    """One alert, ready to store: ``key`` identifies it across ticks."""
+
+    key: str
+    kind: str
+    severity: str
+    object_type: str
+    object_id: str
+    message: str
+    link: int | None = None
+    node: str = ""
+    job: str = ""
+    tenant: str | None = None
+    hosts: list = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+
+def _node_of(label: str) -> str:
+    """``"gpu0001 port 1"`` -> ``"gpu0001"``."""
+    return label.rsplit(" port ", 1)[0] if " port " in label else label
+
+
+def _message(alert: Mapping) -> str:
+    if isinstance(alert.get("message"), str) and alert["message"]:
+        return alert["message"]
+    kind = str(alert.get("kind", "alert"))
+    if kind == "no_route":
+        return f"job {alert.get('job')}: {alert.get('flows', '?')} flows have no route"
+    if kind == "isolation":
+        where = f" in partition {alert['partition']}" if alert.get("partition") else ""
+        reason = str(alert.get("reason", "")).replace("-", " ")
+        return f"job {alert.get('job')}: {alert.get('flows', '?')} flows blocked{where} ({reason})"
+    if kind == "sharp_fallback":
+        return f"job {alert.get('job')} runs without SHARP: {alert.get('reason')}"
+    rest = ", ".join(f"{k} {v}" for k, v in alert.items() if k not in ("kind", "severity"))
+    return f"{kind.replace('_', ' ')}{': ' + rest if rest else ''}"
+
+
+def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = None,
+            host_of: Callable[[str], tuple[int, int] | None] | None = None) -> AlertFact:
+    """The :class:`AlertFact` of one engine alert.
+
+    Parameters
+    ----------
+    alert : mapping
+        The alert as in ``frame["alerts"]``.
+    tenant_of_job : mapping, optional
+        Job id -> tenant slug (from the frame's ``jobs``).
+    host_of : callable, optional
+        Node name -> ``(node index, node GUID)`` when the node is a host, ``None`` for a
+        switch, :data:`UNKNOWN` for a name not in the fabric. Hosts named by the alert are
+        listed in ``hosts`` (``[index, name, "0x<node GUID>"]``) so that users who may not
+        see them get the message with the names hidden; a name not in the fabric (or every
+        name, without ``host_of``) is listed as ``[-1, name]``, which every view below
+        ``ALL`` reads as ``hidden node`` (fail-closed).
+    """
+    kind = str(alert.get("kind") or "alert")[:32]
+    severity = _SEVERITIES.get(str(alert.get("severity", "")).lower()) or SEVERITY_OF_KIND.get(kind, "warning")
+    subject = [f"{k}={alert[k]}" for k in _SUBJECT if alert.get(k) not in (None, "")]
+    if kind in ("routing",) and not subject:
+        subject = [str(alert.get("message", ""))[:160]]
+    key = "|".join([kind, *subject])[:255]
+    job = str(alert.get("job") or "")
+    link = alert.get("link")
+    link = int(link) if isinstance(link, int | float) and not isinstance(link, bool) and link >= 0 else None
+    names = [_node_of(str(alert[k])) for k in _NAMED if isinstance(alert.get(k), str)]
+    if job:
+        object_type, object_id = "job", job
+    elif isinstance(alert.get("port"), str):
+        object_type, object_id = "port", alert["port"]
+    elif link is not None:
+        object_type, object_id = "link", str(link)
+    elif names:
+        object_type, object_id = "node", names[0]
+    else:
+        object_type, object_id = "fabric", ""
+    hosts = _hosts(names, host_of)
+    details = json.loads(json.dumps(dict(alert), default=str))
+    return AlertFact(key=key, kind=kind, severity=severity, object_type=object_type, object_id=str(object_id)[:200],
+                     message=_message(alert), link=link, node=names[0] if names else "", job=job,
+                     tenant=(tenant_of_job or {}).get(job) if job else None, hosts=hosts, details=details)
+
+
+def _hosts(names, host_of) -> list:
+    out = []
+    for name in dict.fromkeys(n for n in names if n):
+        found = host_of(name) if host_of is not None else UNKNOWN
+        if found is None:  # a switch: fabric-wide, always named
+            continue
+        out.append([int(found[0]), name, f"0x{int(found[1]):016x}"] if found else [-1, name])
+    return out

@@ -1,0 +1,90 @@
+"""Events and alerts of a fabric, kept over time: one row per occurrence, not per tick.
+
+An alert the engine raises tick after tick is one :class:`Event`, open (``active``) from
+the tick that raised it until the tick that no longer does (``cleared_at``); ``count``
+adds up the ticks it was raised; raised again within :data:`ibweb.events.recorder.REOPEN_S`
+it reopens, later it is a new event. Operators acknowledge events and comment on them
+(:class:`EventComment`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+from django.db import models
+
+from .choices import SEVERITY_RANK, ObjectType, Severity
+
+__all__ = ["Event", "EventComment"]
+
+
+class Event(models.Model):
+    """One occurrence of an alert or topology event of a fabric."""
+
+    fabric = models.ForeignKey("fabrics.Fabric", on_delete=models.CASCADE, related_name="events")
+    key = models.CharField(max_length=255, help_text="What makes two alerts the same event (kind and subject).")
+    kind = models.CharField(max_length=32, db_index=True, help_text="e.g. errors, isolation, link_down, routing.")
+    severity = models.CharField(max_length=8, choices=Severity.choices, default=Severity.WARNING)
+    rank = models.PositiveSmallIntegerField(default=1, help_text="0 info, 1 warning, 2 critical (for sorting).")
+    object_type = models.CharField(max_length=8, choices=ObjectType.choices, default=ObjectType.FABRIC)
+    object_id = models.CharField(max_length=200, blank=True, help_text="Link index, node or port name, or job id.")
+    link = models.IntegerField(null=True, blank=True, help_text="Directed link index the map focuses on.")
+    node = models.CharField(max_length=100, blank=True, help_text="Node the map focuses on.")
+    job = models.CharField(max_length=100, blank=True)
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.SET_NULL, null=True, blank=True,
+                               related_name="events", help_text="The tenant whose job it concerns; none: fabric-wide.")
+    hosts = models.JSONField(default=list, blank=True,
+                             help_text='[[node index, name, "0x<node GUID>"], ...]: the hosts the message names '
+                                       "(hidden from users who may not see them).")
+    message = models.TextField()
+    details = models.JSONField(default=dict, blank=True, help_text="The alert as the engine raised it.")
+    first_seen = models.DateTimeField(db_index=True)
+    last_seen = models.DateTimeField(db_index=True)
+    count = models.PositiveIntegerField(default=0, help_text="Ticks it was raised, up to its last closing.")
+    raised_seq = models.BigIntegerField(null=True, blank=True, help_text="Sequence number of the tick that "
+                                                                         "(re)opened it, while open.")
+    active = models.BooleanField(default=True, db_index=True, help_text="Raised by the newest tick.")
+    cleared_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                        related_name="+")
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-last_seen", "-pk"]
+        indexes = [models.Index(fields=["fabric", "-last_seen"], name="events_fabric_recent"),
+                   models.Index(fields=["fabric", "key", "active"], name="events_fabric_key")]
+
+    def __str__(self) -> str:
+        return f"{self.get_severity_display()} {self.kind}: {self.message[:80]}"
+
+    def save(self, *args, **kwargs) -> None:
+        self.rank = SEVERITY_RANK.get(self.severity, 1)
+        super().save(*args, **kwargs)
+
+    @property
+    def acknowledged(self) -> bool:
+        return self.acknowledged_at is not None
+
+    def ticks(self, now: datetime, tick_s: float) -> int:
+        """Ticks it has been raised: the closed stretches counted, plus, while open, the time since it opened."""
+        if not self.active:
+            return self.count
+        return self.count + max(1, int((now - self.last_seen).total_seconds() / max(tick_s, 1e-3)) + 1)
+
+
+class EventComment(models.Model):
+    """A note an operator left on an event."""
+
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="comments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="+")
+    username = models.CharField(max_length=150, blank=True)
+    time = models.DateTimeField(auto_now_add=True)
+    text = models.TextField(max_length=4000)
+
+    class Meta:
+        ordering = ["time", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.username or '-'}: {self.text[:60]}"

@@ -1,0 +1,72 @@
+"""The source of an emulated fabric: its scenario spec, built into an :class:`~fabric_engine.emulator.Emulator`."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from fabric_engine.emulator import Emulator
+from fabric_engine.policy import Policy
+from fabric_engine.routing import Routing
+from fabric_engine.scenario import build_emulator
+from fabric_engine.state import FabricState
+from fabric_engine.topology import Fabric
+from fabric_engine.workload import Job
+
+from .sources import Progress
+
+__all__ = ["EmulatedSource"]
+
+
+class EmulatedSource:
+    """Builds the fabric's scenario (``Fabric.scenario()``) and steps its emulator once per tick."""
+
+    def __init__(self, row) -> None:
+        self.scenario = row.scenario()
+        self.emulator: Emulator | None = None
+        self.topology_version = 0
+
+    @property
+    def fabric(self) -> Fabric | None:
+        return self.emulator.fabric if self.emulator is not None else None
+
+    @property
+    def routing(self) -> Routing | None:
+        return self.emulator.routing if self.emulator is not None else None
+
+    @property
+    def paths(self):
+        """The path model the emulator routes flows with (static LFT paths, or adaptive)."""
+        return self.emulator.paths if self.emulator is not None else None
+
+    async def start(self, progress: Progress) -> None:
+        """Build the emulator in a thread (routing takes a while on big fabrics)."""
+        await progress(0.05, f"building the fabric and routing it with {self.scenario.get('routing', 'minhop')}")
+        self.emulator = await asyncio.to_thread(build_emulator, self.scenario)
+        self.topology_version += 1
+
+    async def step(self, seq: int, now: float) -> FabricState:
+        """Advance the emulator one tick (in a thread); the state carries ``seq``."""
+        em = self.emulator
+
+        def advance() -> FabricState:
+            em.seq = seq - 1  # the emulator counts its own ticks; the runner's sequence wins
+            return em.step(now)
+
+        return await asyncio.to_thread(advance)
+
+    def totals(self) -> dict:
+        return {}
+
+    def jobs(self) -> list[Job]:
+        return list(self.emulator.jobs) if self.emulator is not None else []
+
+    def apply_policy(self, policy: Policy | None) -> None:
+        self.emulator.set_policy(policy)
+
+    def counters(self) -> tuple[np.ndarray, float] | None:
+        return None
+
+    async def stop(self) -> None:
+        return None

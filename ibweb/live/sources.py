@@ -1,0 +1,98 @@
+"""What a fabric runner drives: the source protocol, and which source serves which kind of fabric.
+
+A *source* turns one fabric row into engine data: it builds (or discovers) the
+:class:`~fabric_engine.topology.Fabric` and its :class:`~fabric_engine.routing.Routing`,
+then hands the runner one :class:`~fabric_engine.state.FabricState` per tick. The
+runner (:mod:`ibweb.live.runner`) does everything else the same way for every kind:
+leader lock, sequence numbers, publishing, history, metrics, policy and views.
+
+Apps declare their sources as data, so that ``ibweb.live`` imports none of them::
+
+    class TelemetryConfig(AppConfig):
+        fabric_sources = {"telemetry": "ibweb.telemetry.source.TelemetrySource"}
+
+:func:`source_for` finds the class for a fabric's ``mode`` among the installed apps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from django.apps import apps
+from django.utils.module_loading import import_string
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from fabric_engine.policy import Policy
+    from fabric_engine.routing import Routing
+    from fabric_engine.state import FabricState
+    from fabric_engine.topology import Fabric
+    from fabric_engine.workload import Job
+
+__all__ = ["FabricSource", "Progress", "source_for", "source_kinds", "NoSource"]
+
+#: ``await progress(fraction, message)`` while a source starts (shown to waiting clients).
+Progress = Callable[[float, str], Awaitable[None]]
+
+
+@runtime_checkable
+class FabricSource(Protocol):
+    """One fabric's engine data, as the runner asks for it.
+
+    Attributes
+    ----------
+    fabric, routing
+        What the source runs on now; ``None`` until :meth:`start` (or, for a source that
+        waits for a discovery, until the first one arrived).
+    topology_version : int
+        Changes whenever ``fabric`` or ``routing`` changed; the runner then publishes the
+        topology and the runtime record again and sends every client a new snapshot.
+    """
+
+    fabric: Fabric | None
+    routing: Routing | None
+    topology_version: int
+
+    async def start(self, progress: Progress) -> None:
+        """Build or discover the fabric and route it (long work runs in threads)."""
+
+    async def step(self, seq: int, now: float) -> FabricState | None:
+        """The state of tick ``seq`` at ``now`` (``state.seq == seq``), or None when there is nothing to show."""
+
+    def totals(self) -> dict:
+        """Source-specific fields of the frame's ``totals`` (e.g. ``sweep_age_s``, ``routing``)."""
+
+    def jobs(self) -> list[Job]:
+        """The job catalog: every job the source knows of, with its hosts (node indices)."""
+
+    def apply_policy(self, policy: Policy | None) -> None:
+        """Use ``policy`` (partitions and QoS on ``fabric``) from the next tick."""
+
+    def counters(self) -> tuple[np.ndarray, float] | None:
+        """Measured per-port counters for ``/metrics`` (``[2L, C]`` float64, time), or None to integrate rates."""
+
+    async def stop(self) -> None:
+        """Release what the source started (threads, files)."""
+
+
+class NoSource(LookupError):
+    """No installed app declares a source for a fabric's mode."""
+
+
+def source_kinds() -> dict[str, str]:
+    """``{mode: dotted path of the source class}`` declared by the installed apps (``fabric_sources``)."""
+    out: dict[str, str] = {}
+    for config in apps.get_app_configs():  # a handful of apps
+        out.update(getattr(config, "fabric_sources", {}) or {})
+    return out
+
+
+def source_for(mode: str) -> type:
+    """The source class of fabrics of ``mode``; raises :class:`NoSource` naming the known modes."""
+    kinds = source_kinds()
+    try:
+        return import_string(kinds[mode])
+    except KeyError:
+        raise NoSource(f"no source for fabrics of mode {mode!r}; known: {', '.join(sorted(kinds))}") from None

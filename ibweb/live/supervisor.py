@@ -1,0 +1,93 @@
+"""Keeps one fabric runner per fabric in step with the database (``run_engine`` and the embedded engine)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from asgiref.sync import sync_to_async
+from django.db.models import Q
+
+from ibweb.fabrics.choices import FabricMode
+from ibweb.fabrics.models import Fabric
+
+from .runner import FabricRunner
+from .sources import NoSource
+
+__all__ = ["EngineSupervisor"]
+
+log = logging.getLogger("ibweb.live")
+
+
+class EngineSupervisor:
+    """Keeps one engine task per fabric in step with the database.
+
+    Every ``reconcile_s`` seconds it starts the engines of new fabrics, restarts those
+    whose row changed (routing engine, scenario, tick) and stops those deleted, so a
+    setting saved in the admin or the API takes effect within seconds in whichever
+    process runs the engine. Emulated fabrics, and telemetry-fed ones with a collector; each
+    gets a :class:`~ibweb.live.runner.FabricRunner` with the source of its mode.
+    """
+
+    def __init__(self, slugs: list[str] | None = None, reconcile_s: float = 2.0) -> None:
+        self.slugs = slugs or None
+        self.reconcile_s = reconcile_s
+        self.tasks: dict[int, asyncio.Task] = {}
+        self.engines: dict[int, FabricRunner] = {}
+        self.versions: dict[int, object] = {}
+        self._loop: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        """Start every fabric's engine now, then keep reconciling in the background."""
+        await self.reconcile()
+        self._loop = asyncio.create_task(self._reconcile_forever(), name="engine:supervisor")
+
+    async def wait(self) -> None:
+        """Run until cancelled."""
+        await self._loop
+
+    async def reconcile(self) -> None:
+        rows = {f.pk: f for f in await sync_to_async(list)(self._fabrics(self.slugs))}
+        for pk in list(self.tasks):
+            if pk not in rows or rows[pk].updated != self.versions[pk]:
+                await self._stop_one(pk)
+        for pk, fabric in rows.items():
+            if pk not in self.tasks:
+                try:
+                    engine = FabricRunner(fabric)
+                except NoSource as exc:
+                    log.error("fabric %s: %s", fabric.slug, exc)
+                    continue
+                self.tasks[pk] = asyncio.create_task(engine.run(), name=f"engine:{fabric.slug}")
+                self.engines[pk] = engine
+                self.versions[pk] = fabric.updated
+                log.info("engine started for fabric %s (%s routing)", fabric.slug, fabric.routing_engine)
+
+    async def _reconcile_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.reconcile_s)
+            try:
+                await self.reconcile()
+            except Exception:  # the database may be away for a while; keep the running engines
+                log.exception("engine supervisor: reconcile failed")
+
+    async def _stop_one(self, pk: int) -> None:
+        task = self.tasks.pop(pk)
+        self.versions.pop(pk, None)
+        engine = self.engines.pop(pk, None)
+        if engine is not None:
+            engine.request_stop()  # the loop ends at its next tick if the cancellation is lost
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    @staticmethod
+    def _fabrics(slugs: list[str] | None):
+        qs = Fabric.objects.filter(Q(mode=FabricMode.EMULATED) | Q(mode=FabricMode.TELEMETRY, collector__isnull=False))
+        return qs.filter(slug__in=slugs) if slugs else qs
+
+    async def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.cancel()
+            await asyncio.gather(self._loop, return_exceptions=True)
+        for pk in list(self.tasks):
+            await self._stop_one(pk)

@@ -1,0 +1,86 @@
+"""Which (view, encoding) pairs of a fabric's feed have sockets: consumers register, the runner reads.
+
+A consumer registers its pair on connect and again every :data:`REFRESH_S` seconds; an entry
+not refreshed for :data:`TTL_S` seconds lapses, so a pair whose last socket closed (or whose web
+process died) stops being encoded within that time. With ``REDIS_URL`` the registry is a Redis
+sorted set per fabric (member ``"<view key>|<encoding>"``, score: expiry time), shared by every
+web process and by whichever process leads the fabric; without it (the embedded default, one
+process) a dictionary.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+
+from django.conf import settings
+
+__all__ = ["register", "active", "REFRESH_S", "TTL_S", "clear"]
+
+REFRESH_S = 10.0
+TTL_S = 30.0
+
+_local: dict[int, dict[str, float]] = {}
+_lock = threading.Lock()
+_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _key(fabric_id: int) -> str:
+    return f"ibweb:live:{fabric_id}:views"
+
+
+def _redis():
+    """One asyncio Redis client per event loop (the runner and the web server each have their own)."""
+    import asyncio
+
+    from redis import asyncio as aioredis
+
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None:
+        client = _clients[loop] = aioredis.from_url(settings.REDIS_URL)
+    return client
+
+
+def _member(view_key: str, encoding: str) -> str:
+    return f"{view_key}|{encoding}"
+
+
+async def register(fabric_id: int, view_key: str, encoding: str, now: float | None = None) -> None:
+    """Record that a socket of ``fabric_id`` wants frames of ``view_key`` in ``encoding`` (for :data:`TTL_S`)."""
+    expiry = (time.time() if now is None else now) + TTL_S
+    member = _member(view_key, encoding)
+    if settings.REDIS_URL:
+        await _redis().zadd(_key(fabric_id), {member: expiry})
+        return
+    with _lock:
+        _local.setdefault(fabric_id, {})[member] = expiry
+
+
+async def active(fabric_id: int, now: float | None = None) -> set[tuple[str, str]]:
+    """The ``(view key, encoding)`` pairs of ``fabric_id`` registered and not lapsed (lapsed ones are dropped)."""
+    now = time.time() if now is None else now
+    if settings.REDIS_URL:
+        client = _redis()
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.zremrangebyscore(_key(fabric_id), "-inf", now)
+            pipe.zrange(_key(fabric_id), 0, -1)
+            _, members = await pipe.execute()
+        members = [m.decode() if isinstance(m, bytes) else m for m in members]
+    else:
+        with _lock:
+            held = _local.get(fabric_id, {})
+            for m in [m for m, t in held.items() if t <= now]:
+                del held[m]
+            members = list(held)
+    return {tuple(m.split("|", 1)) for m in members}
+
+
+def clear(fabric_id: int | None = None) -> None:
+    """Forget the registrations of this process (tests)."""
+    with _lock:
+        if fabric_id is None:
+            _local.clear()
+        else:
+            _local.pop(fabric_id, None)

@@ -1,0 +1,312 @@
+"""The source of a telemetry-fed fabric: discovered by its collector, counters from its sweeps.
+
+:class:`TelemetrySource` is what the fabric runner (:mod:`ibweb.live.runner`) drives for
+fabrics of mode ``telemetry`` (declared in :class:`~ibweb.telemetry.apps.TelemetryConfig`);
+the runner does the rest as for any fabric: leader lock, sequence numbers, publishing,
+history, ``/metrics``, policy and per-view frames.
+
+``start()`` makes sure a discovery exists (running one sweep if none has) and builds the
+:class:`~fabric_engine.topology.Fabric` from it; ``step()`` turns the two newest sweeps into a
+state. Sweeps come from Celery (beat + workers), from the push API, or, in the embedded default
+(Celery eager), from a background thread this source starts when one is due. A sweep that
+hangs never blocks a tick: states keep coming, and data older than the collector's
+``stale_after_s`` is shown as stale (rate 0, one alert). A discovery that cannot be parsed
+marks its sweep failed, raises one alert, and is not parsed again (the previous topology stays).
+
+Routing (:mod:`.routing`): each discovery is routed with OpenSM's LFT dump when the
+collector has one, else with the fabric's ``routing_engine``; a changed dump is
+loaded again on the next tick; a cabling change with an unchanged dump re-routes.
+Each change is an alert of kind ``routing`` (for the rest of that sweep), an event
+appended to that :class:`Sweep` record, and the frame's ``totals.routing`` names
+the routing in use.
+
+Jobs come from the fabric's job source through its digital twin (:mod:`ibweb.twin.engine`):
+every state passes through :meth:`FabricTwin.step`, which names the running jobs, their
+bandwidth and the links they share, compares each link with what the jobs should drive,
+and checks the cabling against the plan; the twin's catalog is the record's job catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+
+import numpy as np
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from fabric_engine.errors import FabricEngineError
+from fabric_engine.policy import Policy
+from fabric_engine.routing import Routing
+from fabric_engine.state import FabricState
+from fabric_engine.telemetry import (
+    diff_topology,
+    fabric_from_linkinfo,
+    observe,
+    parse_iblinkinfo,
+    totals_from_samples,
+)
+from fabric_engine.topology import Fabric
+from fabric_engine.workload import Job
+from ibweb.twin.engine import FabricTwin
+
+from . import store
+from .choices import CollectorSource, SweepStatus
+from .models import CollectorConfig, Sweep
+from .routing import RoutingTracker, publish_status
+from .sweeps import run_sweep
+
+__all__ = ["TelemetrySource"]
+
+log = logging.getLogger("ibweb.telemetry")
+
+
+class TelemetrySource:
+    """One telemetry-fed fabric's engine data: its newest discovery, routing and counter states."""
+
+    def __init__(self, row) -> None:
+        self.fabric_id = row.pk
+        self.slug = row.slug
+        self.tick_s = row.tick_s
+        self.routing_engine = row.routing_engine
+        self.config: CollectorConfig | None = None
+        self.router: RoutingTracker | None = None
+        self.fabric: Fabric | None = None
+        self.topology_version = 0
+        self.seq = 0
+        self.policy: Policy | None = None
+        self._jobs: list[Job] = []
+        self._linkinfo: str | None = None
+        self._refused: int | None = None  # sweep whose discovery could not be used (never parsed again)
+        self._refused_text: str | None = None
+        self._refused_error = ""
+        self._used: tuple | None = None
+        self._state: FabricState | None = None
+        self._counters: tuple[np.ndarray, float] | None = None
+        self._newest_t: float | None = None
+        self._sweep_thread: asyncio.Task | None = None
+        self._last_sweep_start = 0.0
+        self._sweep_id: int | None = None  # newest sweep seen (the collector config is re-read when it changes)
+        self._routing_events: list[tuple[int | None, dict]] = []
+        self._routing_poll: asyncio.Future | None = None
+        self._stale: np.ndarray | None = None
+        self._entries: tuple[dict | None, dict | None] = (None, None)  # the two sweeps last read from the cache
+        self.twin = FabricTwin(self.fabric_id)
+
+    @property
+    def routing(self) -> Routing | None:
+        return self.router.routing if self.router is not None else None
+
+    # ------------------------------------------------------------- lifecycle
+    async def start(self, progress=None) -> None:
+        """Load the collector config, get a discovery (one sweep if there is none yet), and route it."""
+        self.config = await sync_to_async(CollectorConfig.objects.select_related("fabric").get)(
+            fabric_id=self.fabric_id)
+        self.router = RoutingTracker(self.config.lfts_file(), self.routing_engine)
+        _, newest = await asyncio.to_thread(store.sweeps, self.fabric_id)
+        if newest is None and self.config.source != CollectorSource.PUSH:
+            if progress is not None:
+                await progress(0.05, "running the first sweep (iblinkinfo, perfquery)")
+            self._last_sweep_start = time.time()
+            await asyncio.to_thread(run_sweep, self.config)
+            _, newest = await asyncio.to_thread(store.sweeps, self.fabric_id)
+        if newest is not None:
+            self._sweep_id = newest["id"]
+            if progress is not None:
+                await progress(0.5, "building the discovered fabric and routing it")
+            await self._load_topology(newest["linkinfo"], newest["id"])
+
+    async def stop(self) -> None:
+        await self._routing_idle()
+
+    async def _load_topology(self, linkinfo: str, sweep_id: int | None = None) -> bool:
+        """Use the discovery ``linkinfo``; False (and the sweep marked failed, once) when it cannot be used."""
+        try:
+            fabric = await asyncio.to_thread(lambda: fabric_from_linkinfo(parse_iblinkinfo(linkinfo), self.slug))
+        except FabricEngineError as exc:
+            await self._refuse(sweep_id, linkinfo, str(exc))
+            return False
+        await asyncio.to_thread(self._route, fabric, self.fabric, linkinfo, sweep_id)
+        self.fabric, self._linkinfo, self._state, self._used = fabric, linkinfo, None, None
+        self.topology_version += 1
+        return True
+
+    async def _refuse(self, sweep_id: int | None, linkinfo: str, error: str) -> None:
+        """Remember a discovery that cannot be used, so that it is not parsed again every tick."""
+        self._refused, self._refused_text, self._refused_error = sweep_id, linkinfo, error
+        log.warning("fabric %s: discovery of sweep %s refused: %s", self.slug, sweep_id, error)
+        event = {"kind": "discovery", "severity": "critical", "message": f"discovery refused: {error}",
+                 "t": round(time.time(), 3)}
+        self._routing_events = [(s, e) for s, e in self._routing_events if s == sweep_id][-4:] + [(sweep_id, event)]
+        if sweep_id is not None:
+            await Sweep.objects.filter(pk=sweep_id).aupdate(
+                status=SweepStatus.FAILED, failures=[{"shard": "discovery", "target": None, "error": error}])
+
+    # --------------------------------------------------------------- routing
+    def _route(self, fabric: Fabric, old: Fabric | None, linkinfo: str, sweep_id: int | None) -> None:
+        """Route a new discovery (the dump, or computed; see :class:`RoutingTracker`) and publish it."""
+        changes = diff_topology(old, fabric) if old is not None else []
+        self._publish_routing(self.router.on_topology(fabric, changes), linkinfo, sweep_id)
+
+    def _poll_routing(self, sweep_id: int | None) -> None:
+        """Load the LFT dump again when it changed since it was last read (in an executor thread)."""
+        try:
+            event = self.router.poll(self.fabric)
+            if event is not None:
+                self._publish_routing(event, self._linkinfo, sweep_id)
+                self.topology_version += 1
+        except Exception:
+            log.exception("fabric %s: reading the LFT dump failed", self.slug)
+
+    async def _routing_idle(self) -> None:
+        """Wait for a dump read still running (the tracker is used by one thread at a time)."""
+        if self._routing_poll is not None and not self._routing_poll.done():
+            await asyncio.shield(self._routing_poll)
+
+    def _publish_routing(self, event: dict | None, linkinfo: str, sweep_id: int | None) -> None:
+        publish_status(self.fabric_id, self.router.status())
+        if event is None:
+            return
+        log.info("fabric %s: %s", self.slug, event["message"])
+        self._routing_events = [(s, e) for s, e in self._routing_events if s == sweep_id][-4:] + [(sweep_id, event)]
+        if sweep_id is not None:  # the sweep record keeps what the engine did with its discovery
+            record = Sweep.objects.filter(pk=sweep_id).only("events").first()
+            if record is not None:
+                record.events = [*record.events, event]
+                record.save(update_fields=["events"])
+
+    async def _refresh_config(self) -> None:
+        """Re-read the collector row (a new LFT dump path takes effect without a restart)."""
+        config = await sync_to_async(CollectorConfig.objects.select_related("fabric").filter(
+            fabric_id=self.fabric_id).first)()
+        if config is not None:
+            self.config = config
+            self.router.path = config.lfts_file()
+
+    # ------------------------------------------------------------- sweeping
+    def _due(self, newest: dict | None) -> bool:
+        """Embedded default only: whether this source should start a sweep now."""
+        c = self.config
+        if c is None or not c.enabled or c.source == CollectorSource.PUSH or not settings.CELERY_TASK_ALWAYS_EAGER:
+            return False
+        if self._sweep_thread is not None and not self._sweep_thread.done():
+            return False
+        last = max(newest["t"] if newest else 0.0, self._last_sweep_start)
+        return time.time() - last >= c.interval_s
+
+    def _start_sweep(self) -> None:
+        """Embedded default: no beat or workers, so the source starts a due sweep in a thread."""
+        self._last_sweep_start = time.time()
+        self._sweep_thread = asyncio.create_task(asyncio.to_thread(run_sweep, self.config),
+                                                 name=f"telemetry-sweep:{self.slug}")
+
+    # ------------------------------------------------------------------ tick
+    def _sweeps(self) -> tuple[dict | None, dict | None]:
+        """``(previous, newest)`` sweep entries: read from the cache only when its small ``sweep_ids`` key changed.
+
+        Sweeps arrive every ``interval_s`` seconds while ticks come every second, and the two entries
+        are 15-30 MB at 32,768 GPUs; an unchanged sweep costs one read of a few bytes. The ids compared
+        are those of the entries read, so a reader that raced a writer reads them again on the next tick.
+        """
+        ids = store.sweep_ids(self.fabric_id)
+        prev, newest = self._entries
+        if ids is None or ids != (prev and prev["id"], newest and newest["id"]):
+            self._entries = prev, newest = store.sweeps(self.fabric_id)
+        return prev, newest
+
+    async def step(self, seq: int, now: float) -> FabricState | None:
+        """The state of tick ``seq`` from the newest sweeps (None before the first usable discovery)."""
+        prev, newest = await asyncio.to_thread(self._sweeps)
+        if self._due(newest):
+            self._start_sweep()
+        if newest is None:
+            return None
+        if newest["id"] != self._sweep_id:
+            self._sweep_id = newest["id"]
+            await self._refresh_config()
+        if newest["linkinfo"] == self._refused_text and newest["id"] != self._refused:
+            # the same bad discovery again: refused without parsing it again
+            await self._refuse(newest["id"], newest["linkinfo"], self._refused_error)
+        elif newest["linkinfo"] != self._linkinfo and newest["id"] != self._refused:
+            await self._routing_idle()
+            await self._load_topology(newest["linkinfo"], newest["id"])
+        elif self.fabric is not None and (self._routing_poll is None or self._routing_poll.done()):
+            # submitted now, not awaited: a large dump takes seconds to parse and the states go on meanwhile
+            self._routing_poll = asyncio.get_running_loop().run_in_executor(None, self._poll_routing, newest["id"])
+        if self.fabric is None:
+            return None
+        self.seq = seq
+        if newest["id"] == self._refused:  # the counters of a refused discovery do not fit the fabric in use
+            prev = newest = None
+        return await asyncio.to_thread(self.state, prev, newest, now)
+
+    def state(self, prev: dict | None, newest: dict | None, now: float) -> FabricState:
+        """The state at ``now`` from sweeps ``prev`` and ``newest`` (None: nothing usable)."""
+        f, c = self.fabric, self.config
+        n = 2 * f.num_links
+        pair = (prev and prev["id"], newest and newest["id"], self._linkinfo)
+        if prev is not None and newest is not None and pair != self._used:
+            obs = observe(f, prev["samples"], newest["samples"], seq=self.seq, tick_s=self.tick_s,
+                          wrap=c.wrap_counters, tick_code=c.tick_code, thresholds=c.alert_thresholds())
+            self._state, self._used, self._stale = obs.state, pair, obs.stale
+            self._counters = (totals_from_samples(f, newest["samples"]), newest["t"])
+        # the newest routing event of this sweep (the sweep record keeps all of them)
+        sweep_id = newest["id"] if newest is not None else self._refused
+        alerts = (list(newest["events"]) if newest is not None else []) + [
+            e for s, e in self._routing_events if s == sweep_id][-1:]
+        failures = newest["failures"] if newest is not None else []
+        if failures:
+            alerts.append({"kind": "sweep_failures", "severity": "warning", "count": len(failures),
+                           "message": f"{len(failures)} sweep reads failed: {failures[0]['error']}"})
+        self._newest_t = newest["t"] if newest is not None else None
+        age = now - newest["t"] if newest is not None else float("inf")
+        if self._state is None or newest is None or age > c.stale_after_s:
+            zero = np.zeros(n, np.float32)
+            why = ("the newest discovery was refused" if newest is None else
+                   "waiting for a second sweep" if self._state is None else f"newest sweep is {age:.0f} s old")
+            alerts.append({"kind": "stale", "severity": "warning", "count": n, "links": [],
+                           "message": f"all links stale: {why}"})
+            blank = FabricState(self.seq, now, self.tick_s, zero, zero.copy(), alerts=alerts,
+                                capacity_gbps=f.capacity_gbps)
+            return self._twin_step(blank, now, compared=False)
+        state = dataclasses.replace(self._state, seq=self.seq, t=now, alerts=self._state.alerts + alerts)
+        return self._twin_step(state, now, compared=True)
+
+    def _twin_step(self, state: FabricState, now: float, *, compared: bool) -> FabricState:
+        """``state`` with the twin's jobs, hotspots, alerts and overlay (the state as it was if the twin fails)."""
+        if self.routing is None:
+            return state
+        try:
+            return self.twin.step(self.routing, state, now, stale=self._stale, compared=compared)
+        except Exception:  # the twin is an addition: a failure of it never stops the fabric's frames
+            log.exception("fabric %s: twin step failed", self.slug)
+            return state
+
+    def totals(self) -> dict:
+        age = round(time.time() - self._newest_t, 3) if self._newest_t is not None else None
+        return {"sweep_age_s": age, "routing": self.routing.engine if self.routing is not None else None}
+
+    # ------------------------------------------------------------- catalog and policy
+    def jobs(self) -> list[Job]:
+        return list(self._jobs) or self.twin.catalog_jobs(self.routing, time.time())
+
+    def catalog(self, routing: Routing | None) -> list[dict] | None:
+        """The record's job catalog: the twin's running jobs (None: derive it from :meth:`jobs`)."""
+        return None if self._jobs else self.twin.catalog(routing, time.time())
+
+    @property
+    def catalog_version(self):
+        """Changes when the catalog does (the runner then publishes the record again)."""
+        return self.twin.catalog_version
+
+    def set_jobs(self, jobs: list[Job]) -> None:
+        """Carry ``jobs`` (hosts as node indices of :attr:`fabric`) as this fabric's job catalog."""
+        self._jobs = list(jobs)
+
+    def apply_policy(self, policy: Policy | None) -> None:
+        self.policy = policy  # nothing is emulated: the runner derives the tenants' hosts from it
+
+    def counters(self) -> tuple[np.ndarray, float] | None:
+        return self._counters

@@ -1,0 +1,13 @@
+"""Saving a job source or a plan tells the fabric's engine to re-read them (:func:`ibweb.twin.engine.bump_config`)."""
+
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from .engine import bump_config
+from .models import CablingPlan, JobSource
+
+
+@receiver([post_save, post_delete], sender=JobSource)
+@receiver([post_save, post_delete], sender=CablingPlan)
+def config_changed(sender, instance, **kwargs) -> None:
+    bump_config(instance.fabric_id)

@@ -1,0 +1,124 @@
+"""permessage-deflate where it pays: text messages compressed, binary messages sent as they are.
+
+Measured on the live feed (``tests/bench/bench_scale.py`` fabrics, zlib level 1, per socket and message):
+
+=========================  =========  ==========  =======
+message                    size       deflated    cost
+=========================  =========  ==========  =======
+v1 frame, 32,768 GPUs      5.4 MB     0.44 MB     13 ms
+topology snapshot, 32,768  5.4 MB     0.35 MB     10 ms
+v2 frame, 32,768 GPUs      0.24 MB    0.20 MB     5 ms
+=========================  =========  ==========  =======
+
+JSON text (snapshots, v1 frames, progress) deflates ten- to twentyfold; a v2 frame's arrays are
+already deflated once per tick for all its sockets, so compressing it again per socket buys a
+sixth of its bytes for milliseconds of CPU per socket and tick. RFC 7692 lets a sender leave any
+message uncompressed (RSV1 clear), so one negotiated extension serves both. Level 1 keeps most of
+the gain (v1 frame: 12x at level 1, 20x at level 6 for 3.5 times the CPU).
+
+A process sends the same frame to every socket of a view, so a text message is deflated once per
+process, not once per socket: the server negotiates ``server_no_context_takeover`` (RFC 7692
+7.1.1.1: its choice alone), which makes a message's deflated bytes depend on the message and the
+window size only, and :class:`DeflatedCache` keeps the last few results. The price is the
+cross-message history, worth nothing for messages a hundred times the 4 kB window.
+
+Use: ``uvicorn ... --ws ibweb.wsdeflate:WebSocketProtocol`` (the Makefile, Dockerfile and
+compose.yaml do).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.extensions.permessage_deflate import PerMessageDeflate, ServerPerMessageDeflateFactory
+from websockets.frames import CTRL_OPCODES, Frame, Opcode
+
+__all__ = ["TextDeflate", "TextDeflateFactory", "WebSocketProtocol", "COMPRESS_SETTINGS", "DeflatedCache"]
+
+#: zlib settings of the server's compressor (level 1: see the module docstring; memLevel 5 as websockets advises).
+COMPRESS_SETTINGS = {"level": 1, "memLevel": 5}
+
+
+class DeflatedCache:
+    """The deflated frames of the last ``size`` text messages of this process, by content and window size.
+
+    A hit needs equal bytes (hash, then comparison), never only an equal hash: sockets of different
+    access views must never receive each other's message.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple, tuple[bytes, Frame]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, data: bytes, wbits: int) -> Frame | None:
+        key = (hash(data), len(data), wbits)
+        entry = self._entries.get(key)
+        if entry is None or entry[0] != data:
+            self.misses += 1
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry[1]
+
+    def put(self, data: bytes, wbits: int, frame: Frame) -> None:
+        self._entries[(hash(data), len(data), wbits)] = (data, frame)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+#: Deflated text messages of this process, shared by its sockets.
+DEFLATED = DeflatedCache()
+
+
+class TextDeflate(PerMessageDeflate):
+    """permessage-deflate that compresses text messages and sends binary messages uncompressed.
+
+    With ``local_no_context_takeover`` a text message in one frame is deflated once per process
+    (:data:`DEFLATED`); otherwise per socket, with its history.
+    """
+
+    _raw = False
+
+    def encode(self, frame: Frame) -> Frame:
+        if frame.opcode in CTRL_OPCODES:
+            return frame
+        if frame.opcode is not Opcode.CONT:  # the first frame of a message says what the message is
+            self._raw = frame.opcode is Opcode.BINARY
+        if self._raw:
+            return frame
+        if not (self.local_no_context_takeover and frame.fin and frame.opcode is Opcode.TEXT
+                and isinstance(frame.data, bytes)):
+            return super().encode(frame)
+        done = DEFLATED.get(frame.data, self.local_max_window_bits)
+        if done is None:
+            done = super().encode(frame)
+            done = Frame(done.opcode, bytes(done.data), done.fin, done.rsv1, done.rsv2, done.rsv3)
+            DEFLATED.put(frame.data, self.local_max_window_bits, done)
+        return done
+
+
+class TextDeflateFactory(ServerPerMessageDeflateFactory):
+    """Negotiates permessage-deflate as websockets does, with :class:`TextDeflate` as the extension."""
+
+    def process_request_params(self, params, accepted_extensions):
+        response, ext = super().process_request_params(params, accepted_extensions)
+        return response, TextDeflate(ext.remote_no_context_takeover, ext.local_no_context_takeover,
+                                     ext.remote_max_window_bits, ext.local_max_window_bits, ext.compress_settings)
+
+
+class WebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's websockets protocol (sans-I/O, its default) with :class:`TextDeflateFactory`.
+
+    Window bits as uvicorn's (12: 4 kB of history per socket and direction), no server context takeover (one
+    deflate per text message and process); only when ``--ws-per-message-deflate`` is on (the default).
+    """
+
+    def __init__(self, config, server_state, app_state, _loop=None) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        if config.ws_per_message_deflate:
+            self.conn.available_extensions = [TextDeflateFactory(server_no_context_takeover=True,
+                                                                 server_max_window_bits=12, client_max_window_bits=12,
+                                                                 compress_settings=dict(COMPRESS_SETTINGS))]

@@ -1,0 +1,25 @@
+"""Every web test starts from empty caches: what an engine published in one test never answers in the next.
+
+(A rolled-back test frees its fabric's primary key for the next test's fabric.)
+"""
+
+import pytest
+from django.core.cache import cache
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    from ibweb.live import groups, history
+    from ibweb.runtime import record
+    from ibweb.runtime.cache import shared_cache
+
+    def clear() -> None:
+        cache.clear()
+        shared_cache().clear()
+        history.store().clear()
+        groups.forget_all()
+        record.forget_memo()
+
+    clear()
+    yield
+    clear()

@@ -1,12 +1,14 @@
-"""Load on the production-style stack: N websocket clients and the REST API (issues 10, 13).
+"""Load on the production-style stack: N websocket clients and the REST API (issues 10, 13, 15).
 
-Starts Redis-backed web workers (uvicorn --workers 2), one ``run_engine`` process and a
-2048-host fabric at 1 frame/s, opens ``BENCH_CLIENTS`` (default 500) clients on
-loopback and reports the clients that connected (all must), delivery latency from each frame's
-timestamp, frames lost (per client, the frames stamped inside the window that it did not get),
-and the server processes' CPU and memory: once as anonymous visitors, once as users of two
-tenants (their frames are filtered per tenant view, once per tick: the ratio of server CPU per
-frame shows a tenant user costs no more than a visitor). Then measures the REST API.
+Starts Redis-backed web workers (uvicorn --workers 2, with the websocket protocol and
+permessage-deflate of compose.yaml), one ``run_engine`` process and a 2048-host fabric at
+1 frame/s, opens ``BENCH_CLIENTS`` (default 500) clients on loopback, which offer
+permessage-deflate as browsers and the ``websockets`` library do, and reports the clients that
+connected (all must), delivery latency from each frame's timestamp, frames lost (per client, the
+frames stamped inside the window that it did not get), and the server processes' CPU and memory:
+as anonymous visitors reading v1 JSON (scripts), as users of two tenants reading v1 (their frames
+are filtered per tenant view, once per tick: the ratio of server CPU per frame shows a tenant user
+costs no more than a visitor), and as dashboards reading v2 binary frames. Then the REST API.
 
 Run: ``.venv/bin/python tests/bench/bench_feed_load.py`` (``make bench`` runs it).
 """
@@ -102,7 +104,7 @@ async def client(url: str, window: tuple[float, float], cookie: str | None = Non
     """
     headers = {"Cookie": f"sessionid={cookie}"} if cookie else None
     end = window[1] + GRACE_S
-    async with websockets.connect(url, max_size=None, compression=None, open_timeout=120, ping_timeout=None,
+    async with websockets.connect(url, max_size=None, open_timeout=120, ping_timeout=None,
                                   additional_headers=headers) as ws:
         await ws.recv()  # snapshot
         seqs, lat = [], []
@@ -201,8 +203,9 @@ def main() -> None:
     sessions = [line.split()[1] for line in made.splitlines() if line.startswith("SESSION")]
     port = free_port()
     web = subprocess.Popen([sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--port", str(port),
-                            "--workers", "2", "--lifespan", "on", "--ws-per-message-deflate", "false",
-                            "--log-level", "warning", "--backlog", "4096"], cwd=ROOT, env=env)
+                            "--workers", "2", "--lifespan", "on", "--ws-max-size", "1048576",
+                            "--ws", "ibweb.wsdeflate:WebSocketProtocol", "--log-level", "warning",
+                            "--backlog", "4096"], cwd=ROOT, env=env)
     engine = subprocess.Popen([*manage, "run_engine", "bench"], cwd=ROOT, env=env)
     try:
         for _ in range(200):
@@ -215,9 +218,10 @@ def main() -> None:
         pids = [engine.pid, *children(web.pid)]
         url = f"ws://127.0.0.1:{port}/ws/fabrics/bench/live/"
         per_frame = {}
-        for who, cookies in (("anonymous visitors", None), ("tenant users", sessions)):
+        for who, cookies, query in (("anonymous visitors", None, ""), ("tenant users", sessions, ""),
+                                    ("dashboards, v2", None, "?v=2")):
             cpu0 = cpu_seconds(pids)
-            outcome, procs = run_clients(url, cookies)
+            outcome, procs = run_clients(url + query, cookies)
             cpu = (cpu_seconds(pids) - cpu0)
             mem = rss_mib(pids)
             results = [r for r in outcome if not isinstance(r, str)]

@@ -63,6 +63,36 @@ async def test_slow_client_gets_the_newest_frame_not_a_queue():
         await comm.disconnect()
 
 
+async def test_frames_reach_sockets_without_a_thread_hop_per_socket(monkeypatch):
+    """channels checks the database connections in its one worker thread before every message it dispatches;
+    frames skip that (one hop per socket and frame, in series), the socket's own messages keep it."""
+    import channels.consumer
+
+    checked = []
+
+    async def counting_check():
+        checked.append(1)
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counting_check)
+    fabric, _ = await asyncio.to_thread(ensure_demo)
+    engine = FabricRunner(fabric)
+    await engine.start()
+    await engine.tick()
+    comm = await _connect("/ws/fabrics/demo/live/")
+    try:
+        await comm.receive_from(timeout=5)  # snapshot
+        before = len(checked)
+        for expected in (2, 3):
+            await engine.tick()
+            assert json.loads(await comm.receive_from(timeout=5))["seq"] == expected
+        assert len(checked) == before
+        await comm.send_to(text_data=json.dumps({"type": "ping"}))
+        assert json.loads(await comm.receive_from(timeout=5))["type"] == "pong"
+        assert len(checked) == before + 1
+    finally:
+        await comm.disconnect()
+
+
 async def test_unknown_fabric_is_closed_with_4404():
     comm = await _connect("/ws/fabrics/nope/live/")
     out = await comm.receive_output(timeout=5)

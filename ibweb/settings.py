@@ -112,7 +112,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env.text("REDIS_URL")
 if REDIS_URL:
     # Pub/sub: a frame crosses Redis once per web process, not once per client.
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+    CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.channel_layer.SharedDecodeChannelLayer",
                                   "CONFIG": {"hosts": [REDIS_URL]}}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:

@@ -200,7 +200,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def _keep_registered(self) -> None:
         while True:
             await asyncio.sleep(viewreg.REFRESH_S)
-            await viewreg.register(self.fabric_id, self.view_key, self.encoding)
+            await viewreg.register(self.fabric_id, self.view_key, self.encoding, keep_alive=True)
 
     # ------------------------------------------------------------ snapshot
     async def _snapshot(self, expect: str | None = None) -> Snapshot | None:

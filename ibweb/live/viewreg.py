@@ -6,6 +6,12 @@ process died) stops being encoded within that time. With ``REDIS_URL`` the regis
 sorted set per fabric (member ``"<view key>|<encoding>"``, score: expiry time), shared by every
 web process and by whichever process leads the fabric; without it (the embedded default, one
 process) a dictionary.
+
+A socket registers on connect; its keep-alives register the pair only when this process has not
+done so in the last :data:`REFRESH_S`, however many of its sockets share it: sockets that connected
+together fall due together, and a Redis call each would open a burst of connections in the middle
+of the feed's fan-out. The pair still never lapses while a socket has it: the next keep-alive after
+skipped ones comes at most two :data:`REFRESH_S` after the last registration, inside :data:`TTL_S`.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ TTL_S = 30.0
 _local: dict[int, dict[str, float]] = {}
 _lock = threading.Lock()
 _clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: When this process last registered each (fabric, member).
+_registered: dict[tuple[int, str], float] = {}
 
 
 def _key(fabric_id: int) -> str:
@@ -47,10 +55,20 @@ def _member(view_key: str, encoding: str) -> str:
     return f"{view_key}|{encoding}"
 
 
-async def register(fabric_id: int, view_key: str, encoding: str, now: float | None = None) -> None:
-    """Record that a socket of ``fabric_id`` wants frames of ``view_key`` in ``encoding`` (for :data:`TTL_S`)."""
-    expiry = (time.time() if now is None else now) + TTL_S
+async def register(fabric_id: int, view_key: str, encoding: str, now: float | None = None, *,
+                   keep_alive: bool = False) -> None:
+    """Record that a socket of ``fabric_id`` wants frames of ``view_key`` in ``encoding`` (for :data:`TTL_S`).
+
+    ``keep_alive``: a socket's periodic renewal, skipped when this process registered the pair
+    less than :data:`REFRESH_S` ago.
+    """
+    now = time.time() if now is None else now
+    expiry = now + TTL_S
     member = _member(view_key, encoding)
+    with _lock:
+        if keep_alive and now - _registered.get((fabric_id, member), -TTL_S) < REFRESH_S:
+            return
+        _registered[(fabric_id, member)] = now
     if settings.REDIS_URL:
         await _redis().zadd(_key(fabric_id), {member: expiry})
         return
@@ -82,5 +100,8 @@ def clear(fabric_id: int | None = None) -> None:
     with _lock:
         if fabric_id is None:
             _local.clear()
+            _registered.clear()
         else:
             _local.pop(fabric_id, None)
+            for key in [k for k in _registered if k[0] == fabric_id]:
+                del _registered[key]

@@ -1,11 +1,13 @@
 """Load on the production-style stack: N websocket clients and the REST API (issues 10, 13, 15).
 
-Starts Redis-backed web workers (uvicorn --workers 2, with the websocket protocol and
-permessage-deflate of compose.yaml), one ``run_engine`` process and a 2048-host fabric at
-1 frame/s, opens ``BENCH_CLIENTS`` (default 500) clients on loopback, which offer
-permessage-deflate as browsers and the ``websockets`` library do, and reports the clients that
-connected (all must), delivery latency from each frame's timestamp, frames lost (per client, the
-frames stamped inside the window that it did not get), and the server processes' CPU and memory:
+Starts the web server as compose.yaml does (uvicorn, ``BENCH_WEB_WORKERS`` workers, default 4, the
+websocket protocol with permessage-deflate; Redis), one ``run_engine`` process and a 2048-host
+fabric at 1 frame/s, waits until the engine publishes, opens ``BENCH_CLIENTS`` (default 500)
+clients on loopback in ``BENCH_CLIENT_PROCS`` processes (default 4), which offer permessage-deflate
+as browsers and the ``websockets`` library do, and, over a window that starts once every client has
+its snapshot, reports delivery latency from each frame's timestamp, frames lost (per client, the
+frames stamped inside the window that it did not get), and the CPU of the server processes and of
+the clients' processes (which share the same cores), and the server's memory:
 as anonymous visitors reading v1 JSON (scripts), as users of two tenants reading v1 (their frames
 are filtered per tenant view, once per tick: the ratio of server CPU per frame shows a tenant user
 costs no more than a visitor), and as dashboards reading v2 binary frames. Then the REST API.
@@ -30,6 +32,7 @@ import websockets
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from ibweb.live.viewreg import TTL_S as VIEW_TTL_S  # noqa: E402
 from tests.bench.targets import target  # noqa: E402
 from tests.server import free_port  # noqa: E402
 
@@ -37,6 +40,7 @@ CLIENTS = int(os.environ.get("BENCH_CLIENTS", "500"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "20"))
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
 HEAD = re.compile(rb'"seq":(\d+),"t":([0-9.]+)')
+SNAPSHOT = re.compile(rb'"type":"snapshot"')
 #: Seconds a client keeps reading after the window, for the frames stamped inside it that are still on their way.
 GRACE_S = 5.0
 FABRIC = ('{"name": "Bench 2048", "slug": "bench", "tick_s": 1.0, "spec": {"topology": {"generator": "fat_tree", '
@@ -96,32 +100,42 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out]
 
 
-async def client(url: str, window: tuple[float, float], cookie: str | None = None) -> tuple[list, list]:
-    """One websocket client: ``(seqs, latencies)`` of the frames stamped inside ``window``.
+#: Seconds every client waits at most for the others' snapshots (then the window starts without them).
+CONNECT_S = 180.0
 
-    It reads until :data:`GRACE_S` after the window, so that every client is asked for the same
-    frames (those the server stamped inside it), whenever they arrive.
+
+async def client(url: str, window, connected, cookie: str | None = None) -> tuple[list, list]:
+    """One websocket client: ``(seqs, latencies)`` of the frames stamped inside the window.
+
+    ``window``: a shared value, the window's start (0 until every client has its snapshot);
+    ``connected``: a shared count of the clients that have their snapshot. It reads until
+    :data:`GRACE_S` after the window, so that every client is asked for the same frames (those the
+    server stamped inside it), whenever they arrive.
     """
     headers = {"Cookie": f"sessionid={cookie}"} if cookie else None
-    end = window[1] + GRACE_S
     async with websockets.connect(url, max_size=None, open_timeout=120, ping_timeout=None,
                                   additional_headers=headers) as ws:
-        await ws.recv()  # snapshot
+        while not SNAPSHOT.search((await ws.recv(decode=False))[:100]):  # progress messages until the snapshot
+            pass
+        with connected.get_lock():
+            connected.value += 1
         seqs, lat = [], []
-        while (now := time.time()) < end:
+        give_up = time.time() + CONNECT_S + 60
+        while time.time() < (window.value + SECONDS + GRACE_S if window.value else give_up):
             try:
-                msg = await asyncio.wait_for(ws.recv(decode=False), max(0.1, end - now))
+                msg = await asyncio.wait_for(ws.recv(decode=False), 1.0)
             except TimeoutError:
-                break
+                continue
             arrived = time.time()
             m = HEAD.search(msg[:200])
-            if m and window[0] <= float(m.group(2)) < window[1]:
+            begin = window.value
+            if m and begin and begin <= float(m.group(2)) < begin + SECONDS:
                 seqs.append(int(m.group(1)))
                 lat.append(arrived - float(m.group(2)))
         return seqs, lat
 
 
-def client_process(url: str, count: int, window: tuple[float, float], queue, cookies: list[str] | None = None) -> None:
+def client_process(url: str, count: int, window, connected, queue, cookies: list[str] | None = None) -> None:
     """A process running ``count`` clients (one asyncio loop); puts their results on ``queue``.
 
     ``cookies``: session keys the clients sign in with, in turn (None: anonymous). A client that
@@ -132,7 +146,7 @@ def client_process(url: str, count: int, window: tuple[float, float], queue, coo
         tasks = []
         for i in range(count):
             cookie = cookies[i % len(cookies)] if cookies else None
-            tasks.append(asyncio.create_task(client(url, window, cookie)))
+            tasks.append(asyncio.create_task(client(url, window, connected, cookie)))
             if i % 25 == 24:
                 await asyncio.sleep(0.1)
         done = await asyncio.gather(*tasks, return_exceptions=True)
@@ -141,23 +155,47 @@ def client_process(url: str, count: int, window: tuple[float, float], queue, coo
     queue.put(asyncio.run(main()))
 
 
-def run_clients(url: str, cookies: list[str] | None = None) -> tuple[list, int]:
-    """``CLIENTS`` clients over ``BENCH_CLIENT_PROCS`` processes, measured over the same window."""
+def run_clients(url: str, pids: list[int], cookies: list[str] | None = None) -> tuple[list, int, float, float, float]:
+    """``CLIENTS`` clients over ``BENCH_CLIENT_PROCS`` processes, measured over the same window.
+
+    The window starts 2 s after every client has its snapshot (a connect storm is not the steady
+    state the latency target is about); returns the results, the processes, the seconds the
+    clients took to connect and get their snapshots, and the CPU seconds of ``pids`` and of the
+    client processes in the window.
+    """
     import multiprocessing as mp
 
     procs = int(os.environ.get("BENCH_CLIENT_PROCS", "4"))
-    begin = time.time() + 15 + CLIENTS / 50  # after every client has connected
-    window = (begin, begin + SECONDS)
     ctx = mp.get_context("fork")
-    queue = ctx.Queue()
+    queue, window, connected = ctx.Queue(), ctx.Value("d", 0.0), ctx.Value("i", 0)
     shares = [CLIENTS // procs + (i < CLIENTS % procs) for i in range(procs)]
-    workers = [ctx.Process(target=client_process, args=(url, n, window, queue, cookies)) for n in shares]
+    workers = [ctx.Process(target=client_process, args=(url, n, window, connected, queue, cookies))
+               for n in shares]
+    started = time.time()
     for w in workers:
         w.start()
-    results = [r for _ in workers for r in queue.get(timeout=SECONDS + GRACE_S + 300)]
+    while connected.value < CLIENTS and time.time() < started + CONNECT_S:
+        time.sleep(0.1)
+    connect_s = time.time() - started
+    window.value = time.time() + 2
+    time.sleep(max(0.0, window.value - time.time()))
+    clients = [w.pid for w in workers]
+    cpu0, client0 = cpu_seconds(pids), cpu_seconds(clients)
+    time.sleep(SECONDS)
+    cpu, client_cpu = cpu_seconds(pids) - cpu0, cpu_seconds(clients) - client0
+    results = [r for _ in workers for r in queue.get(timeout=SECONDS + GRACE_S + CONNECT_S + 120)]
     for w in workers:
         w.join()
-    return results, procs
+    return results, procs, connect_s, cpu, client_cpu
+
+
+async def live(url: str) -> None:
+    """Return once the engine publishes frames (a snapshot, then a frame), so no window covers its start."""
+    async with websockets.connect(url, max_size=None, open_timeout=60) as ws:
+        async with asyncio.timeout(300):
+            while not SNAPSHOT.search((await ws.recv(decode=False))[:100]):
+                pass
+            await ws.recv()
 
 
 def frames_lost(results: list[tuple[list, list]]) -> tuple[int, int]:
@@ -203,7 +241,8 @@ def main() -> None:
     sessions = [line.split()[1] for line in made.splitlines() if line.startswith("SESSION")]
     port = free_port()
     web = subprocess.Popen([sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--port", str(port),
-                            "--workers", "2", "--lifespan", "on", "--ws-max-size", "1048576",
+                            "--workers", os.environ.get("BENCH_WEB_WORKERS", "4"), "--lifespan", "on",
+                            "--ws-max-size", "1048576",
                             "--ws", "ibweb.wsdeflate:WebSocketProtocol", "--log-level", "warning",
                             "--backlog", "4096"], cwd=ROOT, env=env)
     engine = subprocess.Popen([*manage, "run_engine", "bench"], cwd=ROOT, env=env)
@@ -214,15 +253,15 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.2)
-        time.sleep(3)
+        asyncio.run(live(f"ws://127.0.0.1:{port}/ws/fabrics/bench/live/"))
         pids = [engine.pid, *children(web.pid)]
         url = f"ws://127.0.0.1:{port}/ws/fabrics/bench/live/"
         per_frame = {}
         for who, cookies, query in (("anonymous visitors", None, ""), ("tenant users", sessions, ""),
                                     ("dashboards, v2", None, "?v=2")):
-            cpu0 = cpu_seconds(pids)
-            outcome, procs = run_clients(url + query, cookies)
-            cpu = (cpu_seconds(pids) - cpu0)
+            if per_frame:  # the previous phase's views lapse first, so each phase pays for its own views only
+                time.sleep(VIEW_TTL_S + 1)
+            outcome, procs, connect_s, cpu, client_cpu = run_clients(url + query, pids, cookies)
             mem = rss_mib(pids)
             results = [r for r in outcome if not isinstance(r, str)]
             errors = sorted({r for r in outcome if isinstance(r, str)})
@@ -230,8 +269,9 @@ def main() -> None:
             expected, lost = frames_lost(results)
             received = sum(len(r[0]) for r in results)
             per_frame[who] = cpu / max(received, 1) * 1e6
-            print(f"feed ({who}): {len(results)}/{CLIENTS} clients connected in {procs} processes, {received} "
-                  f"frames received over {SECONDS:.0f} s ({expected} stamped in the window per client), {lost} lost")
+            print(f"feed ({who}): {len(results)}/{CLIENTS} clients in {procs} processes, all snapshots in "
+                  f"{connect_s:.1f} s; {received} frames received over {SECONDS:.0f} s ({expected} stamped in the "
+                  f"window per client), {lost} lost")
             for error in errors[:5]:
                 print(f"feed ({who}): a client failed: {error}")
             print(f"feed ({who}): delivery latency p50 {np.percentile(lat, 50):.1f} ms, p99 "
@@ -239,9 +279,10 @@ def main() -> None:
             target(f"feed ({who}): clients connected", len(results), CLIENTS, at_least=True)
             target(f"feed ({who}): delivery latency p99, {CLIENTS} clients", float(np.percentile(lat, 99)), 250, "ms")
             target(f"feed ({who}): frames lost", lost, 0)
-            print(f"feed ({who}): server CPU {cpu:.1f} s over the run incl. connects ({cpu / SECONDS * 100:.0f}% "
+            print(f"feed ({who}): server CPU {cpu:.1f} s in the window ({cpu / SECONDS * 100:.0f}% "
                   f"of one core per second, {per_frame[who]:.0f} us per frame delivered), RSS {mem:.0f} MiB "
-                  f"(engine + web workers)")
+                  f"(engine + web workers); the clients' processes {client_cpu / SECONDS * 100:.0f}% of one core "
+                  f"on the same machine")
         ratio = per_frame["tenant users"] / per_frame["anonymous visitors"]
         print(f"feed: server CPU per frame, tenant users / anonymous visitors (one filter and encode per view and "
               f"tick, not per socket): {ratio:.2f}")

@@ -24,12 +24,17 @@ async def _connect(path: str) -> WebsocketCommunicator:
     return comm
 
 
-async def test_snapshot_then_frames_in_process():
+async def _demo_engine_and_socket() -> tuple[FabricRunner, WebsocketCommunicator]:
+    """The demo's runner after its first tick, and a socket connected to its feed."""
     fabric, _ = await asyncio.to_thread(ensure_demo)
     engine = FabricRunner(fabric)
     await engine.start()
     await engine.tick()
-    comm = await _connect("/ws/fabrics/demo/live/")
+    return engine, await _connect("/ws/fabrics/demo/live/")
+
+
+async def test_snapshot_then_frames_in_process():
+    engine, comm = await _demo_engine_and_socket()
     try:
         snap = json.loads(await comm.receive_from(timeout=5))
         assert snap["v"] == 1 and snap["type"] == "snapshot"
@@ -45,11 +50,7 @@ async def test_snapshot_then_frames_in_process():
 
 
 async def test_slow_client_gets_the_newest_frame_not_a_queue():
-    fabric, _ = await asyncio.to_thread(ensure_demo)
-    engine = FabricRunner(fabric)
-    await engine.start()
-    await engine.tick()
-    comm = await _connect("/ws/fabrics/demo/live/")
+    engine, comm = await _demo_engine_and_socket()
     try:
         await comm.receive_from(timeout=5)  # snapshot
         for _ in range(5):  # published faster than the client reads
@@ -74,11 +75,7 @@ async def test_frames_reach_sockets_without_a_thread_hop_per_socket(monkeypatch)
         checked.append(1)
 
     monkeypatch.setattr(channels.consumer, "aclose_old_connections", counting_check)
-    fabric, _ = await asyncio.to_thread(ensure_demo)
-    engine = FabricRunner(fabric)
-    await engine.start()
-    await engine.tick()
-    comm = await _connect("/ws/fabrics/demo/live/")
+    engine, comm = await _demo_engine_and_socket()
     try:
         await comm.receive_from(timeout=5)  # snapshot
         before = len(checked)

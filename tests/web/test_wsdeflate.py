@@ -42,10 +42,18 @@ def test_a_text_message_is_deflated_once_per_process_and_only_equal_bytes_share_
     assert peer.decode(sent[0]).data == frame
     sent_other = sockets[0].encode(Frame(Opcode.TEXT, other))
     assert cache.misses == 2 and peer.decode(sent_other).data == other
+    # equal length, first and last bytes, another middle (another view's jobs): told apart, each kept
+    middle = frame[:300] + frame[300:-300].replace(b"0.25", b"0.50") + frame[-300:]
+    assert len(middle) == len(frame) and middle != frame
+    sent_middle = [s.encode(Frame(Opcode.TEXT, middle)) for s in sockets]
+    assert peer.decode(sent_middle[0]).data == middle and all(m.data == sent_middle[0].data for m in sent_middle)
+    assert (cache.misses, cache.hits) == (3, 4)
+    assert sockets[1].encode(Frame(Opcode.TEXT, other)).data == sent_other.data  # still cached beside it
+    assert (cache.misses, cache.hits) == (3, 5)
     # a socket with context takeover keeps its own history: never the shared frames
     own = TextDeflate(False, False, 12, 12, {"level": 1})
     own.encode(Frame(Opcode.TEXT, frame))
-    assert (cache.misses, cache.hits) == (2, 2)
+    assert (cache.misses, cache.hits) == (3, 5)
 
 
 def test_the_server_negotiates_it_and_sends_v2_frames_raw(tmp_path):

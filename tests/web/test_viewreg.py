@@ -1,0 +1,45 @@
+"""The registry of (view, encoding) pairs with sockets: keep-alives of many sockets, one registration."""
+
+import asyncio
+
+import redis
+from django.test import override_settings
+
+from ibweb.live import viewreg
+from tests.services import require_redis
+
+
+async def test_keep_alives_of_a_processs_sockets_register_a_pair_once_per_refresh_and_it_never_lapses():
+    viewreg.clear()
+    try:
+        connects = [0.0, 0.3, 0.5, 4.0, 9.9]  # five sockets of one process; each renews every REFRESH_S
+        due = sorted((c + k * viewreg.REFRESH_S, k > 0) for c in connects for k in range(6))
+        writes, expiry = 0, None
+        for t, keep_alive in due:
+            await viewreg.register(1, "all", "v1", now=t, keep_alive=keep_alive)
+            if viewreg._local[1]["all|v1"] != expiry:
+                writes, expiry = writes + 1, viewreg._local[1]["all|v1"]
+            assert await viewreg.active(1, now=t) == {("all", "v1")}
+            assert expiry - t > viewreg.TTL_S - 2 * viewreg.REFRESH_S  # the next renewal comes before it lapses
+        last = due[-1][0]
+        assert writes <= len(connects) + last / viewreg.REFRESH_S  # not one per socket and renewal
+        assert writes < len(due) / 2
+        assert await viewreg.active(1, now=last + viewreg.TTL_S + 0.1) == set()  # sockets gone: it lapses
+    finally:
+        viewreg.clear()
+
+
+async def test_keep_alives_of_many_sockets_are_one_redis_write():
+    url = require_redis(db=12)
+    client = redis.Redis.from_url(url)
+    viewreg.clear()
+    try:
+        with override_settings(REDIS_URL=url):
+            await viewreg.register(3, "tenant:acme", "v2")
+            client.config_resetstat()
+            await asyncio.gather(*(viewreg.register(3, "tenant:acme", "v2", keep_alive=True) for _ in range(250)))
+            assert await viewreg.active(3) == {("tenant:acme", "v2")}
+        assert int(client.info("commandstats").get("cmdstat_zadd", {}).get("calls", 0)) == 0
+    finally:
+        viewreg.clear()
+        client.close()

@@ -47,24 +47,6 @@ class Server:
                 self.proc.wait()
 
 
-def _await_demo_snapshot(server: Server, timeout_s: float) -> None:
-    """Return once the embedded engine serves the demo's snapshot (before that, a socket gets progress first)."""
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
-
-    import websockets
-
-    async def wait() -> None:
-        async with asyncio.timeout(timeout_s), websockets.connect(
-                f"{server.ws_url}/ws/fabrics/demo/live/", origin=server.url, max_size=None,
-                additional_headers={"Cookie": server.cookie}) as ws:
-            while json.loads(await ws.recv()).get("type") != "snapshot":
-                pass
-
-    with ThreadPoolExecutor(1) as pool:  # a test may call this from inside its own event loop
-        pool.submit(asyncio.run, wait()).result()
-
-
 def _manage(env: dict, *args: str) -> str:
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True,
                           text=True).stdout
@@ -128,8 +110,6 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"server did not come up:\n{log.read_text()}") from None
                 time.sleep(0.2)
-        if env.get("IBWEB_ENGINE_EMBEDDED", "1") != "0":
-            _await_demo_snapshot(server, max(1.0, deadline + 60 - time.monotonic()))
         yield server
     finally:
         server.stop()

@@ -123,6 +123,8 @@ def test_real_server_and_real_client(tmp_path):
         async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None,
                                       origin=server.url) as ws:
             snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+            while snap["type"] == "progress":  # the engine may still be starting: progress comes first
+                snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
             frames = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in range(2)]
             return snap, frames
 

@@ -28,10 +28,18 @@ def rss_kib(pid: int) -> int:
 
 
 async def frames(url: str, count: int) -> list[dict]:
+    """The first ``count`` frames after the snapshot (progress messages, e.g. of a standby's start, skipped)."""
     async with websockets.connect(url, max_size=None) as ws:
         snap = json.loads(await asyncio.wait_for(ws.recv(), 30))
+        while snap["type"] == "progress":
+            snap = json.loads(await asyncio.wait_for(ws.recv(), 30))
         assert snap["type"] == "snapshot"
-        return [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in range(count)]
+        got = []
+        while len(got) < count:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if msg["type"] == "frame":
+                got.append(msg)
+        return got
 
 
 def test_clients_on_two_web_processes_receive_the_same_frames(tmp_path):

@@ -9,6 +9,7 @@ from ibweb.live import viewreg
 from tests.services import require_redis
 
 
+@override_settings(REDIS_URL="")  # the in-process registry (the embedded default)
 async def test_keep_alives_of_a_processs_sockets_register_a_pair_once_per_refresh_and_it_never_lapses():
     viewreg.clear()
     try:

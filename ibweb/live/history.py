@@ -31,10 +31,10 @@ __all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "record
 
 #: Directed links per stored chunk.
 CHUNK = 1024
-#: Ticks kept at most (10 minutes at the default 1 s tick).
-KEEP_TICKS = int(getattr(settings, "IBWEB_HISTORY_TICKS", 600))
-#: Ticks kept at least, whatever the budget.
+#: Ticks kept at least, whatever the budget (and the least IBWEB_HISTORY_TICKS may be).
 MIN_TICKS = 120
+#: Ticks kept at most (IBWEB_HISTORY_TICKS; 10 minutes at the default 1 s tick).
+KEEP_TICKS = max(MIN_TICKS, int(getattr(settings, "IBWEB_HISTORY_TICKS", 600)))
 #: Bytes of link data kept per fabric at most.
 BUDGET_BYTES = int(getattr(settings, "IBWEB_HISTORY_BYTES", 64 * 2**20))
 _TTL_S = 24 * 3600

@@ -5,6 +5,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import websockets
 
@@ -61,33 +62,34 @@ def test_clients_on_two_web_processes_receive_the_same_frames(tmp_path):
 
 
 def test_a_client_that_reads_nothing_does_not_grow_server_memory_or_slow_others(tmp_path):
-    with running_server(tmp_path, fabrics=[FAST]) as server:
+    # The shortest history ring (120 ticks, 12 s at this fabric's 0.1 s tick), so that it is full before measuring.
+    with running_server(tmp_path, fabrics=[FAST], extra_env={"IBWEB_HISTORY_TICKS": "120"}) as server:
         url = f"{server.ws_url}/ws/fabrics/fast/live/"
 
         async def scenario():
             stalled = await websockets.connect(url, max_size=None, max_queue=1)  # never read from
-            await asyncio.sleep(3)  # let the socket buffers fill
-            got = []
+            got, rss = [], []
             async with websockets.connect(url, max_size=None) as ws:
                 await ws.recv()
-                # warm up first (this socket's buffers, the allocator's arenas of the server's threads)
-                end = time.monotonic() + 4
-                while time.monotonic() < end:
-                    await asyncio.wait_for(ws.recv(), 5)
-                before = rss_kib(server.proc.pid)
-                end = time.monotonic() + 12
-                while time.monotonic() < end:
+                # warm up: the history ring full, this socket's buffers and the server threads' arenas allocated
+                seq, end = 0, time.monotonic() + 4
+                while seq < 150 or time.monotonic() < end:
+                    seq = json.loads(await asyncio.wait_for(ws.recv(), 5)).get("seq", seq)
+                start = time.monotonic()
+                while time.monotonic() < start + 20:
                     text = await asyncio.wait_for(ws.recv(), 5)
                     frame = json.loads(text)
                     got.append((frame["seq"], time.time() - frame["t"], len(text)))
-            after = rss_kib(server.proc.pid)
+                    if not rss or time.monotonic() - rss[-1][0] >= 0.5:
+                        rss.append((time.monotonic() - start, rss_kib(server.proc.pid)))
             stalled.transport.abort()
-            return before, after, got
+            return got, rss
 
-        before, after, got = asyncio.run(scenario())
-    assert len(got) >= 40, f"the reading client got only {len(got)} frames in 12 s at 10 frames/s"
+        got, rss = asyncio.run(scenario())
+    assert len(got) >= 80, f"the reading client got only {len(got)} frames in 20 s at 10 frames/s"
     assert max(lag for _, lag, _ in got[5:]) < 2.0
-    # Queuing frames for the stalled client would hold every frame sent while it stalled; the server also keeps
-    # a bounded history of recent ticks, so allow half of that queue's size.
-    queued_kib = sum(size for *_, size in got) / 1024
-    assert after - before < 0.5 * queued_kib, f"RSS grew {after - before} KiB; a queue would be {queued_kib:.0f} KiB"
+    # Queuing frames for the stalled client would grow the server by every frame sent; a bounded server's RSS
+    # only fluctuates (allocator, rollups). The fitted slope is robust to those swings, the end points are not.
+    queue_kib_s = sum(size for *_, size in got) / 1024 / 20
+    slope_kib_s = float(np.polyfit(*np.array(rss, dtype=float).T, 1)[0])
+    assert slope_kib_s < 0.5 * queue_kib_s, f"RSS grew {slope_kib_s:.0f} KiB/s; a queue would grow {queue_kib_s:.0f}"

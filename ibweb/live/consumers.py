@@ -181,6 +181,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
         """Receive the frames of ``view_key`` (leaving the previous view's group)."""
         if self.view_key is not None:
             await self._leave(view_group(self.fabric_id, self.view_key, self.encoding))
+            await viewreg.release(self.fabric_id, self.view_key, self.encoding)
         self.view_key = view_key
         self._latest = None
         await self._join(view_group(self.fabric_id, view_key, self.encoding))
@@ -299,6 +300,9 @@ class LiveConsumer(AsyncWebsocketConsumer):
             task.cancel()
         for group in list(self._groups):
             await self._leave(group)
+        if self.view_key is not None:
+            await viewreg.release(self.fabric_id, self.view_key, self.encoding)
+            self.view_key = None
 
 
 def _v1_frame(fv: FeedView, header: dict, links: str | bytes | None) -> str | None:

@@ -52,6 +52,10 @@ class LeaderLock:
             raise
         return self.held
 
+    async def led_elsewhere(self) -> bool:
+        """Whether another process leads the fabric now (its lock is set and not ours)."""
+        return not self.held and bool(await self.redis.exists(self.key))
+
     async def release(self) -> None:
         if self.held:
             await self.redis.eval(_RELEASE, 1, self.key, self.token)
@@ -66,6 +70,9 @@ class NoLock:
 
     async def hold(self) -> bool:
         return True
+
+    async def led_elsewhere(self) -> bool:
+        return False
 
     async def release(self) -> None:
         return None

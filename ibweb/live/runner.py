@@ -124,19 +124,24 @@ class FabricRunner:
         self._record_checked = time.monotonic()
         self._stopping = False
         self._background: set[asyncio.Task] = set()
+        self._announce_start = True
 
     # ------------------------------------------------------------------ start
     async def _progress(self, fraction: float, message: str, status: str = "running") -> None:
+        if not self._announce_start:
+            return
         payload = {"task": "engine", "id": self.fabric_id, "fraction": fraction, "status": status, "message": message}
         await set_starting(self.fabric_id, payload if status == "running" else None)
         if status != "running":
             await broadcast_progress(self.fabric_id, payload)
 
-    async def start(self, publish: bool = True) -> None:
+    async def start(self, publish: bool = True, announce: bool = True) -> None:
         """Start the source and (``publish``) publish its topology; a standby publishes once it leads.
 
-        Clients that connect meanwhile are sent ``progress`` messages, then the snapshot.
+        ``announce``: clients that connect meanwhile are sent ``progress`` messages, then the snapshot.
+        Not while another process leads: its clients watch a live fabric, not this start.
         """
+        self._announce_start = announce
         await self._progress(0.01, "starting the engine")
         await self.source.start(self._progress)
         self.seq = max(self.seq, await last_seq(self.fabric_id))  # a restart continues the sequence
@@ -145,6 +150,8 @@ class FabricRunner:
             await self._progress(0.8, "publishing the fabric")
             await self.publish_topology(announce=False)
         await self._progress(1.0, "running", status="done")
+        self._announce_start = True
+        log.info("fabric %s: engine started%s", self.slug, "" if announce else " (standby: another process leads)")
         if published:
             await broadcast_snapshot(self.fabric_id)
 
@@ -392,7 +399,12 @@ class FabricRunner:
         """
         lock = LeaderLock(settings.REDIS_URL, self.fabric_id, ttl_s=max(3.0, 3 * self.tick_s)) if (
             settings.REDIS_URL) else NoLock()
-        await self.start(publish=isinstance(lock, NoLock))
+        try:
+            standby = await lock.led_elsewhere()
+        except Exception:  # Redis unreachable: say that this start is under way
+            log.exception("fabric %s: cannot read its leader lock", self.slug)
+            standby = False
+        await self.start(publish=isinstance(lock, NoLock), announce=not standby)
         next_at = time.monotonic()
         try:
             while not self._stopping:

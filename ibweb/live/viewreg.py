@@ -1,11 +1,12 @@
 """Which (view, encoding) pairs of a fabric's feed have sockets: consumers register, the runner reads.
 
-A consumer registers its pair on connect and again every :data:`REFRESH_S` seconds; an entry
-not refreshed for :data:`TTL_S` seconds lapses, so a pair whose last socket closed (or whose web
-process died) stops being encoded within that time. With ``REDIS_URL`` the registry is a Redis
-sorted set per fabric (member ``"<view key>|<encoding>"``, score: expiry time), shared by every
-web process and by whichever process leads the fabric; without it (the embedded default, one
-process) a dictionary.
+Each web process registers a pair for its own sockets: on a socket's connect, again every
+:data:`REFRESH_S` seconds, and :func:`release` removes it when the process's last socket of the
+pair closes or leaves the view, so a pair nobody watches stops being encoded at the next tick. An
+entry not refreshed for :data:`TTL_S` seconds lapses (its web process died). With ``REDIS_URL`` the
+registry is a Redis sorted set per fabric (member ``"<view key>|<encoding>|<process>"``, score:
+expiry time), shared by every web process and by whichever process leads the fabric; without it
+(the embedded default, one process) a dictionary.
 
 A socket registers on connect; its keep-alives register the pair only when this process has not
 done so in the last :data:`REFRESH_S`, however many of its sockets share it: sockets that connected
@@ -16,13 +17,15 @@ skipped ones comes at most two :data:`REFRESH_S` after the last registration, in
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 import weakref
 
 from django.conf import settings
 
-__all__ = ["register", "active", "REFRESH_S", "TTL_S", "clear"]
+__all__ = ["register", "release", "active", "REFRESH_S", "TTL_S", "clear"]
 
 REFRESH_S = 10.0
 TTL_S = 30.0
@@ -32,6 +35,8 @@ _lock = threading.Lock()
 _clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: When this process last registered each (fabric, member).
 _registered: dict[tuple[int, str], float] = {}
+#: This process's open sockets per (fabric, member).
+_sockets: dict[tuple[int, str], int] = {}
 
 
 def _key(fabric_id: int) -> str:
@@ -52,7 +57,29 @@ def _redis():
 
 
 def _member(view_key: str, encoding: str) -> str:
-    return f"{view_key}|{encoding}"
+    """This process's registry member for the pair (process: host and pid, so each web process has its own)."""
+    return f"{view_key}|{encoding}|{socket.gethostname()}:{os.getpid()}"
+
+
+def _pair(member: str) -> tuple[str, str]:
+    view_key, encoding = member.rsplit("|", 2)[:2]
+    return view_key, encoding
+
+
+async def _write(fabric_id: int, member: str, expiry: float) -> None:
+    if settings.REDIS_URL:
+        await _redis().zadd(_key(fabric_id), {member: expiry})
+        return
+    with _lock:
+        _local.setdefault(fabric_id, {})[member] = expiry
+
+
+async def _remove(fabric_id: int, member: str) -> None:
+    if settings.REDIS_URL:
+        await _redis().zrem(_key(fabric_id), member)
+        return
+    with _lock:
+        _local.get(fabric_id, {}).pop(member, None)
 
 
 async def register(fabric_id: int, view_key: str, encoding: str, now: float | None = None, *,
@@ -60,20 +87,38 @@ async def register(fabric_id: int, view_key: str, encoding: str, now: float | No
     """Record that a socket of ``fabric_id`` wants frames of ``view_key`` in ``encoding`` (for :data:`TTL_S`).
 
     ``keep_alive``: a socket's periodic renewal, skipped when this process registered the pair
-    less than :data:`REFRESH_S` ago.
+    less than :data:`REFRESH_S` ago; otherwise a socket entering the pair (pair with :func:`release`).
     """
     now = time.time() if now is None else now
-    expiry = now + TTL_S
     member = _member(view_key, encoding)
     with _lock:
-        if keep_alive and now - _registered.get((fabric_id, member), -TTL_S) < REFRESH_S:
+        if not keep_alive:
+            _sockets[(fabric_id, member)] = _sockets.get((fabric_id, member), 0) + 1
+        elif now - _registered.get((fabric_id, member), -TTL_S) < REFRESH_S:
             return
         _registered[(fabric_id, member)] = now
-    if settings.REDIS_URL:
-        await _redis().zadd(_key(fabric_id), {member: expiry})
-        return
+    await _write(fabric_id, member, now + TTL_S)
+
+
+async def release(fabric_id: int, view_key: str, encoding: str) -> None:
+    """A socket left the pair; the process's last one removes the pair's registration at once."""
+    member = _member(view_key, encoding)
     with _lock:
-        _local.setdefault(fabric_id, {})[member] = expiry
+        if (fabric_id, member) not in _sockets:  # its register never counted it
+            return
+        left = _sockets[(fabric_id, member)] - 1
+        if left > 0:
+            _sockets[(fabric_id, member)] = left
+            return
+        _sockets.pop((fabric_id, member), None)
+        _registered.pop((fabric_id, member), None)
+    await _remove(fabric_id, member)
+    with _lock:  # a socket that entered the pair meanwhile may have written before the removal: write again
+        again = (fabric_id, member) in _sockets
+        if again:
+            _registered[(fabric_id, member)] = now = time.time()
+    if again:
+        await _write(fabric_id, member, now + TTL_S)
 
 
 async def active(fabric_id: int, now: float | None = None) -> set[tuple[str, str]]:
@@ -92,7 +137,7 @@ async def active(fabric_id: int, now: float | None = None) -> set[tuple[str, str
             for m in [m for m, t in held.items() if t <= now]:
                 del held[m]
             members = list(held)
-    return {tuple(m.split("|", 1)) for m in members}
+    return {_pair(m) for m in members}
 
 
 def clear(fabric_id: int | None = None) -> None:
@@ -101,7 +146,9 @@ def clear(fabric_id: int | None = None) -> None:
         if fabric_id is None:
             _local.clear()
             _registered.clear()
+            _sockets.clear()
         else:
             _local.pop(fabric_id, None)
-            for key in [k for k in _registered if k[0] == fabric_id]:
-                del _registered[key]
+            for held in (_registered, _sockets):
+                for key in [k for k in held if k[0] == fabric_id]:
+                    del held[key]

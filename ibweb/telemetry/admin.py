@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 
 from ibweb.admin_access import AllTenantsAdmin
+from ibweb.bearer_admin import IssuesTokens
 
 from . import store
 from .models import CollectorConfig, PushToken, Sweep
@@ -50,7 +51,8 @@ class CollectorConfigForm(forms.ModelForm):
 
 
 @admin.register(CollectorConfig)
-class CollectorConfigAdmin(AllTenantsAdmin):
+class CollectorConfigAdmin(IssuesTokens, AllTenantsAdmin):
+    token_label = "Push token"
     form = CollectorConfigForm
     list_display = ("fabric", "source", "interval_s", "timeout_s", "shard_size", "enabled", "routing")
     list_filter = ("source", "enabled")
@@ -83,17 +85,6 @@ class CollectorConfigAdmin(AllTenantsAdmin):
         what = f"OpenSM LFT dump {status['path']}" if status["source"] == "opensm-dump" else \
             f"{status['engine']} (computed)"
         return f"{what}: {status['reason']}" if status.get("reason") else what
-
-    def save_formset(self, request, form, formset, change):
-        tokens = formset.save(commit=False)
-        for token in tokens:
-            if isinstance(token, PushToken) and not token.digest:
-                raw = token.set_new_key()
-                messages.warning(request, f"Push token {token.name!r}: {raw} (shown once; store it now)")
-            token.save()
-        for gone in formset.deleted_objects:
-            gone.delete()
-        formset.save_m2m()
 
 
 @admin.register(Sweep)

@@ -1,6 +1,7 @@
-from django.contrib import admin, messages
+from django.contrib import admin
 
 from ibweb.admin_access import AllTenantsAdmin
+from ibweb.bearer_admin import IssuesTokens
 
 from .models import CablingPlan, JobSource, JobToken, ScheduledJob
 
@@ -13,7 +14,8 @@ class JobTokenInline(admin.TabularInline):
 
 
 @admin.register(JobSource)
-class JobSourceAdmin(AllTenantsAdmin):
+class JobSourceAdmin(IssuesTokens, AllTenantsAdmin):
+    token_label = "Job token"
     list_display = ("fabric", "kind", "interval_s", "enabled", "last_poll", "last_error")
     list_filter = ("kind", "enabled")
     search_fields = ("fabric__name", "fabric__slug")
@@ -26,17 +28,6 @@ class JobSourceAdmin(AllTenantsAdmin):
         ("What the jobs should drive", {"fields": ("patterns", "default_pattern", "low_ratio", "high_ratio",
                                                    "min_gbps", "raise_after", "clear_after")}),
     ]
-
-    def save_formset(self, request, form, formset, change):
-        tokens = formset.save(commit=False)
-        for token in tokens:
-            if isinstance(token, JobToken) and not token.digest:
-                raw = token.set_new_key()
-                messages.warning(request, f"Job token {token.name!r}: {raw} (shown once; store it now)")
-            token.save()
-        for gone in formset.deleted_objects:
-            gone.delete()
-        formset.save_m2m()
 
 
 @admin.register(ScheduledJob)

@@ -32,7 +32,6 @@ import websockets
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from ibweb.live.viewreg import TTL_S as VIEW_TTL_S  # noqa: E402
 from tests.bench.targets import target  # noqa: E402
 from tests.server import free_port  # noqa: E402
 
@@ -259,8 +258,8 @@ def main() -> None:
         per_frame = {}
         for who, cookies, query in (("anonymous visitors", None, ""), ("tenant users", sessions, ""),
                                     ("dashboards, v2", None, "?v=2")):
-            if per_frame:  # the previous phase's views lapse first, so each phase pays for its own views only
-                time.sleep(VIEW_TTL_S + 1)
+            if per_frame:  # the previous phase's sockets closed and released their views: each phase pays for its own
+                time.sleep(2)
             outcome, procs, connect_s, cpu, client_cpu = run_clients(url + query, pids, cookies)
             mem = rss_mib(pids)
             results = [r for r in outcome if not isinstance(r, str)]

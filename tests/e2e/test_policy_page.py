@@ -18,6 +18,11 @@ def server(tmp_path_factory):
         yield srv
 
 
+def member_count(page) -> int:
+    """The member count the open partition's pager shows ("N members ...")."""
+    return int(page.locator(".members-list .pager").first.inner_text().split()[0])
+
+
 def test_summary_fits_the_first_screen_and_search_answers_as_you_type(server):
     with chromium_page({"width": 1600, "height": 1000}) as page:
         log_in(page, server, "op")
@@ -45,7 +50,7 @@ def test_policy_admin_previews_a_change_that_cuts_a_job_applies_and_undoes_it(se
         log_in(page, server, "pa")
         page.goto(server.url + "/tenancy/fabrics/demo/?partition=0x0101")
         change = page.locator("#change")
-        members = int(page.locator(".members-list .pager").first.inner_text().split()[0])
+        members = member_count(page)
         change.get_by_label("Remove").check()
         change.get_by_label("A job's hosts").select_option("moe-8x22b")
         change.get_by_role("button", name="Preview effect").click()
@@ -59,14 +64,14 @@ def test_policy_admin_previews_a_change_that_cuts_a_job_applies_and_undoes_it(se
         change.get_by_role("button", name="Apply anyway").click()
         page.wait_for_url("**partition=0x0101#members")
         assert "64 members removed" in page.locator("ul.messages").inner_text()
-        assert int(page.locator(".members-list .pager").first.inner_text().split()[0]) == members - 64
+        assert member_count(page) == members - 64
 
         page.locator(".history tbody tr").first.get_by_role("button", name="Undo").click()
         effect.wait_for()
         assert "Preview: restore" in effect.inner_text() and "No host loses a peer" in effect.inner_text()
         page.get_by_role("button", name="Apply", exact=True).click()
         page.wait_for_url("**partition=0x0101#members")
-        assert int(page.locator(".members-list .pager").first.inner_text().split()[0]) == members
+        assert member_count(page) == members
         assert page.errors == [] and page.console_errors == []
 
 
@@ -75,7 +80,7 @@ def test_policy_admin_adds_hosts_by_pattern_with_a_preview_and_undoes_it_from_th
         log_in(page, server, "pa")
         page.goto(server.url + "/tenancy/fabrics/demo/?partition=0x0102")
         change = page.locator("#change")
-        members = int(page.locator(".members-list .pager").first.inner_text().split()[0])
+        members = member_count(page)
         change.get_by_label("Add").check()
         change.get_by_label("Host names").fill("gpu050[0-3]")
         change.get_by_role("button", name="Preview effect").click()
@@ -85,12 +90,12 @@ def test_policy_admin_adds_hosts_by_pattern_with_a_preview_and_undoes_it_from_th
         added = int(heading.split()[2])
         assert heading.startswith("Preview: add ") and "of globex-jobs" in heading and 1 <= added <= 4
         assert "No host loses a peer" in effect.inner_text() and "gain" in effect.inner_text()
-        assert int(page.locator(".members-list .pager").first.inner_text().split()[0]) == members, "not yet"
+        assert member_count(page) == members, "not yet"
         assert axe_violations(page) == [] and horizontal_overflow(page) == 0
         change.get_by_role("button", name="Apply", exact=True).click()
         page.wait_for_url("**partition=0x0102#members")
         assert f"{added} members added or changed" in page.locator("ul.messages").inner_text()
-        assert int(page.locator(".members-list .pager").first.inner_text().split()[0]) == members + added
+        assert member_count(page) == members + added
         page.get_by_label("Search by host, GUID or leaf").fill("gpu0501")
         page.get_by_role("button", name="Search").click()
         page.wait_for_url("**q=gpu0501**")
@@ -101,7 +106,7 @@ def test_policy_admin_adds_hosts_by_pattern_with_a_preview_and_undoes_it_from_th
         assert "Preview: restore" in effect.inner_text() and "lose reachability" in effect.inner_text()
         page.get_by_role("button", name="Apply anyway").click()
         page.wait_for_url("**partition=0x0102#members")
-        assert int(page.locator(".members-list .pager").first.inner_text().split()[0]) == members
+        assert member_count(page) == members
         assert page.errors == [] and page.console_errors == []
 
 

@@ -72,3 +72,44 @@ def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
     assert max(gaps) <= 8, f"handover gap too long: {seqs}"
 
 
+
+
+def test_a_standby_starting_sends_no_progress_to_clients_of_the_live_fabric(tmp_path):
+    redis_url = require_redis(db=7)
+    env_extra = {"REDIS_URL": redis_url, "IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
+    with running_server(tmp_path, extra_env=env_extra) as server:
+        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
+               **env_extra}
+        logs = {name: tmp_path / f"{name}.log" for name in ("a", "b")}
+        procs = {"a": _run_engine(env, logs["a"].open("wb"))}
+        try:
+            deadline = time.monotonic() + 30
+            while _leader(procs, {"a": logs["a"]}) is None:
+                assert time.monotonic() < deadline, "the engine did not lead"
+                time.sleep(0.2)
+
+            async def watch() -> tuple[list[str], list[dict]]:
+                kinds, progress = [], []
+                async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
+                    snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                    assert snap["type"] == "snapshot"
+                    procs["b"] = _run_engine(env, logs["b"].open("wb"))
+                    end = time.monotonic() + 30
+                    while "engine started" not in logs["b"].read_text():
+                        assert time.monotonic() < end, "the second engine did not start"
+                        msg = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                        kinds.append(msg["type"])
+                        if msg["type"] == "progress":
+                            progress.append(msg)
+                    for _ in range(10):  # what its start sent is on the way
+                        kinds.append(json.loads(await asyncio.wait_for(ws.recv(), 5))["type"])
+                return kinds, progress
+
+            kinds, progress = asyncio.run(watch())
+        finally:
+            for p in procs.values():
+                p.kill()
+                p.wait()
+    assert progress == [] and "progress" not in kinds, progress
+    assert "standby: another process leads" in logs["b"].read_text()
+    assert kinds.count("frame") >= 10, kinds

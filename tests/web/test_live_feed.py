@@ -10,6 +10,7 @@ from django.test import override_settings
 
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
+from ibweb.live import viewreg
 from ibweb.live.consumers import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, CLOSE_UNAVAILABLE
 from ibweb.live.runner import FabricRunner
 from tests.server import running_server
@@ -88,6 +89,21 @@ async def test_frames_reach_sockets_without_a_thread_hop_per_socket(monkeypatch)
         assert len(checked) == before + 1
     finally:
         await comm.disconnect()
+
+
+async def test_a_view_whose_last_socket_closes_is_no_longer_encoded():
+    viewreg.clear()
+    engine, comm = await _demo_engine_and_socket()
+    other = await _connect("/ws/fabrics/demo/live/?v=2")
+    try:
+        await comm.receive_from(timeout=5)
+        await other.receive_from(timeout=5)
+        assert await viewreg.active(engine.fabric_id) == {("fabric", "v1"), ("fabric", "v2")}
+        await other.disconnect()
+        assert await viewreg.active(engine.fabric_id) == {("fabric", "v1")}
+    finally:
+        await comm.disconnect()
+    assert await viewreg.active(engine.fabric_id) == set()
 
 
 async def test_unknown_fabric_is_closed_with_4404():

@@ -18,8 +18,8 @@ async def test_keep_alives_of_a_processs_sockets_register_a_pair_once_per_refres
         writes, expiry = 0, None
         for t, keep_alive in due:
             await viewreg.register(1, "all", "v1", now=t, keep_alive=keep_alive)
-            if viewreg._local[1]["all|v1"] != expiry:
-                writes, expiry = writes + 1, viewreg._local[1]["all|v1"]
+            if viewreg._local[1][viewreg._member("all", "v1")] != expiry:
+                writes, expiry = writes + 1, viewreg._local[1][viewreg._member("all", "v1")]
             assert await viewreg.active(1, now=t) == {("all", "v1")}
             assert expiry - t > viewreg.TTL_S - 2 * viewreg.REFRESH_S  # the next renewal comes before it lapses
         last = due[-1][0]
@@ -43,4 +43,46 @@ async def test_keep_alives_of_many_sockets_are_one_redis_write():
         assert int(client.info("commandstats").get("cmdstat_zadd", {}).get("calls", 0)) == 0
     finally:
         viewreg.clear()
+        client.close()
+
+
+@override_settings(REDIS_URL="")
+async def test_the_last_socket_of_a_pair_releases_it_at_once():
+    viewreg.clear()
+    try:
+        for _ in range(2):
+            await viewreg.register(1, "t-1", "v2")
+        await viewreg.register(1, "all", "v1")
+        await viewreg.release(1, "t-1", "v2")
+        assert await viewreg.active(1) == {("t-1", "v2"), ("all", "v1")}  # one socket still has it
+        await viewreg.release(1, "t-1", "v2")
+        assert await viewreg.active(1) == {("all", "v1")}
+        await viewreg.release(1, "t-1", "v2")  # released again (a socket whose register failed): no effect
+        await viewreg.register(1, "t-1", "v2", keep_alive=True)  # a late keep-alive registers it again
+        await viewreg.release(1, "all", "v1")
+        assert await viewreg.active(1) == {("t-1", "v2")}
+    finally:
+        viewreg.clear()
+
+
+async def test_a_process_releases_only_its_own_registration_of_a_pair():
+    url = require_redis(db=12)
+    client = redis.Redis.from_url(url)
+    viewreg.clear()
+    try:
+        with override_settings(REDIS_URL=url):
+            client.delete("ibweb:live:4:views")
+            await viewreg.register(4, "t-1", "v1")
+            client.zadd("ibweb:live:4:views", {"t-1|v1|other-host:1": 10**12})  # another web process's sockets
+            await viewreg.release(4, "t-1", "v1")
+            assert await viewreg.active(4) == {("t-1", "v1")}
+            client.zrem("ibweb:live:4:views", "t-1|v1|other-host:1")
+            assert await viewreg.active(4) == set()
+            # a socket entering the pair while the last one leaves: the pair stays registered
+            await viewreg.register(4, "all", "v2")
+            await asyncio.gather(viewreg.release(4, "all", "v2"), viewreg.register(4, "all", "v2"))
+            assert await viewreg.active(4) == {("all", "v2")}
+    finally:
+        viewreg.clear()
+        client.delete("ibweb:live:4:views")
         client.close()

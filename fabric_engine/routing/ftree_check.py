@@ -122,8 +122,8 @@ def check_fat_tree(fabric: Fabric, st: FtreeStructure | None = None) -> str | No
     first_down[st.g_src[down][::-1]] = st.g_size[down][::-1]
     by_guid = np.argsort(guid_key(f.guid[f.switches]), kind="stable")
     ref = np.full(int(st.rank.max()) + 1, -1, dtype=np.int64)
-    for s in by_guid[::-1]:  # the first switch of each rank in GUID order is the reference
-        ref[st.rank[s]] = s
+    ranks, first = np.unique(st.rank[by_guid], return_index=True)
+    ref[ranks] = by_guid[first]  # the first switch of each rank in GUID order is the reference
     r_of = ref[st.rank]
     up_size_bad = np.zeros(s_count, dtype=bool)
     np.logical_or.at(up_size_bad, st.g_src[up], st.g_size[up] != first_up[r_of[st.g_src[up]]])
@@ -135,14 +135,14 @@ def check_fat_tree(fabric: Fabric, st: FtreeStructure | None = None) -> str | No
         ("ERR AB0C: Different number of ports in an downward port group",
          not_leaf & (first_down[r_of] >= 0) & (n_down > 0) & (first_down != first_down[r_of]), None),
     ]
+    differs = np.flatnonzero(np.any([bad for _, bad, _ in checks], axis=0)[by_guid])
+    if not len(differs):
+        return None
+    s = int(by_guid[differs[0]])  # OpenSM stops at the first switch (GUID order) that differs
+    what, _, count = next(c for c in checks if c[1][s])
     names = f.node_name[f.switches]
-    for s in by_guid.tolist():  # OpenSM stops at the first switch (GUID order) that differs
-        for what, bad, count in checks:
-            if bad[s]:
-                r = int(st.rank[s])
-                extra = f": {count[r_of[s]]} and {count[s]}" if count is not None else ""
-                return f"{what} on switches {names[r_of[s]]} and {names[s]} (rank {r}){extra}"
-    return None
+    extra = f": {count[r_of[s]]} and {count[s]}" if count is not None else ""
+    return f"{what} on switches {names[r_of[s]]} and {names[s]} (rank {int(st.rank[s])}){extra}"
 
 
 #: Tuple key of a switch the indexing never reached (``tuple_init``: every byte 0xFF).
@@ -166,16 +166,19 @@ def switch_tuples(fabric: Fabric, st: FtreeStructure | None = None) -> np.ndarra
     start = int(by_guid[np.argmax(st.is_leaf[by_guid])])
     tup: dict[int, tuple] = {}
     taken: set[tuple] = set()
+    # next_free[(base, var)]: no tuple below it at position ``var`` of ``base`` is free (taken only grows),
+    # so the search for the lowest free value resumes there instead of at 0 for every child.
+    next_free: dict[tuple, int] = {}
     r0 = int(st.rank[start])
     tup[start] = (r0,) + (0,) * r0 + (0xFF,) * (7 - r0)
     taken.add(tup[start])
     queue = [start]
     head = 0
-    g_dst, g_dir, g_ptr = st.g_dst.tolist(), st.g_dir.tolist(), st.g_ptr.tolist()
+    rank, g_dst, g_dir, g_ptr = st.rank.tolist(), st.g_dst.tolist(), st.g_dir.tolist(), st.g_ptr.tolist()
     while head < len(queue):
         s = queue[head]
         head += 1
-        r = int(st.rank[s])
+        r = rank[s]
         for direction, enabled in ((-1, r < st.leaf_rank), (1, r != 0)):
             if not enabled:
                 continue
@@ -186,10 +189,14 @@ def switch_tuples(fabric: Fabric, st: FtreeStructure | None = None) -> np.ndarra
                 t = list(tup[s])
                 var = t[0] + 1 if direction < 0 else t[0]
                 t[0] += -direction
-                for i in range(0xFF):
+                t[var] = -1
+                base = (tuple(t), var)
+                i = next_free.get(base, 0)
+                t[var] = i
+                while i < 0xFE and tuple(t) in taken:
+                    i += 1
                     t[var] = i
-                    if tuple(t) not in taken:
-                        break
+                next_free[base] = i
                 tup[y] = tuple(t)
                 taken.add(tup[y])
                 queue.append(y)

@@ -30,40 +30,70 @@ def _leader(procs: dict, logs: dict) -> str | None:
     return None
 
 
-def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
-    redis_url = require_redis(db=7)
-    env_extra = {"REDIS_URL": redis_url, "IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
-    with running_server(tmp_path, extra_env=env_extra) as server:
-        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
-               **env_extra}
-        logs = {name: tmp_path / f"{name}.log" for name in ("a", "b")}
-        procs = {name: _run_engine(env, logs[name].open("wb")) for name in logs}
+class Engines:
+    """``run_engine`` processes for the demo beside a web server (no embedded engine), all on one Redis."""
+
+    def __init__(self, tmp_path, server) -> None:
+        self.server, self.tmp = server, tmp_path
+        self.env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), **ENV,
+                    "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", "REDIS_URL": require_redis(db=7)}
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.logs: dict = {}
+
+    def start(self, name: str) -> None:
+        self.logs[name] = self.tmp / f"{name}.log"
+        self.procs[name] = _run_engine(self.env, self.logs[name].open("wb"))
+
+    def leader(self, timeout: float = 30) -> str:
+        """The engine that leads (waits for one)."""
+        deadline = time.monotonic() + timeout
+        while (name := _leader(self.procs, self.logs)) is None:
+            assert time.monotonic() < deadline, "no engine became leader"
+            time.sleep(0.2)
+        return name
+
+    def stop(self) -> None:
+        for p in self.procs.values():
+            p.kill()
+            p.wait()
+
+
+ENV = {"IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
+
+
+@contextlib.contextmanager
+def engines(tmp_path):
+    with running_server(tmp_path, extra_env={**ENV, "REDIS_URL": require_redis(db=7)}) as server:
+        group = Engines(tmp_path, server)
         try:
-            deadline = time.monotonic() + 30
-            while (leader := _leader(procs, logs)) is None:
-                assert time.monotonic() < deadline, "no engine became leader"
-                time.sleep(0.2)
-
-            async def watch(seconds: float) -> list[int]:
-                seqs = []
-                async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
-                    snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
-                    assert snap["type"] == "snapshot"
-                    end = time.monotonic() + seconds
-                    while time.monotonic() < end:
-                        with contextlib.suppress(TimeoutError):
-                            msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
-                            if msg["type"] == "frame":  # a new leader may also send progress or a snapshot
-                                seqs.append(msg["seq"])
-                        if len(seqs) == 3 and procs[leader].poll() is None:
-                            procs[leader].kill()  # the leader dies mid-stream
-                return seqs
-
-            seqs = asyncio.run(watch(14))
+            yield group
         finally:
-            for p in procs.values():
-                p.kill()
-                p.wait()
+            group.stop()
+
+
+def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
+    with engines(tmp_path) as group:
+        server, procs, logs = group.server, group.procs, group.logs
+        group.start("a")
+        group.start("b")
+        leader = group.leader()
+
+        async def watch(seconds: float) -> list[int]:
+            seqs = []
+            async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
+                snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                assert snap["type"] == "snapshot"
+                end = time.monotonic() + seconds
+                while time.monotonic() < end:
+                    with contextlib.suppress(TimeoutError):
+                        msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
+                        if msg["type"] == "frame":  # a new leader may also send progress or a snapshot
+                            seqs.append(msg["seq"])
+                    if len(seqs) == 3 and procs[leader].poll() is None:
+                        procs[leader].kill()  # the leader dies mid-stream
+            return seqs
+
+        seqs = asyncio.run(watch(14))
     standby = "b" if leader == "a" else "a"
     assert "this process leads" in logs[standby].read_text(), "the standby never took over"
     assert len(seqs) >= 8, seqs
@@ -72,44 +102,30 @@ def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
     assert max(gaps) <= 8, f"handover gap too long: {seqs}"
 
 
-
-
 def test_a_standby_starting_sends_no_progress_to_clients_of_the_live_fabric(tmp_path):
-    redis_url = require_redis(db=7)
-    env_extra = {"REDIS_URL": redis_url, "IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
-    with running_server(tmp_path, extra_env=env_extra) as server:
-        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
-               **env_extra}
-        logs = {name: tmp_path / f"{name}.log" for name in ("a", "b")}
-        procs = {"a": _run_engine(env, logs["a"].open("wb"))}
-        try:
-            deadline = time.monotonic() + 30
-            while _leader(procs, {"a": logs["a"]}) is None:
-                assert time.monotonic() < deadline, "the engine did not lead"
-                time.sleep(0.2)
+    with engines(tmp_path) as group:
+        group.start("a")
+        group.leader()
+        logs = group.logs
 
-            async def watch() -> tuple[list[str], list[dict]]:
-                kinds, progress = [], []
-                async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
-                    snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
-                    assert snap["type"] == "snapshot"
-                    procs["b"] = _run_engine(env, logs["b"].open("wb"))
-                    end = time.monotonic() + 30
-                    while "engine started" not in logs["b"].read_text():
-                        assert time.monotonic() < end, "the second engine did not start"
-                        msg = json.loads(await asyncio.wait_for(ws.recv(), 5))
-                        kinds.append(msg["type"])
-                        if msg["type"] == "progress":
-                            progress.append(msg)
-                    for _ in range(10):  # what its start sent is on the way
-                        kinds.append(json.loads(await asyncio.wait_for(ws.recv(), 5))["type"])
-                return kinds, progress
+        async def watch() -> tuple[list[str], list[dict]]:
+            kinds, progress = [], []
+            async with websockets.connect(f"{group.server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
+                snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                assert snap["type"] == "snapshot"
+                group.start("b")
+                end = time.monotonic() + 30
+                while "engine started" not in logs["b"].read_text():
+                    assert time.monotonic() < end, "the second engine did not start"
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                    kinds.append(msg["type"])
+                    if msg["type"] == "progress":
+                        progress.append(msg)
+                for _ in range(10):  # what its start sent is on the way
+                    kinds.append(json.loads(await asyncio.wait_for(ws.recv(), 5))["type"])
+            return kinds, progress
 
-            kinds, progress = asyncio.run(watch())
-        finally:
-            for p in procs.values():
-                p.kill()
-                p.wait()
+        kinds, progress = asyncio.run(watch())
     assert progress == [] and "progress" not in kinds, progress
     assert "standby: another process leads" in logs["b"].read_text()
     assert kinds.count("frame") >= 10, kinds

@@ -2,6 +2,7 @@
 
 import asyncio
 
+import pytest
 import redis
 from django.test import override_settings
 
@@ -30,20 +31,27 @@ async def test_keep_alives_of_a_processs_sockets_register_a_pair_once_per_refres
         viewreg.clear()
 
 
-async def test_keep_alives_of_many_sockets_are_one_redis_write():
+@pytest.fixture
+def redis_registry():
+    """A client of the registry's Redis database; the registry on it (REDIS_URL) while the test runs."""
     url = require_redis(db=12)
     client = redis.Redis.from_url(url)
+    client.flushdb()
     viewreg.clear()
     try:
         with override_settings(REDIS_URL=url):
-            await viewreg.register(3, "tenant:acme", "v2")
-            client.config_resetstat()
-            await asyncio.gather(*(viewreg.register(3, "tenant:acme", "v2", keep_alive=True) for _ in range(250)))
-            assert await viewreg.active(3) == {("tenant:acme", "v2")}
-        assert int(client.info("commandstats").get("cmdstat_zadd", {}).get("calls", 0)) == 0
+            yield client
     finally:
         viewreg.clear()
         client.close()
+
+
+async def test_keep_alives_of_many_sockets_are_one_redis_write(redis_registry):
+    await viewreg.register(3, "tenant:acme", "v2")
+    redis_registry.config_resetstat()
+    await asyncio.gather(*(viewreg.register(3, "tenant:acme", "v2", keep_alive=True) for _ in range(250)))
+    assert await viewreg.active(3) == {("tenant:acme", "v2")}
+    assert int(redis_registry.info("commandstats").get("cmdstat_zadd", {}).get("calls", 0)) == 0
 
 
 @override_settings(REDIS_URL="")
@@ -65,24 +73,14 @@ async def test_the_last_socket_of_a_pair_releases_it_at_once():
         viewreg.clear()
 
 
-async def test_a_process_releases_only_its_own_registration_of_a_pair():
-    url = require_redis(db=12)
-    client = redis.Redis.from_url(url)
-    viewreg.clear()
-    try:
-        with override_settings(REDIS_URL=url):
-            client.delete("ibweb:live:4:views")
-            await viewreg.register(4, "t-1", "v1")
-            client.zadd("ibweb:live:4:views", {"t-1|v1|other-host:1": 10**12})  # another web process's sockets
-            await viewreg.release(4, "t-1", "v1")
-            assert await viewreg.active(4) == {("t-1", "v1")}
-            client.zrem("ibweb:live:4:views", "t-1|v1|other-host:1")
-            assert await viewreg.active(4) == set()
-            # a socket entering the pair while the last one leaves: the pair stays registered
-            await viewreg.register(4, "all", "v2")
-            await asyncio.gather(viewreg.release(4, "all", "v2"), viewreg.register(4, "all", "v2"))
-            assert await viewreg.active(4) == {("all", "v2")}
-    finally:
-        viewreg.clear()
-        client.delete("ibweb:live:4:views")
-        client.close()
+async def test_a_process_releases_only_its_own_registration_of_a_pair(redis_registry):
+    await viewreg.register(4, "t-1", "v1")
+    redis_registry.zadd("ibweb:live:4:views", {"t-1|v1|other-host:1": 10**12})  # another web process's sockets
+    await viewreg.release(4, "t-1", "v1")
+    assert await viewreg.active(4) == {("t-1", "v1")}
+    redis_registry.zrem("ibweb:live:4:views", "t-1|v1|other-host:1")
+    assert await viewreg.active(4) == set()
+    # a socket entering the pair while the last one leaves: the pair stays registered
+    await viewreg.register(4, "all", "v2")
+    await asyncio.gather(viewreg.release(4, "all", "v2"), viewreg.register(4, "all", "v2"))
+    assert await viewreg.active(4) == {("all", "v2")}

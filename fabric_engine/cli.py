@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .allocator import keep_freed_memory
 from .errors import FabricEngineError
 from .topology import KIND_HOST, KIND_SWITCH, ROLES, SPEEDS, TIER_NAMES, Fabric
 
@@ -276,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     exits with 130.
     """
     args = build_parser().parse_args(argv)
+    keep_freed_memory()
     try:
         return int(args._run(args) or 0)
     except FabricEngineError as exc:

@@ -28,7 +28,7 @@ from fabric_engine.routing import route  # noqa: E402
 from fabric_engine.scenario import DEMO_SPEC, build_emulator  # noqa: E402
 from fabric_engine.topology.generate import fat_tree  # noqa: E402
 from fabric_engine.workload import expand_jobs  # noqa: E402
-from tests.bench.targets import machine, target  # noqa: E402
+from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 
 def _reference():
@@ -138,6 +138,7 @@ def bench_ebb(patterns: int) -> None:
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
     print(machine())
+    print(deployed_allocator())
     bench_demo()
     bench_solver([10_000, 100_000] if quick else [10_000, 100_000, 1_000_000], 300 if quick else 5000)
     bench_emulator_64_jobs()

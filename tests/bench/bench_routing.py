@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from fabric_engine.routing import route  # noqa: E402
 from fabric_engine.topology.generate import MAX_UNICAST_LID, fat_tree  # noqa: E402
 from tests.bench.subnet import largest_subnet_fat_tree  # noqa: E402
-from tests.bench.targets import machine, target  # noqa: E402
+from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 _STAMP = re.compile(r"^(\w{3} \d{2} \d{2}:\d{2}:\d{2}) (\d{6}) ")
 
@@ -97,6 +97,7 @@ def main() -> int:
     ap.add_argument("--no-opensm", action="store_true", help="do not run OpenSM")
     args = ap.parse_args()
     print(machine())
+    print(deployed_allocator())
     have_osm = not args.no_opensm and all(shutil.which(t) for t in ("ibsim", "opensm"))
     fabrics = {
         "2048-host 2-level radix-64": fat_tree(hosts=2048, radix=64, levels=2, speed="HDR"),

@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.bench.targets import machine, target  # noqa: E402
+from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 SIZES = (4096, 16384, 32768)
 
@@ -114,10 +114,12 @@ def main() -> int:
     ap.add_argument("--ticks", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
+        deployed_allocator()  # the engine process, as deployed
         print(json.dumps(measure(args.one, args.ticks)))
         return 0
     ticks = 5 if args.quick else 15
     print(machine())
+    print(deployed_allocator())
     rows = []
     for gpus in (int(s) for s in args.sizes.split(",")):
         out = subprocess.run([sys.executable, __file__, "--one", str(gpus), "--ticks", str(ticks)], cwd=ROOT,

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fabric_engine.scenario import DEMO_SPEC, build_emulator  # noqa: E402
-from tests.bench.targets import machine, target  # noqa: E402
+from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 
 def _ticks(spec: dict, n: int) -> tuple[list[float], object]:
@@ -59,6 +59,7 @@ def _big() -> dict:
 def main() -> None:
     quick = "--quick" in sys.argv
     print(machine())
+    print(deployed_allocator())
     n = 30 if quick else 120
     with_all, emu = _ticks(DEMO_SPEC, n)
     plain, _ = _ticks(_plain(DEMO_SPEC), n)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from fabric_engine.formats import ibnetdiscover  # noqa: E402
 from fabric_engine.topology.generate import MAX_UNICAST_LID, fat_tree  # noqa: E402
 from tests.bench.subnet import largest_subnet_fat_tree  # noqa: E402
-from tests.bench.targets import machine, target  # noqa: E402
+from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 TARGET_S = 3.0
 
@@ -48,6 +48,7 @@ def measure(label: str, fn, repeat: int = 3):
 
 def main() -> None:
     print(machine())
+    print(deployed_allocator())
     source = fat_tree(hosts=20000, radix=64, levels=3)
     text = ibnetdiscover.write(source)
     print(f"input: ibnetdiscover text of {source!r}: {len(text) / 2**20:.1f} MiB, {text.count(chr(10))} lines")

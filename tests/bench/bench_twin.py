@@ -25,11 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from fabric_engine.routing import route  # noqa: E402
 from fabric_engine.scenario import build_fabric, loaded_rail_spec  # noqa: E402
 from fabric_engine.twin import HostMap, SchedulerJob, Twin  # noqa: E402
-from tests.bench.targets import machine, target  # noqa: E402
+from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 
 def main(nodes: int = 4096) -> int:
     print(machine())
+    print(deployed_allocator())
     t0 = time.perf_counter()
     f = build_fabric(loaded_rail_spec(nodes * 8)["topology"])  # bench_scale's 3-level NDR fabric
     r = route(f, "minhop")

@@ -11,6 +11,18 @@ import platform
 from pathlib import Path
 
 
+def deployed_allocator() -> str:
+    """Set this process's allocator as ibweb's processes and the CLI run the engine; a line saying which it is.
+
+    Benches that run engine code without Django call it (Django processes set it up in ``ibweb.fabrics``).
+    """
+    from fabric_engine.allocator import keep_freed_memory
+
+    if keep_freed_memory():
+        return "allocator: freed memory kept for reuse, as in ibweb's processes (fabric_engine.allocator)"
+    return "allocator: as the environment sets it (fabric_engine.allocator left it alone)"
+
+
 def machine() -> str:
     """One line naming the machine the figures were measured on (cores, CPU, memory, load)."""
     cpu = platform.processor() or platform.machine()

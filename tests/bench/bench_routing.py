@@ -4,10 +4,11 @@ Run ``python tests/bench/bench_routing.py [--quick]``. Prints, for each fabric a
 
 * OpenSM's routing compute time, taken from its own log (``-f``): from the line
   ``building routing with '<engine>' routing algorithm...`` to ``<engine> tables
-  configured on all switches`` (OpenSM 3.3.23 message texts), OpenSM running once
-  (``-o -R <engine> -D 0x47``) on ibsim under umad2sim;
-* ours: ``route(fabric, engine)`` wall clock, the first call and the best of 5;
-* the ratio OpenSM / ours (target >= 5 for minhop and ftree).
+  configured on all switches`` (OpenSM 3.3.23 message texts), the best of
+  :data:`OPENSM_RUNS` runs (``-o -R <engine> -D 0x47``) on ibsim under umad2sim;
+* ours: ``route(fabric, engine)`` wall clock, the first call and the best of 20;
+* the ratio of the bests, OpenSM / ours (target >= 5 for minhop and ftree). Best against best:
+  on a shared machine one run of either can be twice its best (seen here: OpenSM 85 to 149 ms).
 
 Then the scale targets: ftree on the largest radix-64 3-level fat tree that fits one
 subnet (a 65,536-host tree needs 70,656 LIDs, more than the 49,151 unicast LIDs of a
@@ -37,6 +38,9 @@ from fabric_engine.topology.generate import MAX_UNICAST_LID, fat_tree  # noqa: E
 from tests.bench.subnet import largest_subnet_fat_tree  # noqa: E402
 from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
+#: OpenSM runs per fabric and engine (each on a fresh ibsim); the best counts.
+OPENSM_RUNS = 5
+
 _STAMP = re.compile(r"^(\w{3} \d{2} \d{2}:\d{2}:\d{2}) (\d{6}) ")
 
 
@@ -63,14 +67,17 @@ def opensm_compute_s(log: str, engine: str) -> float:
 
 
 def run_opensm(fabric, engine: str, workdir: Path) -> float:
+    """OpenSM's best routing compute time in seconds over :data:`OPENSM_RUNS` runs."""
     from tests.realtools.ibsim import IbSim
 
-    with IbSim(workdir / f"sim-{engine}", _net(fabric)) as sim:
-        cache = workdir / f"osm-{engine}"
-        sim.run_opensm(["-o", "-R", engine, "-D", "0x47"], cache_dir=cache,
-                       sim_host=str(fabric.node_name[fabric.hosts[0]]), timeout=600)
-        log = (cache / "opensm.log").read_text()
-    return opensm_compute_s(log, engine)
+    best = float("inf")
+    for run in range(OPENSM_RUNS):
+        with IbSim(workdir / f"sim-{engine}-{run}", _net(fabric)) as sim:
+            cache = workdir / f"osm-{engine}-{run}"
+            sim.run_opensm(["-o", "-R", engine, "-D", "0x47"], cache_dir=cache,
+                           sim_host=str(fabric.node_name[fabric.hosts[0]]), timeout=600)
+            best = min(best, opensm_compute_s((cache / "opensm.log").read_text(), engine))
+    return best
 
 
 def _net(fabric) -> str:
@@ -79,7 +86,7 @@ def _net(fabric) -> str:
     return ibsim_format.write(fabric)
 
 
-def ours(fabric, engine: str, repeat: int = 5) -> tuple[float, float]:
+def ours(fabric, engine: str, repeat: int = 20) -> tuple[float, float]:
     t0 = time.perf_counter()
     route(fabric, engine)
     first = time.perf_counter() - t0
@@ -103,7 +110,7 @@ def main() -> int:
         "2048-host 2-level radix-64": fat_tree(hosts=2048, radix=64, levels=2, speed="HDR"),
         "1024-host 3-level radix-16": fat_tree(hosts=1024, radix=16, levels=3, speed="HDR"),
     }
-    print(f"{'fabric':<30} {'engine':<7} {'OpenSM ms':>10} {'ours 1st ms':>12} {'ours best ms':>13} {'ratio':>7}")
+    print(f"{'fabric':<30} {'engine':<7} {'OpenSM best':>11} {'ours 1st ms':>12} {'ours best ms':>13} {'ratio':>7}")
     ratios = []
     with tempfile.TemporaryDirectory(prefix="bench-routing-") as tmp:
         for name, f in fabrics.items():
@@ -113,7 +120,7 @@ def main() -> int:
                 ratio = osm / best if have_osm else float("nan")
                 if engine in ("minhop", "ftree"):
                     ratios.append(ratio)
-                print(f"{name:<30} {engine:<7} {osm * 1e3:10.1f} {first * 1e3:12.1f} {best * 1e3:13.1f} {ratio:7.1f}")
+                print(f"{name:<30} {engine:<7} {osm * 1e3:11.1f} {first * 1e3:12.1f} {best * 1e3:13.1f} {ratio:7.1f}")
     if have_osm:
         print(f"minhop/ftree speed-up over OpenSM: min {min(ratios):.1f}x (target >= 5x)")
         target("minhop/ftree speed-up over OpenSM (least)", min(ratios), 5, "x", at_least=True)

@@ -69,6 +69,10 @@ RECORD_CHECK_S = 5.0
 _ALERT_KEY = ("kind", "job", "link", "port", "counter", "node", "a", "b", "partition", "action")
 
 
+async def _unannounced(fraction: float, message: str, status: str = "running") -> None:
+    """Start-up progress nobody is told of (a standby starting while another process leads)."""
+
+
 def _alert_key(alert: dict) -> tuple:
     return tuple(str(alert.get(k)) for k in _ALERT_KEY)
 
@@ -124,12 +128,9 @@ class FabricRunner:
         self._record_checked = time.monotonic()
         self._stopping = False
         self._background: set[asyncio.Task] = set()
-        self._announce_start = True
 
     # ------------------------------------------------------------------ start
     async def _progress(self, fraction: float, message: str, status: str = "running") -> None:
-        if not self._announce_start:
-            return
         payload = {"task": "engine", "id": self.fabric_id, "fraction": fraction, "status": status, "message": message}
         await set_starting(self.fabric_id, payload if status == "running" else None)
         if status != "running":
@@ -141,16 +142,15 @@ class FabricRunner:
         ``announce``: clients that connect meanwhile are sent ``progress`` messages, then the snapshot.
         Not while another process leads: its clients watch a live fabric, not this start.
         """
-        self._announce_start = announce
-        await self._progress(0.01, "starting the engine")
-        await self.source.start(self._progress)
+        progress = self._progress if announce else _unannounced
+        await progress(0.01, "starting the engine")
+        await self.source.start(progress)
         self.seq = max(self.seq, await last_seq(self.fabric_id))  # a restart continues the sequence
         published = publish and self.source.fabric is not None
         if published:
-            await self._progress(0.8, "publishing the fabric")
+            await progress(0.8, "publishing the fabric")
             await self.publish_topology(announce=False)
-        await self._progress(1.0, "running", status="done")
-        self._announce_start = True
+        await progress(1.0, "running", status="done")
         log.info("fabric %s: engine started%s", self.slug, "" if announce else " (standby: another process leads)")
         if published:
             await broadcast_snapshot(self.fabric_id)

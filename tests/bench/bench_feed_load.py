@@ -104,6 +104,12 @@ def children(pid: int) -> list[int]:
 CONNECT_S = 180.0
 
 
+async def until_snapshot(ws) -> None:
+    """Read the socket's messages up to its snapshot (progress messages of a starting engine come first)."""
+    while not SNAPSHOT.search((await ws.recv(decode=False))[:100]):
+        pass
+
+
 async def client(url: str, window, connected, cookie: str | None = None) -> tuple[list, list]:
     """One websocket client: ``(seqs, latencies)`` of the frames stamped inside the window.
 
@@ -115,8 +121,7 @@ async def client(url: str, window, connected, cookie: str | None = None) -> tupl
     headers = {"Cookie": f"sessionid={cookie}"} if cookie else None
     async with websockets.connect(url, max_size=None, open_timeout=120, ping_timeout=None,
                                   additional_headers=headers) as ws:
-        while not SNAPSHOT.search((await ws.recv(decode=False))[:100]):  # progress messages until the snapshot
-            pass
+        await until_snapshot(ws)
         with connected.get_lock():
             connected.value += 1
         seqs, lat = [], []
@@ -193,8 +198,7 @@ async def live(url: str) -> None:
     """Return once the engine publishes frames (a snapshot, then a frame), so no window covers its start."""
     async with websockets.connect(url, max_size=None, open_timeout=60) as ws:
         async with asyncio.timeout(300):
-            while not SNAPSHOT.search((await ws.recv(decode=False))[:100]):
-                pass
+            await until_snapshot(ws)
             await ws.recv()
 
 
@@ -253,9 +257,9 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.2)
-        asyncio.run(live(f"ws://127.0.0.1:{port}/ws/fabrics/bench/live/"))
-        pids = [engine.pid, *children(web.pid)]
         url = f"ws://127.0.0.1:{port}/ws/fabrics/bench/live/"
+        asyncio.run(live(url))
+        pids = [engine.pid, *children(web.pid)]
         per_frame = {}
         for who, cookies, query in (("anonymous visitors", None, ""), ("tenant users", sessions, ""),
                                     ("dashboards, v2", None, "?v=2")):

@@ -118,7 +118,8 @@ if REDIS_URL:
                                   "CONFIG": {"hosts": [REDIS_URL]}}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 200}}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.channel_layer.EmbeddedChannelLayer",
+                                  "CONFIG": {"capacity": 200}}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -157,6 +158,8 @@ IBWEB_MAX_BODY_BYTES = env.integer("IBWEB_MAX_BODY_BYTES", 8 << 20, minimum=1 <<
 IBWEB_MAX_UPLOAD_BYTES = env.integer("IBWEB_MAX_UPLOAD_BYTES", 65 << 20, minimum=1 << 16)
 IBWEB_MAX_PUSH_BYTES = env.integer("IBWEB_MAX_PUSH_BYTES", 256 << 20, minimum=1 << 16)
 IBWEB_MAX_WS_MESSAGE_BYTES = env.integer("IBWEB_MAX_WS_MESSAGE_BYTES", 64 << 10, minimum=1 << 10)
+#: Seconds a websocket may keep its write buffer above the high-water mark before it is closed (ibweb.wsflow).
+IBWEB_FEED_STALL_S = env.integer("IBWEB_FEED_STALL_S", 30, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 << 20  # form fields and request.body, files excluded
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 << 20  # larger uploaded files spool to a temporary file
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000

@@ -32,6 +32,8 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.extensions.permessage_deflate import PerMessageDeflate, ServerPerMessageDeflateFactory
 from websockets.frames import CTRL_OPCODES, Frame, Opcode
 
+from .wsflow import FlowControlled
+
 __all__ = ["TextDeflate", "TextDeflateFactory", "WebSocketProtocol", "COMPRESS_SETTINGS", "DeflatedCache"]
 
 #: zlib settings of the server's compressor (level 1: see the module docstring; memLevel 5 as websockets advises).
@@ -115,8 +117,11 @@ class TextDeflateFactory(ServerPerMessageDeflateFactory):
                                      ext.remote_max_window_bits, ext.local_max_window_bits, ext.compress_settings)
 
 
-class WebSocketProtocol(WebSocketsSansIOProtocol):
-    """uvicorn's websockets protocol (sans-I/O, its default) with :class:`TextDeflateFactory`.
+class WebSocketProtocol(FlowControlled, WebSocketsSansIOProtocol):
+    """uvicorn's websockets protocol (sans-I/O, its default) with :class:`TextDeflateFactory` and flow control.
+
+    Flow control (:mod:`ibweb.wsflow`): a high-water mark on the write buffer, the socket's flow in the scope,
+    stalled sockets closed.
 
     Window bits as uvicorn's (12: 4 kB of history per socket and direction), no server context takeover (one
     deflate per text message and process); only when ``--ws-per-message-deflate`` is on (the default).

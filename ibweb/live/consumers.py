@@ -7,6 +7,11 @@ the number of sockets that share it. The snapshot on connect is composed here fr
 the runner keeps in the cache, through the same :class:`~ibweb.live.feedview.FeedView`, with the
 view's newest frame: inside it for v1, as a binary message right after it for v2.
 
+Flow (:mod:`ibweb.wsflow`): the sender waits until its socket's write buffer is below the high-water
+mark before it picks the frame to send, so a client that reads slower than the engine ticks gets the
+newest frame and skips the ones in between, and nothing queues for it; handlers of channel-layer events
+and client messages never wait for the socket (a ``pong`` goes out through the sender too).
+
 When the user's access changes (tenants, groups, permissions, active flag: see
 :mod:`ibweb.live.receivers`) the socket asks again: a socket whose view changed moves to the new
 view's group and is sent a new snapshot; one that may no longer see the fabric is closed with 4403.
@@ -26,8 +31,10 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ibweb.access import progress_message, view_from_key, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
+from ibweb.wsflow import flow_of
 
 from . import viewreg
+from .channel_layer import channel_backlog
 from .encodings import ENCODINGS, encoding_of, unpack_arrays, v1_links
 from .feedview import FeedView, cached_feed_view
 from .groups import (
@@ -55,6 +62,9 @@ FAN_OUT_EVENTS = frozenset({"fabric.frame", "fabric.snapshot", "fabric.progress"
 #: Seconds a socket waits for an engine that has not yet said it is starting (a server just up, a
 #: leader not yet elected) before it is closed with 4503.
 START_GRACE_S = 10.0
+#: Pings answered at most while the socket cannot take the pongs (more are dropped: a client that pings
+#: and never reads must not grow the server).
+MAX_PENDING_PONGS = 8
 
 
 class Snapshot(NamedTuple):
@@ -68,8 +78,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
     """Sends a snapshot on connect, then the newest frame of its view whenever one is published.
 
     Frames are coalesced: a handler only records the newest message; a sender task
-    writes it when the socket is ready, so a slow client skips frames instead of
-    growing a queue.
+    writes it when the socket is below its high-water mark, so a slow client skips frames
+    instead of growing a queue.
     """
 
     async def connect(self) -> None:
@@ -77,6 +87,9 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.view_key: str | None = None
         self._groups: list[str] = []
         self._tasks: list[asyncio.Task] = []
+        self._pongs = 0
+        self._wake = asyncio.Event()
+        self.flow = flow_of(self.scope)
         slug = self.scope["url_route"]["kwargs"]["slug"]
         await self.accept()
         self.encoding = encoding_of(parse_qs(self.scope.get("query_string", b"").decode("latin-1")))
@@ -93,13 +106,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
             return
         self.row = row
         self.fabric_id = row.pk
+        if self.flow is not None:
+            self.flow.encoding = self.encoding
+            self.flow.backlog = lambda: channel_backlog(self.channel_layer, self.channel_name)
         self._latest: tuple[int, str | bytes, str] | None = None
         self._view_version = ""
         self._next_resync = 0.0
         self._resnapshot = False
         self._progress: dict[tuple, dict] = {}
         self._last_seq = -1
-        self._wake = asyncio.Event()
         await self._join(group_name(self.fabric_id))
         user = self.scope.get("user")
         if user is not None and user.is_authenticated:
@@ -255,7 +270,14 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def _send_newest(self) -> None:
         while True:
             await self._wake.wait()
+            if self.flow is not None:
+                await self.flow.wait_writable()  # meanwhile newer frames replace the pending one
+                if self.flow.closed_stalled:
+                    return
             self._wake.clear()
+            while self._pongs:
+                self._pongs -= 1
+                await self.send(text_data=json.dumps({"v": 1, "type": "pong"}))
             while self._progress:
                 _, payload = self._progress.popitem()
                 await self.send(text_data=json.dumps({"v": 1, "type": "progress", **payload}))
@@ -275,6 +297,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 if snapshot is not None:
                     await self._send_snapshot(snapshot)
             if seq > self._last_seq:
+                if self.flow is not None:
+                    self.flow.sent(seq - self._last_seq - 1 if self._last_seq >= 0 else 0)
                 self._last_seq = seq
                 if isinstance(message, bytes):
                     await self.send(bytes_data=message)
@@ -282,7 +306,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
                     await self.send(text_data=message)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
-        """Clients may only send ``{"type": "ping"}`` (answered with ``pong``); anything else closes the socket."""
+        """Clients may only send ``{"type": "ping"}`` (answered with ``pong``); anything else closes the socket.
+
+        The pong goes out through the sender task: this handler never waits for the socket to take it.
+        """
         if text_data is None:
             await self.close(code=CLOSE_UNSUPPORTED_DATA)
             return
@@ -291,7 +318,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
         except ValueError:
             message = None
         if isinstance(message, dict) and message.get("type") == "ping":
-            await self.send(text_data=json.dumps({"v": 1, "type": "pong"}))
+            self._pongs = min(self._pongs + 1, MAX_PENDING_PONGS)
+            self._wake.set()
         else:
             await self.close(code=CLOSE_BAD_MESSAGE)
 

@@ -12,8 +12,10 @@ from rest_framework.views import APIView
 
 from fabric_engine.telemetry.prometheus import CONTENT_TYPE, render_metrics
 from ibweb.access import View, redaction, view_of, visible_fabrics
+from ibweb.live.feed_metrics import render_feed_metrics
 from ibweb.permissions import ViewerRead
 from ibweb.runtime.metrics import metrics_for
+from ibweb.wsflow import feed_socket_stats
 
 
 @extend_schema(responses=OpenApiTypes.STR)
@@ -31,7 +33,8 @@ class MetricsView(APIView):
     ports between switches and those of (and facing) its tenants' hosts; ``FABRIC``
     (anonymous where public read is on) the ports between switches only. A port of a
     host the view does not see is left out with the switch port facing it, so no
-    name, GUID or counter of another tenant's host appears.
+    name, GUID or counter of another tenant's host appears. ``ALL`` also gets this web
+    process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.live.feed_metrics`).
     """
 
     permission_classes = [ViewerRead]
@@ -51,6 +54,8 @@ class MetricsView(APIView):
             f, labels, totals, t = got
             parts.append(render_metrics(labels, _shown_ports(view, fabric, f, totals), fabric.slug,
                                         extra={"infiniband_counters_age_seconds": round(now - t, 3)}))
+        if view.sees_all and not slug:  # the process's feed sockets: operators only, not per fabric
+            parts.append(render_feed_metrics(feed_socket_stats()))
         return HttpResponse("".join(parts), content_type=CONTENT_TYPE)
 
 

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from fabric_engine.telemetry.prometheus import CONTENT_TYPE, render_metrics
 from ibweb.access import View, redaction, view_of, visible_fabrics
-from ibweb.live.feed_metrics import render_feed_metrics
+from ibweb.feed_metrics import render_feed_metrics
 from ibweb.permissions import ViewerRead
 from ibweb.runtime.metrics import metrics_for
 from ibweb.wsflow import feed_socket_stats
@@ -34,7 +34,7 @@ class MetricsView(APIView):
     (anonymous where public read is on) the ports between switches only. A port of a
     host the view does not see is left out with the switch port facing it, so no
     name, GUID or counter of another tenant's host appears. ``ALL`` also gets this web
-    process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.live.feed_metrics`).
+    process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.feed_metrics`).
     """
 
     permission_classes = [ViewerRead]

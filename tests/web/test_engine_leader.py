@@ -81,7 +81,10 @@ def test_only_the_leader_publishes_and_a_standby_takes_over(tmp_path):
         async def watch(seconds: float) -> list[int]:
             seqs = []
             async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
+                # the leader may still be starting: its progress comes first, then the snapshot (feed protocol)
                 snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                while snap["type"] == "progress":
+                    snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
                 assert snap["type"] == "snapshot"
                 end = time.monotonic() + seconds
                 while time.monotonic() < end:
@@ -112,6 +115,8 @@ def test_a_standby_starting_sends_no_progress_to_clients_of_the_live_fabric(tmp_
             kinds, progress = [], []
             async with websockets.connect(f"{group.server.ws_url}/ws/fabrics/demo/live/", max_size=None) as ws:
                 snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                while snap["type"] == "progress":  # the leader's own start, before any standby
+                    snap = json.loads(await asyncio.wait_for(ws.recv(), 20))
                 assert snap["type"] == "snapshot"
                 group.start("b")
                 end = time.monotonic() + 30

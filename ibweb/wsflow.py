@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -61,7 +60,6 @@ class SocketFlow:
         self.backlog = _no_backlog
         self.frames_sent = 0
         self.frames_skipped = 0
-        self.paused_since: float | None = None
         self.closed_stalled = False
         with _LOCK:
             _SOCKETS.add(self)
@@ -70,9 +68,9 @@ class SocketFlow:
         """Bytes written to the socket and not yet taken by the kernel."""
         return self._transport.get_write_buffer_size()
 
-    def writable(self) -> bool:
-        """Whether the buffer is below the high-water mark (a message sent now is written at once)."""
-        return self._writable.is_set()
+    def paused(self) -> bool:
+        """Whether the buffer is above the high-water mark (the protocol's writable event is clear)."""
+        return not self._writable.is_set()
 
     async def wait_writable(self) -> None:
         """Return once the buffer is below the high-water mark (or the connection is gone)."""
@@ -124,7 +122,7 @@ def feed_socket_stats() -> FeedSocketStats:
                               {"sockets": 0, "paused": 0, "buffered_max": 0, "buffered_sum": 0, "backlog_max": 0})
         buffered = flow.buffered_bytes()
         g["sockets"] += 1
-        g["paused"] += flow.paused_since is not None
+        g["paused"] += flow.paused()
         g["buffered_max"] = max(g["buffered_max"], buffered)
         g["buffered_sum"] += buffered
         g["backlog_max"] = max(g["backlog_max"], flow.backlog())
@@ -156,14 +154,11 @@ class FlowControlled:
 
     def pause_writing(self) -> None:
         super().pause_writing()
-        if self.flow is not None and self.flow.paused_since is None:
-            self.flow.paused_since = time.monotonic()
+        if self.flow is not None and self._stall_timer is None:
             self._stall_timer = self.loop.call_later(stall_seconds(), self._stalled)
 
     def resume_writing(self) -> None:
         super().resume_writing()
-        if self.flow is not None:
-            self.flow.paused_since = None
         if self._stall_timer is not None:
             self._stall_timer.cancel()
             self._stall_timer = None
@@ -173,7 +168,6 @@ class FlowControlled:
             self._stall_timer.cancel()
             self._stall_timer = None
         if self.flow is not None:
-            self.flow.paused_since = None
             self.flow.gone()
         super().connection_lost(exc)
 

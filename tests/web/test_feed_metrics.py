@@ -30,7 +30,6 @@ def flow(encoding: str, deflate: bool, buffered: int, paused: bool, backlog: int
         writable.set()
     f = SocketFlow(Transport(buffered), writable)
     f.encoding, f.deflate, f.backlog = encoding, deflate, (lambda: backlog)
-    f.paused_since = 1.0 if paused else None
     return f
 
 

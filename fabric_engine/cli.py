@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from .allocator import keep_freed_memory
+from .cli_input import add_input_arguments, ibdiagnet_counters, read_fabric
 from .errors import FabricEngineError
-from .topology import KIND_HOST, KIND_SWITCH, ROLES, SPEEDS, TIER_NAMES, Fabric
+from .topology import KIND_SWITCH, ROLES, SPEEDS, TIER_NAMES, Fabric
 
 __all__ = ["command", "main", "build_parser", "COMMANDS", "PLUGINS", "describe"]
 
@@ -146,8 +147,7 @@ def generate_command(args: argparse.Namespace) -> int:
 def _convert_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="input file")
     p.add_argument("output", help="output file ('-' for stdout)")
-    p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"),
-                   help="input format (default: inferred)")
+    add_input_arguments(p)
     p.add_argument("--to", dest="to_fmt", choices=("ibnetdiscover", "ibsim", "json"),
                    help="output format (default: from the output name)")
 
@@ -156,7 +156,7 @@ def _convert_arguments(p: argparse.ArgumentParser) -> None:
 def convert_command(args: argparse.Namespace) -> int:
     from . import formats
 
-    fabric = formats.read(Path(args.input), fmt=args.from_fmt)
+    fabric = read_fabric(args.input, args)
     to = args.to_fmt or formats.format_from_name(args.output)
     if to is None:
         raise FabricEngineError(f"cannot tell the output format from {args.output!r}; pass --to")
@@ -212,32 +212,50 @@ def describe(fabric: Fabric) -> dict:
         up = cap[(ta == t) & (tb > t)].sum() + cap[(tb == t) & (ta > t)].sum()
         if up > 0:
             over[TIER_NAMES[t]] = round(float(down / up), 3)
+    if "host_systems" in f.meta:
+        nodes["host_systems"] = int(f.meta["host_systems"])
     return {
         "name": f.name, "nodes": nodes, "switch_tiers": tiers, "host_roles": roles,
-        "host_ports": int(f.nports[f.kind == KIND_HOST].sum()),
+        "sharp": {"aggregation_nodes": len(f.aggregation_nodes), "switches": len(f.aggregation_switches)},
+        "chassis": list(f.meta.get("chassis") or ()), "warnings": list(f.meta.get("warnings") or ()),
+        "host_ports": int(f.nports[f.hosts].sum()),
         "switch_ports_used": int(np.isin(f.port_node[f.port_out_link >= 0], f.switches).sum()),
         "switch_ports": int(f.nports[f.kind == KIND_SWITCH].sum()),
-        "links": {"total": f.num_links, "by_rate": links},
+        "links": {"total": f.num_links, "by_rate": links, "loopbacks": list(f.meta.get("loopbacks") or ())},
         "bisection_gbps": _bisection_gbps(f), "oversubscription": over,
     }
 
 
 def _info_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="fabric file")
-    p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"))
+    add_input_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
-@command("info", help="describe a fabric file", arguments=_info_arguments)
+@command("info", help="describe a fabric file (or ibdiagnet's output folder or archive)", arguments=_info_arguments)
 def info_command(args: argparse.Namespace) -> int:
-    from . import formats
-
-    d = describe(formats.read(Path(args.file), fmt=args.from_fmt))
+    d = describe(read_fabric(args.file, args, quiet=args.json))
+    counters = ibdiagnet_counters(args.file) if args.from_fmt in (None, "ibdiagnet") else None
+    if counters is not None:
+        d["counters"] = counters
     if args.json:
         print(json.dumps(d, indent=2))
         return 0
     print(f"fabric {d['name']}: {d['nodes']['hosts']} hosts, {d['nodes']['switches']} switches, "
           f"{d['links']['total']} links")
+    if d["nodes"].get("host_systems") is not None:
+        print(f"host systems:     {d['nodes']['host_systems']} (adapters sharing a system image GUID are one)")
+    if d["sharp"]["aggregation_nodes"]:
+        print(f"SHARP:            {d['sharp']['aggregation_nodes']} Aggregation Nodes on "
+              f"{d['sharp']['switches']} switches (not hosts)")
+    for ch in d["chassis"]:
+        print(f"chassis {ch['guid']}: {len(ch['switches'])} ASICs: {', '.join(ch['switches'])}")
+    if counters is not None:
+        print(f"counters:         {counters['ports']} ports sampled ({counters['file'] or 'no PM data'}), "
+              f"{counters['with_errors']} with error counts")
+    if d["links"]["loopbacks"]:
+        print(f"loopbacks:        {len(d['links']['loopbacks'])} (" + ", ".join(
+            f"{n}[{a}]-[{b}]" for n, a, b, *_ in d["links"]["loopbacks"]) + "), not routed")
     print("switches by tier: " + ", ".join(f"{k} {v}" for k, v in d["switch_tiers"].items()))
     print("hosts by role:    " + ", ".join(f"{k} {v}" for k, v in d["host_roles"].items()))
     print(f"ports:            {d['host_ports']} host ports, {d['switch_ports_used']}/{d['switch_ports']} "

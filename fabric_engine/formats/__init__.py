@@ -3,7 +3,12 @@
 =================  ======================================  =====================================
 format             module                                  what it is
 =================  ======================================  =====================================
-``ibnetdiscover``  :mod:`.ibnetdiscover`                   output of infiniband-diags' ``ibnetdiscover``
+``ibnetdiscover``  :mod:`.ibnetdiscover`                   output of infiniband-diags' ``ibnetdiscover`` (also
+                                                          ibdiagnet's ``ibdiagnet2.ibnetdiscover`` and ``-g``)
+``ibnetdiscover-ports`` :mod:`.ibnetdiscover_ports`        ``ibnetdiscover -p``: one line per port
+``ibdiagnet``      :mod:`.ibdiagnet`                       ibdiagnet's output folder, an archive of it
+                                                          (``.tar.gz``, ``.zip``), its ``ibdiagnet2.db_csv``
+                                                          or ``ibdiagnet2.lst``
 ``ibsim``          :mod:`.ibsim`                           ibsim net file (starts a simulated subnet)
 ``json``           :mod:`.json_format`                     ibweb's versioned JSON (feed snapshot, REST API)
 =================  ======================================  =====================================
@@ -13,7 +18,8 @@ with ``S-``/``H-`` GUID ids for ibnetdiscover; other ``Switch``/``Hca`` records 
 then from the file name's extension (a ``.gz`` suffix is looked through). Files and uploads may be
 gzip-compressed: every reader gets its text from :mod:`._input`, which recognises gzip by its magic
 number. Errors are :class:`~fabric_engine.errors.FormatError` naming the source and line; nothing is
-returned half-built.
+returned half-built. Lines a terminal capture adds (prompts, banners, stderr; :mod:`fabric_engine.captured`) are
+skipped, each listed in the fabric's ``meta["warnings"]`` as ``{line, text, reason}``.
 
 >>> from fabric_engine.topology.generate import fat_tree
 >>> text = write(fat_tree(hosts=4, radix=4), "ibnetdiscover")
@@ -30,12 +36,16 @@ from pathlib import Path
 
 from ..errors import FormatError
 from ..topology import Fabric
-from . import ibnetdiscover, ibsim, json_format
+from . import ibdiagnet, ibnetdiscover, ibnetdiscover_ports, ibsim, json_format
 from ._input import read_bytes, read_text, to_text
+from .ibdiagnet_archive import is_archive
 
-__all__ = ["FORMATS", "EXTENSIONS", "detect", "format_from_name", "read", "write", "read_text", "to_text"]
+__all__ = ["FORMATS", "WRITABLE", "EXTENSIONS", "detect", "detect_bytes", "format_from_name", "read", "write",
+           "read_text", "to_text"]
 
-FORMATS: tuple[str, ...] = ("ibnetdiscover", "ibsim", "json")
+FORMATS: tuple[str, ...] = ("ibnetdiscover", "ibnetdiscover-ports", "ibdiagnet", "ibsim", "json")
+#: Formats a fabric can be written in.
+WRITABLE: tuple[str, ...] = ("ibnetdiscover", "ibsim", "json")
 #: File name endings and the format they stand for.
 EXTENSIONS: dict[str, str] = {
     ".json": "json", ".net": "ibsim", ".ibsim": "ibsim", ".ibnd": "ibnetdiscover",
@@ -55,11 +65,15 @@ def format_from_name(name: str) -> str | None:
 
 def detect(text: str, name: str | None = None, source: str = "<text>") -> str:
     """The format of ``text``: by content first, then by ``name``'s extension."""
-    head = text.lstrip()
+    head = text.lstrip().lstrip("\ufeff")
     if head.startswith("{"):
         return "json"
     if _IBND.search(text):
         return "ibnetdiscover"
+    if ibnetdiscover_ports.looks_like(text):
+        return "ibnetdiscover-ports"
+    if ibdiagnet.is_ibdiagnet(text) in ("db_csv", "lst"):
+        return "ibdiagnet"
     if _NET.search(text):
         return "ibsim"
     by_name = format_from_name(name) if name else None
@@ -74,20 +88,33 @@ def _check_fmt(fmt: str, source: str) -> str:
     return fmt
 
 
-def read(path_or_text: str | bytes | Path, fmt: str | None = None, source: str | None = None) -> Fabric:
+def detect_bytes(data: bytes, name: str, source: str | None = None) -> str:
+    """The format of an upload's bytes: an archive is ibdiagnet's folder, else :func:`detect` on its text."""
+    if is_archive(data):
+        return "ibdiagnet"
+    return detect(to_text(data, source or name), name, source or name)
+
+
+def read(path_or_text: str | bytes | Path, fmt: str | None = None, source: str | None = None,
+         node_name_map: dict[int, str] | None = None) -> Fabric:
     """Read a fabric from a file path or from the file's text.
 
     Parameters
     ----------
     path_or_text : str, bytes or Path
-        A ``Path``, a string naming an existing file (no newline in it), or the text
-        (``bytes`` are decoded as UTF-8, e.g. an upload); files and bytes may be gzip-compressed.
+        A ``Path`` (of a file, or of ibdiagnet's output folder), a string naming an existing file (no
+        newline in it), or the text (``bytes`` are decoded as UTF-8, e.g. an upload); files and bytes may
+        be gzip-compressed, or an archive of ibdiagnet's folder.
     fmt : {"ibnetdiscover", "ibsim", "json"}, optional
         The format; inferred when omitted (see :func:`detect`).
     source : str, optional
         Name used in error messages (default: the path, or ``"<text>"``).
+    node_name_map : dict, optional
+        Node GUID -> name (:func:`.node_name_map.read`), replacing NodeDescriptions of ``ibnetdiscover`` text.
     """
     name = None
+    if isinstance(path_or_text, Path) and path_or_text.is_dir():
+        return ibdiagnet.read_folder(path_or_text)
     if isinstance(path_or_text, Path) or (
             isinstance(path_or_text, str) and "\n" not in path_or_text and os.path.isfile(path_or_text)):
         name = str(path_or_text)
@@ -96,16 +123,25 @@ def read(path_or_text: str | bytes | Path, fmt: str | None = None, source: str |
     else:
         data = path_or_text
         source = source or "<text>"
+    if isinstance(data, bytes) and fmt in (None, "ibdiagnet") and is_archive(data):
+        return ibdiagnet.read_archive(data, source)
     data = to_text(data, source)
     fmt = _check_fmt(fmt, source) if fmt else detect(data, name or source, source)
     if fmt == "json":
         return json_format.from_json(data, source)
-    return (ibnetdiscover if fmt == "ibnetdiscover" else ibsim).read(data, source)
+    if fmt == "ibnetdiscover-ports":
+        return ibnetdiscover_ports.read(data, source)
+    if fmt == "ibdiagnet":
+        return ibdiagnet.read(data, source)
+    if fmt == "ibnetdiscover":
+        return ibnetdiscover.read(data, source, node_name_map)
+    return ibsim.read(data, source)
 
 
 def write(fabric: Fabric, fmt: str) -> str:
     """The text of ``fabric`` in format ``fmt``."""
-    _check_fmt(fmt, "write")
+    if fmt not in WRITABLE:
+        raise FormatError("write", None, f"cannot write {fmt!r}; writable: {', '.join(WRITABLE)}")
     if fmt == "json":
         return json.dumps(json_format.to_json(fabric), separators=(",", ":")) + "\n"
     return (ibnetdiscover if fmt == "ibnetdiscover" else ibsim).write(fabric)

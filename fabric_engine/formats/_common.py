@@ -16,8 +16,9 @@ generate -> ibsim net -> ibsim -> ibnetdiscover -> parse.
 Roles and tiers
 ---------------
 Neither file format carries roles or tiers. Host roles come from name patterns
-(:data:`ROLE_PATTERNS`: ``stor*`` -> storage, ``mgmt*``/``ufm*``/aggregation nodes
--> mgmt, the rest gpu). Switch tiers come from the graph: a switch cabled to a host
+(:data:`ROLE_PATTERNS`: ``stor*`` -> storage, ``mgmt*``/``ufm*`` -> mgmt, the rest
+gpu); SHARP Aggregation Nodes get the role ``aggregation`` and are no hosts
+(:mod:`.records`). Switch tiers come from the graph: a switch cabled to a host
 (aggregation nodes aside) is a leaf (tier 1); any other switch is one tier above
 its hop distance from the nearest leaf (spine 2, core 3; deeper ones stay 3).
 """
@@ -34,16 +35,18 @@ from ..errors import FormatError, TopologyError
 from ..topology import KIND_HOST, KIND_SWITCH, ROLES, Fabric
 from ..topology.limits import MAX_UNICAST_LID
 
-__all__ = ["HCA_SUFFIX", "ROLE_PATTERNS", "AGGREGATION_NODE", "node_names", "host_description", "infer_roles",
-           "infer_tiers", "fill_lids", "build"]
+__all__ = ["HCA_SUFFIX", "ROLE_PATTERNS", "AGGREGATION_NODE", "AN_DESCRIPTION", "node_names", "host_description",
+           "infer_roles", "infer_tiers", "fill_lids", "build"]
 
 # The look-behind lets a search try a run of blanks only from its first blank: linear, not quadratic.
 HCA_SUFFIX = re.compile(r"(?<!\s)\s+(?:HCA-\d+|mlx\d+_\d+)$")
 AGGREGATION_NODE = "Aggregation Node"
+#: The NodeDescription every SHARP Aggregation Node of NVIDIA's switches reports.
+AN_DESCRIPTION = "Mellanox Technologies Aggregation Node"
 #: (role, regex on the node name), first match wins; hosts that match none are ``gpu``.
 ROLE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("storage", r"^(?:stor|storage|nfs|lustre|gpfs|ddn|vast|weka|oss|mds)"),
-    ("mgmt", r"^(?:mgmt|mgt|ufm|head|login|admin)|Aggregation Node"),
+    ("mgmt", r"^(?:mgmt|mgt|ufm|head|login|admin)"),
 )
 
 

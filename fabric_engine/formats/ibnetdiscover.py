@@ -42,9 +42,12 @@ _DEVID_SWITCH = 0xD2F2  # Quantum-2 (NDR)
 _DEVID_CA = 0x1021  # ConnectX-7
 
 
-def read(text: str, source: str = "<ibnetdiscover>") -> Fabric:
-    """Parse ``ibnetdiscover`` output into a :class:`Fabric`; raises ``FormatError`` naming the line."""
-    return netfile.parse(text, source, "ibnetdiscover")
+def read(text: str, source: str = "<ibnetdiscover>", node_name_map: dict[int, str] | None = None) -> Fabric:
+    """Parse ``ibnetdiscover`` output into a :class:`Fabric`; raises ``FormatError`` naming the line.
+
+    ``node_name_map`` (node GUID -> name) replaces the NodeDescriptions it names, as ``--node-name-map`` does.
+    """
+    return netfile.parse(text, source, "ibnetdiscover", node_name_map)
 
 
 def write(fabric: Fabric) -> str:
@@ -60,10 +63,11 @@ def write(fabric: Fabric) -> str:
     offset = f.port_offset.tolist()
     nports = f.nports.tolist()
     out = ["#", f"# Topology file: written by fabric_engine from fabric {f.name!r}", "#", ""]
+    chassis = {name: int(ch["guid"], 16) for ch in f.meta.get("chassis") or () for name in ch["switches"]}
     for n, ports in node_ports(f):
         g = guid[n]
         out += [f"vendid=0x{_VENDID:x}", f"devid=0x{_DEVID_SWITCH if is_sw[n] else _DEVID_CA:x}",
-                f"sysimgguid=0x{g:016x}"]
+                f"sysimgguid=0x{chassis.get(str(f.node_name[n]), g):016x}"]
         if is_sw[n]:
             out.append(f"switchguid=0x{g:016x}({g:016x})")
             out.append(f'Switch\t{nports[n]} "{ids[n]}"\t\t# "{desc[n]}" enhanced port 0 lid {lid[n]} lmc 0')

@@ -11,10 +11,13 @@ order, exactly as the live feed snapshot and the REST API carry them::
 
 Fields: ``kind`` ``"host"``/``"switch"``; ``guid`` a 64-bit hex string; ``lid`` the switch
 LID or a host's first-port LID (a host's port ``p`` has LID ``lid + p - 1``); ``role``
-one of ``gpu``, ``storage``, ``mgmt``, ``switch``; ``tier`` 0 host, 1 leaf, 2 spine,
+one of ``gpu``, ``storage``, ``mgmt``, ``switch``, ``aggregation`` (a SHARP Aggregation Node,
+never a host); ``tier`` 0 host, 1 leaf, 2 spine,
 3 core; ``group`` pod/SU/group or -1. Links are cables ``a`` -> ``b`` with 1-based
 ports, ``width`` in lanes (1, 2, 4, 8, 12) and lane ``speed`` (SDR .. XDR);
-``capacity_gbps`` is derived from them and ignored by :func:`from_json`.
+``capacity_gbps`` is derived from them and ignored by :func:`from_json`. An optional ``as_read``
+object keeps what a capture said beyond the graph (loopback cables, chassis, NodeDescriptions,
+the reader's warnings; :mod:`.json_meta`).
 
 :func:`from_json` checks every count and value against the bounds of one subnet
 (:mod:`fabric_engine.topology.limits`: at most 49,151 nodes, 1..254 ports a node,
@@ -32,7 +35,7 @@ from ..errors import FormatError
 from ..topology import ROLES, SPEEDS, TIER_NAMES, WIDTHS, Fabric
 from ..topology.fabric import KIND_NAMES
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
-from . import _common
+from . import _common, json_meta
 
 __all__ = ["FORMAT", "VERSION", "to_json", "from_json"]
 
@@ -40,8 +43,8 @@ FORMAT = "ibweb-fabric"
 VERSION = 1
 
 
-def to_json(fabric: Fabric) -> dict:
-    """The JSON-ready dict of ``fabric``."""
+def to_json(fabric: Fabric, as_read: tuple[str, ...] = json_meta.KEYS) -> dict:
+    """The JSON-ready dict of ``fabric``, with the ``as_read`` entries named (all by default; ``()`` for none)."""
     f = fabric
     kinds = np.array(KIND_NAMES, dtype=object)
     roles = np.array(ROLES, dtype=object)
@@ -70,6 +73,7 @@ def to_json(fabric: Fabric) -> dict:
             "capacity_gbps": f.capacity_gbps[: f.num_links].tolist(),
             "length_m": np.round(f.length_m.astype(np.float64), 2).tolist(),
         },
+        **({"as_read": extra} if (extra := json_meta.to_json(f.meta, as_read)) else {}),
     }
 
 
@@ -202,5 +206,5 @@ def from_json(data: dict | str | bytes, source: str = "<json>") -> Fabric:
         width=_ints(links["width"], "links.width", source, 1, max(WIDTHS), f"lanes, one of {WIDTHS}"),
         speed=_codes(links["speed"], SPEEDS, "links.speed", source),
         length_m=_lengths(links.get("length_m"), len(links["a_node"]), source),
-        meta={"source_format": "json"},
+        meta={"source_format": "json", **json_meta.from_json(data.get("as_read"), nodes["name"], source)},
     )

@@ -39,14 +39,12 @@ proportional to the file's length, and every line pattern matches in linear time
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 
-import numpy as np
-
-from ..errors import FormatError, TopologyError
+from ..captured import noise, strip_bom, warning
+from ..errors import FormatError
 from ..topology import KIND_HOST, KIND_SWITCH, SPEEDS, WIDTHS, Fabric
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
-from . import _common
+from .records import Records, assemble
 
 __all__ = ["parse", "MAX_LINE_CHARS"]
 
@@ -54,13 +52,25 @@ __all__ = ["parse", "MAX_LINE_CHARS"]
 MAX_LINE_CHARS = 4096
 
 _HDR = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]*)"(.*)$')
-_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9A-Fa-f]+)\))?\s*"([^"]*)"(\[(\d+)\])?(?:\(([0-9A-Fa-f]+)\))?(\s.*)?$')
-_GUIDLINE = re.compile(r"^(switchguid|caguid|hcaguids|rtguid)\s*([=+])\s*(0x[0-9A-Fa-f]+|\d+)")
+# A port line: [port], then labels -- ibnetdiscover -g's "[ext N]", ibdiagnet's port label "(1/1/1)" or
+# "(21)", a CA port's GUID "(guid)" -- then "remote id", [remote port] and the remote's labels and GUID.
+_PORT = re.compile(r'^\[(\d+)\]((?:\[ext \d+\]|\([^()"\s]*\))*)\s*"([^"]*)"(?:\[(\d+)\])?'
+                   r'((?:\[ext \d+\]| ?\([^()"\s]*\))*)(\s.*)?$')
+_LABEL = re.compile(r"\(([^()]*)\)")
+_GUIDLINE = re.compile(r"^(switchguid|caguid|hcaguids|rtguid)\s*([=+])\s*(0x[0-9A-Fa-f]+|\d+)(?:\(([0-9A-Fa-f]+)\))?")
+_SYSIMG = re.compile(r"^sysimgguid\s*=\s*(0x[0-9A-Fa-f]+)")
+_ID_GUID = re.compile(r"^[SHR]-([0-9A-Fa-f]{1,16})$")
 _DEFAULT = re.compile(r"^(width|speed|extspeed)\s*=\s*(0x[0-9A-Fa-f]+|\d+)\s*$")
-_IGNORED = re.compile(r"^(vendid|devid|sysimgguid|pdebug)\s*=")
+_IGNORED = re.compile(r"^(vendid|devid|pdebug)\s*=")
+_GROUPING = re.compile(r"^(?:Chassis \d+(?: \(guid 0x[0-9A-Fa-f]+\))?|Non-Chassis Nodes|Hostname: .*)$")
 _UNSUPPORTED = re.compile(r"^(include|do|module)\b")
 _HDR_DESC = re.compile(r'^\s*#\s*"([^"]*)"(.*)$')
-_LINK = re.compile(r"lid\s+(\d+)\s+(\d+)x([A-Za-z0-9]+)")
+# "lid 1 4xNDR"; ibnetdiscover prints "??" for an unknown width and "???" for an unknown speed.
+_LINK = re.compile(r"lid\s+(\d+)\s+(\d+x|\?\?)([A-Za-z0-9]+|\?\?\?)")
+#: LIDs that mean "none assigned": 0 (before the SM ran) and 0xFFFF (the permissive LID, unconfigured ports).
+_NO_LID = (0, 0xFFFF)
+#: A parenthesised value above this on a CA port is its port GUID; below it, a port label such as "(21)".
+_LABEL_MAX = 0xFFFF
 _LID = re.compile(r"\blid\s+(\d+)")
 _OPT = re.compile(r"\b([wse])\s*=\s*(0x[0-9A-Fa-f]+|\d+)")
 
@@ -87,48 +97,38 @@ def _ib_speed_mask(v: int, table: dict[int, str]) -> int:
     return sum(1 << _SPEED_CODE[s] for bit, s in table.items() if v & bit)
 
 
-def _best(mask: np.ndarray, values: tuple) -> np.ndarray:
-    """Index of the highest set bit of every mask (-1 where zero), mapped through ``values`` order."""
-    out = np.full(len(mask), -1, dtype=np.int64)
-    for i in range(len(values)):
-        out[(mask >> i) & 1 == 1] = i
-    return out
+def parse(text: str, source: str, dialect: str, node_name_map: dict[int, str] | None = None) -> Fabric:
+    """Parse ``text`` (``dialect`` ``"ibnetdiscover"`` or ``"ibsim"``) into a :class:`Fabric`.
+
+    ``node_name_map`` (node GUID -> name, as ``--node-name-map`` files give) replaces NodeDescriptions.
+    """
+    return assemble(read_records(text, source, dialect, node_name_map), source, dialect)
 
 
-def parse(text: str, source: str, dialect: str) -> Fabric:
-    """Parse ``text`` (``dialect`` ``"ibnetdiscover"`` or ``"ibsim"``) into a :class:`Fabric`."""
+def read_records(text: str, source: str, dialect: str, node_name_map: dict[int, str] | None = None) -> Records:
+    """The node and port records of ``text``; raises :class:`FormatError` naming the line."""
     strict = dialect == "ibnetdiscover"
     guid_next = dict(_GUID_BASE)
     default_w, default_s, default_e = _ib_width_mask(3), _ib_speed_mask(1, _IB_SPEED_BITS), 0
-    # Nodes.
-    n_kind: list[int] = []
-    n_ports: list[int] = []
-    n_guid: list[int] = []
-    n_id: list[str] = []
-    n_desc: list[str] = []
-    n_lid: list[int] = []
-    n_line: list[int] = []
-    by_id: dict[str, int] = {}
+    rec = Records()
+    warnings = rec.warnings
     by_guid: dict[int, int] = {}
-    # Port lines.
-    p_node: list[int] = []
-    p_port: list[int] = []
-    p_rid: list[str] = []
-    p_rport: list[int] = []
-    p_wmask: list[int] = []
-    p_smask: list[int] = []
-    p_tok: list[tuple[int, int]] = []
-    p_lid: list[int] = []
-    p_line: list[int] = []
-    guid_override: list[tuple[int, int, int]] = []  # (line index of port entry, which end: 0 local / 1 remote, guid)
     current = -1
     seen_ports: set[int] = set()
+    pending_sysimg = 0
+    pending_asic = 0  # the GUID in switchguid=0x...(<GUID>)
+    guid_line = False  # a switchguid=/caguid= line came before this record's header
 
     def fail(lineno: int, message: str):
         raise FormatError(source, lineno, message)
 
-    def lid_of(digits: str, lineno: int) -> int:
+    def lid_of(digits: str, lineno: int, raw: str) -> int:
         value = int(digits)
+        if value in _NO_LID:
+            if value:
+                warnings.append(warning(lineno, raw, f"lid {value} (0xFFFF, the permissive LID) means none "
+                                                     f"assigned; a free LID is given"))
+            return 0
         if value > MAX_UNICAST_LID:
             fail(lineno, f"lid {digits[:12]} is above the highest unicast LID {MAX_UNICAST_LID} (0xBFFF)")
         return value
@@ -145,13 +145,27 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             fail(lineno, f"{what} 0x{value:x} is not a non-zero 64-bit GUID"[:120])
         return value
 
+    def port_guid(labels: str, lineno: int) -> int:
+        """The port GUID among a port's parenthesised labels (0 if none): hex above any port label."""
+        found = 0
+        for value in _LABEL.findall(labels):
+            v = value[2:] if value[:2] in ("0x", "0X") else value
+            if v and len(v) <= 16 and all(c in "0123456789abcdefABCDEF" for c in v) and int(v, 16) > _LABEL_MAX:
+                found = guid_of(int(v, 16), lineno, "port GUID")
+        return found
+
     total_ports = 0
+    text = strip_bom(text, warnings)
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if len(raw) > MAX_LINE_CHARS:
             fail(lineno, f"line of {len(raw):,} characters; lines of this format are under {MAX_LINE_CHARS:,}")
         line = raw.strip()
         if not line:
             current = -1
+            continue
+        reason = noise(line)
+        if reason is not None:
+            warnings.append(warning(lineno, line, f"{reason} skipped"))
             continue
         c = line[0]
         if c == "[" or c == "@":
@@ -165,20 +179,21 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             port = int(m.group(1))
             if len(m.group(3)) > MAX_NAME_CHARS:
                 fail(lineno, f"remote node id longer than {MAX_NAME_CHARS} characters")
-            kind = n_kind[current]
+            kind = rec.n_kind[current]
             if port == 0 and kind == KIND_SWITCH and not strict:
                 continue  # ibsim: switch management port 0
-            if port < 1 or port > n_ports[current]:
-                fail(lineno, f"port {m.group(1)[:12]} is outside 1..{n_ports[current]} of node {n_id[current]!r}")
+            if port < 1 or port > rec.n_ports[current]:
+                fail(lineno, f"port {m.group(1)[:12]} is outside 1..{rec.n_ports[current]} of node "
+                             f"{rec.n_id[current]!r}")
             if port in seen_ports:
-                fail(lineno, f"port {port} of node {n_id[current]!r} is listed twice")
+                fail(lineno, f"port {port} of node {rec.n_id[current]!r} is listed twice")
             seen_ports.add(port)
             if m.group(4) is None and strict:
                 fail(lineno, f"malformed or truncated port line (no remote port): {line[:80]!r}")
-            rport = int(m.group(5)) if m.group(5) is not None else 1
+            rport = int(m.group(4)) if m.group(4) is not None else 1
             if rport > MAX_NODE_PORTS:
-                fail(lineno, f"remote port {m.group(5)[:12]} is outside 1..{MAX_NODE_PORTS}")
-            tail = m.group(7) or ""
+                fail(lineno, f"remote port {m.group(4)[:12]} is outside 1..{MAX_NODE_PORTS}")
+            tail = m.group(6) or ""
             hash_at = tail.find("#")
             opts, comment = (tail, "") if hash_at < 0 else (tail[:hash_at], tail[hash_at + 1:])
             last_quote = comment.rfind('"')
@@ -195,15 +210,18 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
                     else:
                         smask = (smask & 0b111) | _ib_speed_mask(v, _IB_EXT_BITS)
             if link is not None:
-                width, sname = int(link.group(2)), link.group(3).upper()
-                if width not in _WIDTH_ENABLE:
-                    fail(lineno, f"unknown link width {link.group(2)}x; known: {', '.join(f'{w}x' for w in WIDTHS)}")
-                if sname not in _SPEED_CODE:
+                wtext, sname = link.group(2), link.group(3).upper()
+                width = -1 if wtext == "??" else int(wtext[:-1])
+                if width >= 0 and width not in _WIDTH_ENABLE:
+                    fail(lineno, f"unknown link width {wtext}; known: {', '.join(f'{w}x' for w in WIDTHS)}")
+                if sname != "???" and sname not in _SPEED_CODE:
                     fail(lineno, f"unknown link speed {link.group(3)!r}; known: {', '.join(SPEEDS)}")
-                code = _SPEED_CODE[sname]
+                code = _SPEED_CODE.get(sname, -1)
                 tok = (width, code)
-                wmask = _wmask(_WIDTH_ENABLE[width])
-                smask = (1 << (code + 1)) - 1
+                if width > 0:
+                    wmask = _wmask(_WIDTH_ENABLE[width])
+                if code >= 0:
+                    smask = (1 << (code + 1)) - 1
             elif strict:
                 fail(lineno, "port line has no link width and speed (e.g. '4xNDR') after the remote lid")
             own_lid = 0
@@ -211,22 +229,26 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
                 for lm in _LID.finditer(tail):
                     if link is not None and hash_at + 1 + last_quote + 1 + link.start() == lm.start():
                         continue
-                    own_lid = lid_of(lm.group(1), lineno)
+                    own_lid = lid_of(lm.group(1), lineno, line)
                     break
-            entry = len(p_node)
-            if m.group(2):
-                guid_override.append((entry, 0, guid_of(int(m.group(2), 16), lineno, "port GUID")))
-            if m.group(6):
-                guid_override.append((entry, 1, guid_of(int(m.group(6), 16), lineno, "port GUID")))
-            p_node.append(current)
-            p_port.append(port)
-            p_rid.append(m.group(3))
-            p_rport.append(rport)
-            p_wmask.append(wmask)
-            p_smask.append(smask)
-            p_tok.append(tok)
-            p_lid.append(own_lid)
-            p_line.append(lineno)
+            entry = len(rec.p_node)
+            if kind == KIND_HOST and m.group(2):
+                g = port_guid(m.group(2), lineno)
+                if g:
+                    rec.guid_override.append((entry, 0, g))
+            if m.group(5):
+                g = port_guid(m.group(5), lineno)
+                if g:
+                    rec.guid_override.append((entry, 1, g))
+            rec.p_node.append(current)
+            rec.p_port.append(port)
+            rec.p_rid.append(m.group(3))
+            rec.p_rport.append(rport)
+            rec.p_wmask.append(wmask)
+            rec.p_smask.append(smask)
+            rec.p_tok.append(tok)
+            rec.p_lid.append(own_lid)
+            rec.p_line.append(lineno)
             continue
         if c == "#":
             continue
@@ -243,38 +265,50 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             if not 1 <= nports <= MAX_NODE_PORTS:
                 fail(lineno, f"node {node_id!r} declares {m.group(2)[:12]} ports; expected 1..{MAX_NODE_PORTS} "
                              f"(port numbers are 8 bits, 255 is reserved)")
-            if len(n_kind) >= MAX_UNICAST_LID:
+            if len(rec.n_kind) >= MAX_UNICAST_LID:
                 fail(lineno, f"more than {MAX_UNICAST_LID:,} nodes: one subnet has {MAX_UNICAST_LID:,} unicast LIDs")
             total_ports += nports
             if total_ports > MAX_FABRIC_PORTS:
                 fail(lineno, f"more than {MAX_FABRIC_PORTS:,} ports in all: more than one subnet's fabric has")
-            if node_id in by_id:
-                fail(lineno, f"node id {node_id!r} already defined on line {n_line[by_id[node_id]]}")
+            if node_id in rec.by_id:
+                fail(lineno, f"node id {node_id!r} already defined on line {rec.n_line[rec.by_id[node_id]]}")
             is_switch = word == "Switch"
             key = "switch" if is_switch else "ca"
             guid = guid_of(guid_next[key], lineno, "node GUID")
             guid_next[key] = guid + (1 if is_switch else nports + 1)
+            id_guid = _ID_GUID.match(node_id) if strict and guid_line else None
+            own = int(id_guid.group(1), 16) if id_guid is not None else guid
+            if own != guid and own and pending_asic == own:  # a director: switchguid=0x<chassis>(<ASIC GUID>)
+                pending_sysimg, guid = pending_sysimg or guid, own
+            elif own != guid and guid not in by_guid:  # node_name() prints "S-<node GUID>" (ibnetdiscover.c)
+                fail(lineno, f"node id {node_id!r} does not match the GUID 0x{guid:016x} of the "
+                             f"{'switchguid' if is_switch else 'caguid'}= line before it")
             if guid in by_guid:
-                fail(lineno, f"duplicate GUID 0x{guid:016x}: already node {n_id[by_guid[guid]]!r} "
-                             f"on line {n_line[by_guid[guid]]}")
+                fail(lineno, f"duplicate GUID 0x{guid:016x}: already node {rec.n_id[by_guid[guid]]!r} "
+                             f"on line {rec.n_line[by_guid[guid]]}")
             dm = _HDR_DESC.match(rest)
             if dm is not None:
                 desc, after_desc = dm.group(1), dm.group(2)
             else:
                 desc, after_desc = node_id, rest
+            if node_name_map and guid in node_name_map:
+                desc = node_name_map[guid]
             if len(desc) > MAX_NAME_CHARS:
                 fail(lineno, f"node description longer than {MAX_NAME_CHARS} characters")
             lm = _LID.search(after_desc) if is_switch else None
-            current = len(n_kind)
-            by_id[node_id] = current
+            current = len(rec.n_kind)
+            rec.by_id[node_id] = current
             by_guid[guid] = current
-            n_kind.append(KIND_SWITCH if is_switch else KIND_HOST)
-            n_ports.append(nports)
-            n_guid.append(guid)
-            n_id.append(node_id)
-            n_desc.append(desc)
-            n_lid.append(lid_of(lm.group(1), lineno) if lm else 0)
-            n_line.append(lineno)
+            rec.n_kind.append(KIND_SWITCH if is_switch else KIND_HOST)
+            rec.n_ports.append(nports)
+            rec.n_guid.append(guid)
+            rec.n_id.append(node_id)
+            rec.n_desc.append(desc)
+            rec.n_lid.append(lid_of(lm.group(1), lineno, line) if lm else 0)
+            rec.n_line.append(lineno)
+            rec.n_sysimg.append(pending_sysimg)
+            pending_sysimg = pending_asic = 0
+            guid_line = False
             seen_ports = set()
             continue
         m = _GUIDLINE.match(line)
@@ -282,8 +316,14 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             key = "switch" if m.group(1) == "switchguid" else "ca"
             v = guid_of(c_number(m.group(3), lineno), lineno, m.group(1))
             guid_next[key] = v if m.group(2) == "=" else _GUID_BASE[key] + v
+            pending_asic = int(m.group(4), 16) if m.group(4) else 0
+            guid_line = True
             continue
-        if _IGNORED.match(line):
+        m = _SYSIMG.match(line)
+        if m is not None:
+            pending_sysimg = guid_of(int(m.group(1), 16), lineno, "sysimgguid")
+            continue
+        if _IGNORED.match(line) or (strict and _GROUPING.match(line)):
             continue
         if not strict:
             dm = _DEFAULT.match(line)
@@ -299,108 +339,12 @@ def parse(text: str, source: str, dialect: str) -> Fabric:
             if _UNSUPPORTED.match(line):
                 fail(lineno, f"ibsim directive {line.split()[0]!r} is not supported")
             continue  # ibsim ignores lines it does not know
-        fail(lineno, f"unrecognised line: {line[:80]!r}")
+        if rec.n_kind and rec.p_line and rec.p_line[-1] == lineno - 1 or rec.n_line and rec.n_line[-1] == lineno - 1:
+            fail(lineno, f"unrecognised line inside a node record: {line[:80]!r}")
+        warnings.append(warning(lineno, line, "unrecognised line outside any node record skipped"))
 
-    if not n_kind:
-        raise FormatError(source, None, "no node records found")
-    return _assemble(source, dialect, n_kind, n_ports, n_guid, n_id, n_desc, n_lid, by_id,
-                     p_node, p_port, p_rid, p_rport, p_wmask, p_smask, p_tok, p_lid, p_line, guid_override)
-
-
-def _assemble(source, dialect, n_kind, n_ports, n_guid, n_id, n_desc, n_lid, by_id,
-              p_node, p_port, p_rid, p_rport, p_wmask, p_smask, p_tok, p_lid, p_line, guid_override) -> Fabric:
-    """Resolve remote ends, check that every link is confirmed, and build the fabric (vectorized)."""
-    kind = np.array(n_kind, dtype=np.int8)
-    nports = np.array(n_ports, dtype=np.int64)
-    guid = np.array(n_guid, dtype=np.uint64)
-    node = np.array(p_node, dtype=np.int64)
-    port = np.array(p_port, dtype=np.int64)
-    rport = np.array(p_rport, dtype=np.int64)
-    line = np.array(p_line, dtype=np.int64)
-    rnode = np.fromiter((by_id.get(r, -1) for r in p_rid), dtype=np.int64, count=len(p_rid))
-
-    def fail_at(i: int, message: str):
-        raise FormatError(source, int(line[i]), message)
-
-    missing = np.flatnonzero(rnode < 0)
-    if missing.size:
-        i = int(missing[0])
-        fail_at(i, f"remote node {p_rid[i]!r} has no record in the file (truncated file?)")
-    above = np.flatnonzero(rport > nports[rnode])
-    if above.size:
-        i = int(above[0])
-        fail_at(i, f"remote port {int(rport[i])} is above the {int(nports[rnode[i]])} ports of node {p_rid[i]!r}")
-    key = node * 256 + port
-    rkey = rnode * 256 + rport
-    order = np.argsort(key, kind="stable")
-    sorted_keys = key[order]
-    pos = np.minimum(np.searchsorted(sorted_keys, rkey), len(key) - 1) if len(key) else np.zeros(0, np.int64)
-    partner = order[pos] if len(key) else pos
-    confirmed = (sorted_keys[pos] == rkey) & (rkey[partner] == key) if len(key) else np.zeros(0, bool)
-    bad = np.flatnonzero(~confirmed)
-    if bad.size:
-        i = int(bad[0])
-        other = (f"port {int(rport[i])} of {p_rid[i]!r} lists {p_rid[partner[i]]!r}[{int(p_rport[partner[i]])}] "
-                 f"on line {int(line[partner[i]])}"
-                 if sorted_keys[pos[i]] == rkey[i] else f"port {int(rport[i])} of {p_rid[i]!r} is not listed")
-        fail_at(i, f"link {n_id[node[i]]!r}[{int(port[i])}] -> {p_rid[i]!r}[{int(rport[i])}] is not confirmed by "
-                   f"the other side ({other})")
-    tok = np.array(p_tok, dtype=np.int64).reshape(-1, 2)
-    if dialect == "ibnetdiscover":
-        differ = np.flatnonzero((tok != tok[partner]).any(axis=1))
-        if differ.size:
-            i = int(differ[0])
-            fail_at(i, f"link width/speed {int(tok[i, 0])}x{SPEEDS[tok[i, 1]]} differs from the other end's "
-                       f"{int(tok[partner[i], 0])}x{SPEEDS[tok[partner[i], 1]]} (line {int(line[partner[i]])})")
-        width_code = np.searchsorted(np.array(WIDTHS), tok[:, 0])
-        speed = tok[:, 1]
-    else:
-        wm = np.array(p_wmask, dtype=np.int64)
-        sm = np.array(p_smask, dtype=np.int64)
-        width_code = _best(wm & wm[partner], WIDTHS)
-        speed = _best(sm & sm[partner], SPEEDS)
-        for arr, what in ((width_code, "width"), (speed, "speed")):
-            none = np.flatnonzero(arr < 0)
-            if none.size:
-                fail_at(int(none[0]), f"the two ends of this link enable no common link {what}")
-    cable = np.flatnonzero(key < rkey)
-    # Ports, LIDs and port GUIDs.
-    offset = np.concatenate([[0], np.cumsum(nports)[:-1]])
-    port_node = np.repeat(np.arange(len(kind)), nports)
-    port_num = np.arange(int(nports.sum())) - offset[port_node] + 1
-    is_host_port = kind[port_node] == KIND_HOST
-    port_lid = np.zeros(len(port_node), dtype=np.int64)
-    slot = offset[node] + port - 1
-    host_entry = kind[node] == KIND_HOST
-    port_lid[slot[host_entry]] = np.array(p_lid, dtype=np.int64)[host_entry]
-    try:
-        lids, filled = _common.fill_lids(port_lid, is_host_port, np.array(n_lid, dtype=np.int64)[kind == KIND_SWITCH])
-    except TopologyError as exc:
-        raise FormatError(source, None, str(exc)) from None
-    n_host_ports = int(is_host_port.sum())
-    port_lid[is_host_port] = lids[:n_host_ports]
-    node_lid = np.zeros(len(kind), dtype=np.int64)
-    node_lid[kind == KIND_SWITCH] = lids[n_host_ports:]
-    host_first = offset[kind == KIND_HOST]
-    node_lid[kind == KIND_HOST] = port_lid[host_first]
-    port_lid[~is_host_port] = node_lid[port_node[~is_host_port]]
-    port_guid = np.where(is_host_port, guid[port_node] + port_num.astype(np.uint64), guid[port_node])
-    for entry, end, g in guid_override:
-        s = slot[entry] if end == 0 else offset[rnode[entry]] + rport[entry] - 1
-        if is_host_port[s]:
-            port_guid[s] = g
-    # Names, roles, tiers.
-    names = _common.node_names(kind, n_desc, guid) if dialect == "ibnetdiscover" else list(n_id)
-    aggregation = np.array([_common.AGGREGATION_NODE in d for d in n_desc], dtype=bool) & (kind == KIND_HOST)
-    a_node, b_node = node[cable], rnode[cable]
-    meta = {"source_format": dialect, "lids_filled": filled}
-    if aggregation.any():
-        meta["aggregation_nodes"] = int(aggregation.sum())
-    return _common.build(
-        source, "fabric" if source.startswith("<") else PurePath(source).stem,
-        kind=kind, node_name=names, guid=guid, lid=node_lid, nports=nports,
-        role=_common.infer_roles(kind, names), tier=_common.infer_tiers(kind, a_node, b_node, aggregation),
-        port_lid=port_lid, port_guid=port_guid,
-        a_node=a_node, a_port=port[cable], b_node=b_node, b_port=rport[cable],
-        width=np.array(WIDTHS)[width_code[cable]], speed=speed[cable], meta=meta,
-    )
+    if not rec.n_kind:
+        skipped = f" ({len(warnings)} line(s) skipped, first line {warnings[0]['line']}: {warnings[0]['reason']})" \
+            if warnings else ""
+        raise FormatError(source, None, "no node records found" + skipped)
+    return rec

@@ -16,6 +16,9 @@ when the routing log bit ``0x40`` of ``-D`` is on, ``osm_ucast_mgr.c``)::
     0x0001 001 : (Channel Adapter portguid 0x0000000000100001: 'gpu0001')
     14 valid lids dumped
 
+:func:`write` returns the text of a :class:`Routing` as a string; :func:`write_to` streams it to a
+binary file table by table and :func:`iter_lfts` yields it as bytes chunks (:mod:`.lfts_writer`).
+
 :func:`read` takes either (several ``ibroute`` outputs may be concatenated) and maps
 them onto a :class:`Fabric`: switches by node GUID (else by name), destination LIDs
 through the port GUID in the comment to the fabric's own LID of that port (so a dump
@@ -32,10 +35,11 @@ import numpy as np
 
 from ..errors import FormatError
 from ..routing.tables import NO_PATH, Routing
-from ..topology import KIND_HOST, Fabric
-from ._common import HCA_SUFFIX
+from ..topology import KIND_HOST, ROLE_AGGREGATION, Fabric
+from ._common import AN_DESCRIPTION, HCA_SUFFIX
+from .lfts_writer import ENCODING, iter_lfts, write_to
 
-__all__ = ["read", "write", "detect"]
+__all__ = ["read", "write", "write_to", "iter_lfts", "detect"]
 
 _HEADER = re.compile(
     r"^Unicast lids \[(?P<lo>0x[0-9a-fA-F]{1,8}|\d{1,8})-(?P<hi>0x[0-9a-fA-F]{1,8}|\d{1,8})\] of switch "
@@ -59,15 +63,23 @@ def _lookup_switch(fabric: Fabric, guid: int, name: str, source: str, line: int)
             node = fabric.node(key)
         except KeyError:
             continue
-        if key == guid and name and not _same_name(fabric.node_name[node], name):
+        if key == guid and name and not _same_name(fabric, node, name):
             continue
         if fabric.switch_index[node] >= 0:
             return int(fabric.switch_index[node])
     raise FormatError(source, line, f"switch {name!r} (guid 0x{guid:016x}) is not a switch of fabric {fabric.name!r}")
 
 
-def _same_name(ours: str, theirs: str) -> bool:
-    return str(ours) in (theirs, HCA_SUFFIX.sub("", theirs))
+def _same_name(fabric: Fabric, node: int, theirs: str) -> bool:
+    """Whether NodeDescription ``theirs`` names ``node``: its name, its name made unique by its GUID
+    (``"<desc> 0x<guid>"``, as factory-named HCAs are), its kept description, or the one description
+    all SHARP Aggregation Nodes share."""
+    ours = str(fabric.node_name[node])
+    base = ours.removesuffix(f" 0x{int(fabric.guid[node]):016x}")
+    kept = (fabric.meta.get("node_desc") or {}).get(str(node))
+    if theirs == kept or theirs == AN_DESCRIPTION and fabric.role[node] == ROLE_AGGREGATION:
+        return True
+    return bool({ours, base} & {theirs, HCA_SUFFIX.sub("", theirs), " ".join(theirs.split())})
 
 
 def _lid_by_name(fabric: Fabric, name: str) -> int | None:
@@ -154,7 +166,7 @@ def read(text: str, fabric: Fabric, source: str = "<lfts>", complete: bool = Fal
                                           f"{f.node_name[node]}")
         hit = guid_to_lid.get(pguid) if pguid is not None else None
         # Trust the GUID only when the name in the comment (if any) agrees with it.
-        ours = hit[0] if hit and (not ename or _same_name(f.node_name[hit[1]], ename)) else None
+        ours = hit[0] if hit and (not ename or _same_name(f, hit[1], ename)) else None
         if ours is None and ename:
             ours = _lid_by_name(f, ename)
         if ours is None and pguid is None and not ename and lid <= f.max_lid:
@@ -205,7 +217,9 @@ class _Table:
 def write(routing: Routing, style: str = "opensm") -> str:
     """The LFTs of ``routing`` as ``opensm-lfts.dump`` (``style="opensm"``) or ``ibroute`` output.
 
-    Only routed entries are written (NO_PATH entries are left out, as both tools do).
+    Only routed entries are written (NO_PATH entries are left out, as both tools do). The whole
+    text as one string, for small fabrics; large dumps go to a file with :func:`write_to`, which
+    streams the same bytes table by table.
 
     >>> from fabric_engine.routing import route
     >>> from fabric_engine.topology.generate import fat_tree
@@ -214,33 +228,4 @@ def write(routing: Routing, style: str = "opensm") -> str:
     >>> read(text, f).lft.tolist() == route(f, "minhop").lft.tolist()
     True
     """
-    if style not in ("opensm", "ibroute"):
-        raise ValueError(f"unknown LFT style {style!r}; use 'opensm' or 'ibroute'")
-    f = routing.fabric
-    owner = f.lid_to_node
-    slot = f.lid_to_slot
-    out: list[str] = []
-    top = routing.lft.shape[1] - 1
-    for s, node in enumerate(f.switches):
-        name, guid, lid = str(f.node_name[node]), int(f.guid[node]), int(f.lid[node])
-        row = routing.lft[s]
-        valid = np.flatnonzero(row != NO_PATH)
-        valid = valid[valid > 0]
-        if style == "opensm":
-            out.append(f"Unicast lids [0-{top}] of switch Lid {lid} guid 0x{guid:016x} ('{name}'):")
-        else:
-            out.append(f"Unicast lids [0x0-0x{top:x}] of switch Lid {lid} guid 0x{guid:016x} ({name}):")
-            out.append("  Lid  Out   Destination")
-            out.append("       Port     Info ")
-        for d in valid.tolist():
-            n = int(owner[d]) if d < len(owner) else -1
-            if n >= 0:
-                kind = "Channel Adapter" if f.kind[n] == KIND_HOST else "Switch"
-                pg = int(f.port_guid[slot[d]])
-                info = f"{kind} portguid 0x{pg:016x}: '{f.node_name[n]}'"
-            else:
-                info = "unknown"
-            sep = f"# {info}" if style == "opensm" else f": ({info})"
-            out.append(f"0x{d:04x} {int(row[d]):03d} {sep}")
-        out.append(f"{top} lids dumped" if style == "opensm" else f"{len(valid)} valid lids dumped ")
-    return "\n".join(out) + "\n"
+    return b"".join(iter_lfts(routing, style)).decode(*ENCODING)

@@ -20,13 +20,15 @@ from ..errors import TopologyError
 from .limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from .speeds import SPEEDS, WIDTHS, capacity_gbps
 
-__all__ = ["Fabric", "KIND_HOST", "KIND_SWITCH", "ROLES", "TIER_NAMES"]
+__all__ = ["Fabric", "KIND_HOST", "KIND_SWITCH", "ROLES", "ROLE_AGGREGATION", "TIER_NAMES"]
 
 KIND_HOST = 0
 KIND_SWITCH = 1
 KIND_NAMES = ("host", "switch")
-#: Node roles; the code is the index.
-ROLES = ("gpu", "storage", "mgmt", "switch")
+#: Node roles; the code is the index. ``aggregation`` is a SHARP Aggregation Node: a CA inside a switch
+#: (on its extra port, sharing its system image GUID) that routing reaches by LID but that is never a host.
+ROLES = ("gpu", "storage", "mgmt", "switch", "aggregation")
+ROLE_AGGREGATION = ROLES.index("aggregation")
 #: Tier names; hosts are tier 0.
 TIER_NAMES = ("host", "leaf", "spine", "core")
 
@@ -213,8 +215,19 @@ class Fabric:
 
     @cached_property
     def hosts(self) -> np.ndarray:
-        """Node indices of hosts (channel adapters), int64, ascending."""
-        return np.flatnonzero(self.kind == KIND_HOST)
+        """Node indices of hosts (channel adapters but SHARP Aggregation Nodes), int64, ascending."""
+        return np.flatnonzero((self.kind == KIND_HOST) & (self.role != ROLE_AGGREGATION))
+
+    @cached_property
+    def aggregation_nodes(self) -> np.ndarray:
+        """Node indices of SHARP Aggregation Nodes (CAs that are part of a switch), int64, ascending."""
+        return np.flatnonzero((self.kind == KIND_HOST) & (self.role == ROLE_AGGREGATION))
+
+    @cached_property
+    def aggregation_switches(self) -> np.ndarray:
+        """Switches with an Aggregation Node cabled to them (the fabric's real SHARP inventory), int64."""
+        an = np.isin(self.dl_src, self.aggregation_nodes) & (self.kind[self.dl_dst] == KIND_SWITCH)
+        return np.unique(self.dl_dst[an]).astype(np.int64)
 
     @cached_property
     def switches(self) -> np.ndarray:

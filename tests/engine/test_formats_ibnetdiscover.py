@@ -60,11 +60,13 @@ def test_sharp_nodes_multi_hca_hosts_unconnected_ports_and_mixed_rates():
     names = set(f.node_name.tolist())
     # Two CAs of one host keep their full descriptions; a unique host loses its " mlx5_0" suffix.
     assert {"node01 HCA-1", "node01 HCA-2", "gpu7", "stor01"} <= names
-    # SHARP aggregation nodes share a description: the GUID makes each name unique; role mgmt.
+    # SHARP aggregation nodes share a description: the GUID makes each name unique; never hosts.
     an = sorted(n for n in names if "Aggregation Node" in n)
     assert an == ["Mellanox Technologies Aggregation Node 0x0c42a10300cc0010",
                   "Mellanox Technologies Aggregation Node 0x0c42a10300cc0020"]
-    assert {ROLES[f.role[f.node(n)]] for n in an} == {"mgmt"}
+    assert {ROLES[f.role[f.node(n)]] for n in an} == {"aggregation"}
+    assert sorted(f.node_name[f.aggregation_nodes].tolist()) == an
+    assert not set(an) & set(f.node_name[f.hosts].tolist())
     assert ROLES[f.role[f.node("stor01")]] == "storage"
     # Switches take their description as name; both are leaves (aggregation nodes do not count as hosts).
     assert {TIER_NAMES[f.tier[f.node(n)]] for n in ("MF0;sw1:MQM8700/U1", "MF0;sw2:MQM8700/U1")} == {"leaf"}
@@ -137,7 +139,7 @@ def test_duplicate_guid_names_the_second_record():
     ('Switch\t4 "S-01"\t# "a" lid 1\n[1]\t"S-02"[1]\t# "b" lid 2 3xHDR\n', "unknown link width 3x"),
     ('Switch\t4 "S-01"\t# "a" lid 1\n[1]\t"S-02"[1]\t# "b" lid 2 4xHDR\n[1]\t"S-02"[2]\t# "b" lid 2 4xHDR\n',
      "listed twice"),
-    ("hello\n", "unrecognised line"),
+    ("hello\n", r"no node records found \(1 line\(s\) skipped, first line 1: unrecognised line"),
 ])
 def test_small_malformed_inputs(text, message):
     with pytest.raises(FormatError, match=message):

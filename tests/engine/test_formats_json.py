@@ -58,7 +58,7 @@ def test_json_syntax_error_names_the_line():
     assert info.value.line == 3 and str(info.value).startswith("upload.json:3: invalid JSON")
 
 
-@pytest.mark.parametrize("fmt", formats.FORMATS)
+@pytest.mark.parametrize("fmt", formats.WRITABLE)
 def test_read_infers_every_format(fmt):
     f = dragonfly_plus(groups=2, leaves_per_group=2, spines_per_group=2, hosts_per_leaf=2, radix=8)
     text = formats.write(f, fmt)

@@ -33,6 +33,7 @@ def _files(paths) -> dict[str, str]:
 TOPOLOGIES = {
     **_files(sorted(DATA.glob("*.txt"))),
     **_files([TELEMETRY / "ibnetdiscover.txt", TELEMETRY / "fat-tree-8.net"]),
+    **_files(sorted((DATA / "captures" / "ibnetdiscover").glob("*"))),  # issue 22: real-capture dialects
     "fat-tree.json": formats.write(fat_tree(hosts=8, radix=8, storage_servers=1, mgmt_nodes=1), "json"),
     "fat-tree.net": formats.write(fat_tree(hosts=8, radix=4), "ibsim"),
 }

@@ -16,7 +16,14 @@ import re
 import pytest
 
 from fabric_engine import formats
-from fabric_engine.formats import _common, netfile, opensm_partitions, opensm_qos
+from fabric_engine.formats import (
+    _common,
+    ibnetdiscover_ports,
+    netfile,
+    node_name_map,
+    opensm_partitions,
+    opensm_qos,
+)
 from fabric_engine.telemetry import linkinfo, perfquery
 
 RUN = 50_000
@@ -27,6 +34,10 @@ IBLINK_PORT = ('      0xb83fd20300000081     14    1[  ] ==( 4X           2.5 Gb
 IBND_PORT = '[1](b83fd20300000011) \t"S-98039b0300000001"[1]\t\t# lid 49 lmc 0 "leaf01" lid 1 4xNDR'
 IBND_HDR = 'Switch\t64 "S-98039b0300000001"\t\t# "leaf01" enhanced port 0 lid 1 lmc 0'
 NET_PORT = '[3] "spine01"[1] w=0x2 s=0x1 e=0x8 # "spine01" lid 17 4xHDR'
+IBDIAG_PORT = '[1](1/1/1)\t"H-0c42a10300000010"[1](c42a10300000011)\t\t# "dgx01 mlx5_0" lid 10 4xNDR'
+GROUP_PORT = '[11][ext 11]\t"H-0c42a10300001001"[1] (c42a10300001002) \t\t# "node01 HCA-1" lid 30 4x???'
+PORTS_P = ("CA   134  1 0xb83fd20300000011 4x EDR - SW  1719 10 0x7cfe900300a5a2c0 "
+           "( 'node01 HCA-1' - 'leaf-01' )")
 
 # (name, pattern, how it is applied, a real line)
 CASES = [
@@ -45,6 +56,16 @@ CASES = [
     ("netfile description", netfile._HDR_DESC, "match", '\t\t# "leaf01" enhanced port 0 lid 1 lmc 0'),
     ("netfile guid line", netfile._GUIDLINE, "match", "switchguid=0x98039b0300000001(98039b0300000001)"),
     ("netfile default", netfile._DEFAULT, "match", "width = 0x3"),
+    ("netfile ibdiagnet port", netfile._PORT, "match", IBDIAG_PORT),
+    ("netfile grouped port", netfile._PORT, "match", GROUP_PORT),
+    ("netfile unknown rate", netfile._LINK, "search", GROUP_PORT),
+    ("netfile port label", netfile._LABEL, "findall", "(1/1/1)(c42a10300000011)"),
+    ("netfile director guid", netfile._GUIDLINE, "match", "switchguid=0x2c90300c0ffee(2c90300c00001)"),
+    ("netfile grouping", netfile._GROUPING, "match", "Chassis 1 (guid 0x2c90300c0ffee)"),
+    ("netfile sysimgguid", netfile._SYSIMG, "match", "sysimgguid=0x0002c90300c0ffee\t\t# Chassis 1 (cs7500-01)"),
+    ("ports -p line", ibnetdiscover_ports._LINE, "match", PORTS_P),
+    ("ports -p detect", ibnetdiscover_ports._DETECT, "search", PORTS_P),
+    ("node name map line", node_name_map._LINE, "match", '0x0002c90300a1b2c4 "leaf01" # row 3'),
     ("detect ibnetdiscover", formats._IBND, "search", IBND_HDR),
     ("detect net file", formats._NET, "search", 'Hca\t1 "gpu0001"\t\t# "gpu0001 HCA-1"'),
     ("host description suffix", _common.HCA_SUFFIX, "search", "gpu0001 mlx5_0"),

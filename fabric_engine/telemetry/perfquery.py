@@ -12,6 +12,28 @@ Handled forms, all as printed by infiniband-diags 2.x and captured from ibsim:
 Several outputs (for example ``perfquery -l`` and ``perfquery -x -l`` of every switch
 of a sweep) can be given at once; :meth:`CounterSamples.merged` combines the basic
 and extended reads of a port.
+
+What real clusters write, as infiniband-diags' ``perfquery.c`` prints it:
+
+* ``-x`` of hardware with ``CapMask2`` bit 1 (IsAddlPortCountersExtendedSupported):
+  ``CounterSelect2`` and the error counters and ``PortXmitWait`` inside the extended
+  block, all 64 bits wide there (so every counter of an extended block is read as 64-bit);
+* basic blocks whose ``CapMask`` lacks bit 12 (PortXmitWait supported): perfquery prints
+  ``PortXmitWait`` as 0 without reading it, so it is taken as not read (``bits`` 0);
+* ``-E``, ``-D``, ``-X``, ``-S``, ``-T``, ``-c``, ``--oprcvcounters`` ... blocks
+  (``# PortRcvErrorDetails counters: Lid 12 port 1``, ``# PortSamplesControl: ...``):
+  counter sets ibweb does not model; each block is checked line by line and skipped
+  with a warning, so none of its fields is taken for a counter of the block before it.
+  So are port counter blocks whose header is not ``Lid N port P`` (``Lid 5 Gid ... port 1``);
+* captured-terminal noise: CR LF line ends are read as LF; a UTF-8 byte order mark is
+  removed with a warning; shell prompt lines, a PuTTY (or ``script``) log banner and the
+  tools' standard-error lines (``ibwarn: [pid] func: ...``, ``file.c:123; ...``,
+  ``perfquery: iberror: ...``) are skipped, each with a warning (see
+  :func:`noise_reason`). Any other line is still an error naming it.
+
+Warnings are dicts ``{"line", "text", "reason", "source"}`` (``text`` is the skipped
+line, stripped, at most 120 characters), appended to the ``warnings`` list the read functions take.
+Line numbers count ``\n``-ended lines of the text as given.
 """
 
 from __future__ import annotations
@@ -22,16 +44,18 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..captured import BOM_REMOVED, warning
+from ..captured import noise as noise_reason
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
-from .counters import BASIC_BITS, COLUMN, COLUMNS, EXTENDED_COLUMNS, CounterSamples
+from .counters import BASIC_BITS, COLUMN, COLUMNS, CounterSamples
 
 try:  # built by ``pip install -e .`` (setup.py); the regular expressions below read the same lines, slower
     from . import _perfquery
 except ImportError:  # pragma: no cover - a checkout whose extensions were not built
     _perfquery = None
 
-__all__ = ["parse_perfquery", "parse_perfquery_many"]
+__all__ = ["parse_perfquery", "parse_perfquery_many", "noise_reason", "make_warning"]
 
 _HEADER = re.compile(r"^# Port (extended )?counters: Lid (\d+) port (\d+)\b[^\n]*$", re.M)
 # A field's value starts at its first character that is not a dot, so the dots and the value never compete
@@ -40,12 +64,97 @@ _FIELD = re.compile(r"^(\w+):\.*([^\s.]\S*)[ \t]*$", re.M)
 # Header or field line, in one pass: (ext, lid, port, name, value).
 _LINE = re.compile(r"^(?:# Port (extended )?counters: Lid (\d+) port (\d+)\b[^\n]*|(\w+):\.*([^\s.]\S*)[ \t]*)$",
                    re.M)
+# The header of a block of another attribute (``-E``: "# PortRcvErrorDetails counters: Lid 12 port 1",
+# ``-c``: "# PortSamplesControl: Lid 12 port 1") or of port counters not addressed by a LID alone. The digit
+# runs are possessive: giving digits back would rescan the rest of the line once per digit.
+_OTHER_HEADER = re.compile(r"# ([A-Za-z][\w -]*?)(?: counters)?: (?:Lid \d++|DR path )[^\n]*? port \d++\b[^\n]*")
+_CAPMASK = re.compile(r"\(CapMask: 0x([0-9A-Fa-f]{1,8})\b")
+_XMIT_WAIT_SUPPORTED = 1 << 12  # PerfMgt ClassPortInfo CapabilityMask bit 12 (IBA 1.3, table 249)
+_XMIT_WAIT = COLUMN["PortXmitWait"]
 _ALIASES = {"PortMultiCastXmitPkts": "PortMulticastXmitPkts", "PortMultiCastRcvPkts": "PortMulticastRcvPkts"}
 _COL = {**COLUMN, **{alias: COLUMN[name] for alias, name in _ALIASES.items()}}
 _NAMES = tuple(name.encode() for name in _COL)
 _NAME_COL = np.array(list(_COL.values()), dtype=np.int64)
 _BASIC_W = np.array([BASIC_BITS.get(n, 64) for n in COLUMNS], dtype=np.uint8)
-_EXT_W = np.array([64 if n in EXTENDED_COLUMNS else BASIC_BITS.get(n, 64) for n in COLUMNS], dtype=np.uint8)
+# PortCountersExtended: the data and packet counters, and (CapMask2 bit 1) the error counters and PortXmitWait,
+# are all 64 bits wide.
+_EXT_W = np.full(len(COLUMNS), 64, dtype=np.uint8)
+
+# ------------------------------------------------------------------ captured-terminal noise
+def make_warning(source: str, line: int, text: str, reason: str) -> dict:
+    """A warning about line ``line`` of ``source``: :func:`fabric_engine.captured.warning` and its ``source``."""
+    return {**warning(line, text, reason), "source": source}
+
+
+def _plain(text: str, source: str, warnings: list | None) -> str:
+    """``text`` with LF line ends and without byte order marks at line starts (a warning each), lines kept."""
+    if "\ufeff" in text:  # a capture saved by a Windows editor; several when such files were joined with cat
+        lines = text.split("\n")
+        for i, ln in enumerate(lines):
+            if ln.startswith("\ufeff"):
+                lines[i] = ln[1:]
+                _append(warnings, make_warning(source, i + 1, "", BOM_REMOVED))
+        text = "\n".join(lines)
+    if "\r" in text:  # CR LF line ends (a capture saved on Windows): read as LF
+        text = text.replace("\r\n", "\n")
+    return text
+
+
+def _hashes(text: str) -> int:
+    """Number of ``#`` characters: at least the number of comment lines, so equal to the headers' only when
+    every comment line is a counter header (counting one character is three times faster than ``"\\n#"``)."""
+    return text.count("#")
+
+
+def _is_plain(text: str, fields: int, headers: int) -> bool:
+    """Whether every line is a counter header, a field or blank: counted, not looked at."""
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    blank = text.count("\n\n") + text.startswith("\n")
+    comments = text.count("\n#") + text.startswith("#")
+    return comments == headers == _hashes(text) and lines - blank - comments == fields
+
+
+def _skip_reason(name: str) -> str:
+    if name in ("Port", "Port extended"):
+        return "port counters not addressed as 'Lid N port P' (ibweb keys ports by LID): block skipped"
+    return (f"{name[:40]}: a counter set ibweb does not read (it reads PortCounters and PortCountersExtended): "
+            "block skipped")
+
+
+def _clean(text: str, source: str, warnings: list | None) -> str:
+    """``text`` with noise lines and blocks of other counter sets blanked: same lines, same numbers.
+
+    Every line of a skipped block must still be a field line. Raises :class:`FormatError`
+    at the first line that is neither perfquery output nor noise.
+    """
+    lines = text.split("\n")
+    skipping = False
+    for i, ln in enumerate(lines):
+        if not ln.strip():
+            continue
+        if ln.startswith("#"):  # a header starts (or ends) a skipped block; other comments change nothing
+            if _HEADER.match(ln):
+                skipping = False
+            elif (other := _OTHER_HEADER.fullmatch(ln.rstrip())) is not None:
+                skipping = True
+                lines[i] = ""
+                _append(warnings, make_warning(source, i + 1, ln, _skip_reason(other.group(1))))
+            continue
+        if _FIELD.match(ln):
+            if skipping:
+                lines[i] = ""
+            continue
+        reason = noise_reason(ln)
+        if reason is None:
+            raise FormatError(source, i + 1, f"not a perfquery counter line: {ln.strip()[:80]!r}")
+        lines[i] = ""
+        _append(warnings, make_warning(source, i + 1, ln, reason))
+    return "\n".join(lines)
+
+
+def _append(warnings: list | None, warning: dict) -> None:
+    if warnings is not None:
+        warnings.append(warning)
 
 
 def _number(digits: str) -> int:
@@ -62,33 +171,35 @@ def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def _check_stray_lines(text: str, source: str, fields: int) -> None:
-    """Raise on the first line that is neither a header, a field, a comment nor blank.
+def _xmit_wait_unsupported(text: str) -> bool:
+    """Whether some header's CapMask says PortXmitWait is not supported (cheap: one scan for the masks)."""
+    return any(not int(m, 16) & _XMIT_WAIT_SUPPORTED for m in set(_CAPMASK.findall(text)))
 
-    Fast path: count lines with ``str.count``; only on a mismatch look at each line.
-    """
-    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    blank = text.count("\n\n") + (1 if text.startswith("\n") else 0)
-    comments = text.count("\n#") + (1 if text.startswith("#") else 0)
-    if lines - blank - comments == fields:
+
+def _drop_unread_xmit_wait(text: str, ext: np.ndarray, values: np.ndarray, bits: np.ndarray) -> None:
+    """Clear ``PortXmitWait`` of basic blocks whose CapMask lacks bit 12: perfquery printed 0 without reading it."""
+    if not _xmit_wait_unsupported(text):
         return
-    for no, ln in enumerate(text.splitlines(), 1):
-        if ln.strip() and not ln.startswith("#") and not _FIELD.match(ln):
-            raise FormatError(source, no, f"not a perfquery counter line: {ln.strip()[:80]!r}")
+    for block, header in enumerate(_HEADER.finditer(text)):
+        cap = _CAPMASK.search(header.group(0))
+        if cap is not None and not ext[block] and not int(cap.group(1), 16) & _XMIT_WAIT_SUPPORTED:
+            values[block, _XMIT_WAIT], bits[block, _XMIT_WAIT] = 0, 0
 
 
-def parse_perfquery(text: str, t: float, source: str = "perfquery") -> CounterSamples:
+def parse_perfquery(text: str, t: float, source: str = "perfquery", warnings: list | None = None) -> CounterSamples:
     """Parse one ``perfquery`` output (any of the forms above) read at time ``t``.
 
     Parameters
     ----------
     text : str
-        The program's standard output.
+        The program's standard output (as captured: see the module docstring for the noise read past).
     t : float
         When the values were read (seconds since the epoch); the collector uses the
         moment the command returned.
     source : str
         Name for error messages (file or command line).
+    warnings : list, optional
+        Gets one dict ``{"line", "text", "reason", "source"}`` appended per skipped line or block.
 
     Returns
     -------
@@ -101,8 +212,8 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery") -> CounterSa
     FormatError
         A counter line before any header, a value that is not a non-negative integer,
         a value too wide for its counter, a LID outside 1..0xBFFF or a port outside
-        0..255 (255: all ports), more than 1,048,576 blocks, or a line that is not
-        perfquery output.
+        0..255 (255: all ports), more than 1,048,576 blocks, or a line that is neither
+        perfquery output nor captured-terminal noise.
 
     Examples
     --------
@@ -110,17 +221,18 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery") -> CounterSa
     >>> int(s.lid[0]), int(s.port[0]), int(s.values[0, COLUMN["PortXmitData"]])
     (2, 3, 42)
     """
-    if "\r" in text:  # CR LF line ends (a capture saved on Windows): read as LF
-        text = text.replace("\r\n", "\n")
+    text = _plain(text, source, warnings)
     if _perfquery is not None:
-        return _parse_lexed(text, t, source)
+        return _parse_lexed(text, t, source, warnings)
     matches = _LINE.findall(text)
+    headers = sum(1 for m in matches if m[1])
+    if not _is_plain(text, len(matches) - headers, headers):
+        text = _clean(text, source, warnings)
+        matches = _LINE.findall(text)
     if not matches:
-        _check_stray_lines(text, source, 0)
         return CounterSamples.empty()
     ext_s, lid_s, port_s, names, raw = zip(*matches, strict=True)
     is_hdr = np.fromiter(map(len, lid_s), dtype=np.int64, count=len(matches)) > 0
-    _check_stray_lines(text, source, len(matches) - int(is_hdr.sum()))
     block = np.cumsum(is_hdr) - 1
     if not is_hdr[0]:
         m = _FIELD.search(text)
@@ -140,7 +252,7 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery") -> CounterSa
             raise ValueError
     except (ValueError, OverflowError):
         bad = next(int(i) for i in keep if _counter_value(raw[i]) is None)
-        raise FormatError(source, _locate(text, int(block[bad]), names[bad]),
+        raise FormatError(source, _match_line(text, bad),
                           f"{names[bad]}: {raw[bad][:40]!r} is not a non-negative integer of at most 64 bits") from None
     ext = np.array([ext_s[i] == "extended " for i in hdr], dtype=bool)
     lid = np.array([_number(lid_s[i]) for i in hdr], dtype=np.int64)
@@ -151,42 +263,57 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery") -> CounterSa
         raise FormatError(source, _locate(text, b, None),
                           f"lid {lid_s[hdr[b]][:12]} port {port_s[hdr[b]][:12]} out of range "
                           f"(LIDs 1..{MAX_UNICAST_LID}, ports 0..{MAX_NODE_PORTS} or 255 for all ports)")
-    c = len(COLUMNS)
+    return _samples(text, t, source, ext, lid, port, block[keep], cols[keep], vals)
+
+
+def _samples(text: str, t: float, source: str, ext: np.ndarray, lid: np.ndarray, port: np.ndarray,
+             rows: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> CounterSamples:
+    """The samples of blocks ``ext``/``lid``/``port`` with ``vals`` at ``(rows, cols)``; widths checked."""
+    nblocks, c = len(lid), len(COLUMNS)
     values = np.zeros((nblocks, c), np.uint64)
     bits = np.zeros((nblocks, c), np.uint8)
-    rows, cc = block[keep], cols[keep]
-    values[rows, cc] = vals
+    values[rows, cols] = vals
     width = np.where(ext[:, None], _EXT_W[None, :], _BASIC_W[None, :])
-    bits[rows, cc] = width[rows, cc]
+    bits[rows, cols] = width[rows, cols]
     too_wide = (bits < 64) & (values >> np.minimum(bits, 63).astype(np.uint64) > 0)
     if too_wide.any():
         b, col = (int(x[0]) for x in np.nonzero(too_wide))
         raise FormatError(source, _locate(text, b, COLUMNS[col]),
                           f"{COLUMNS[col]}: {int(values[b, col])} does not fit in {int(bits[b, col])} bits")
+    _drop_unread_xmit_wait(text, ext, values, bits)
     stamps = np.where(bits > 0, float(t), 0.0)
     return CounterSamples(lid.astype(np.int32), port.astype(np.int16), values, bits, stamps)
 
 
-def _parse_lexed(text: str, t: float, source: str) -> CounterSamples:
+def _lex(text: str) -> tuple:
+    """``_perfquery.lex`` of ``text``: (kind, ext, line, a, b, value) as arrays, the first stray line, headers."""
+    kind, ext_b, line_b, a_b, b_b, value_b, stray, _ = _perfquery.lex(text.encode("utf-8", "surrogateescape"), _NAMES)
+    kind = np.frombuffer(kind or b"", np.int8)  # None when there are no lines
+    arrays = (kind, *(np.frombuffer(buf or b"", dtype) for buf, dtype in
+                      ((ext_b, np.int8), (line_b, np.int64), (a_b, np.int64), (b_b, np.int64), (value_b, np.uint64))))
+    return arrays, int(stray), int(np.count_nonzero(kind == 0))
+
+
+def _parse_lexed(text: str, t: float, source: str, warnings: list | None = None) -> CounterSamples:
     """:func:`parse_perfquery` on the lines of the compiled lexer (``_perfquery.c``), with the same checks.
 
     Measured (tests/bench/bench_telemetry.py): a sweep of 40,960 switch ports, 55 MB of text,
     took 4.3 s through the regular expressions and their Python strings; the lexer reads it in
-    a tenth of a second, and what is left here works on arrays.
+    a tenth of a second, and what is left here works on arrays. Text with noise or blocks of
+    other counter sets (a stray line, or more ``#`` than headers) is cleaned and lexed again.
     """
-    raw = text.encode("utf-8", "surrogateescape")
-    kind, ext_b, line_b, a_b, b_b, value_b, stray, _ = _perfquery.lex(raw, _NAMES)
-    kind = np.frombuffer(kind or b"", np.int8)
+    (kind, ext_all, line, a, b, value), stray, headers = _lex(text)
+    if stray or _hashes(text) != headers:
+        text = _clean(text, source, warnings)
+        (kind, ext_all, line, a, b, value), stray, _ = _lex(text)
     if stray:
-        ln = text.splitlines()[stray - 1] if stray <= len(text.splitlines()) else ""
+        ln = text.split("\n")[stray - 1]
         raise FormatError(source, int(stray), f"not a perfquery counter line: {ln.strip()[:80]!r}")
     if len(kind) == 0:
         return CounterSamples.empty()
-    line = np.frombuffer(line_b, np.int64)
-    a, b = np.frombuffer(a_b, np.int64), np.frombuffer(b_b, np.int64)
     is_hdr = kind == 0
     if not is_hdr[0]:
-        name = text.splitlines()[int(line[0]) - 1].split(":", 1)[0]
+        name = text.split("\n")[int(line[0]) - 1].split(":", 1)[0]
         raise FormatError(source, int(line[0]), f"counter {name!r} before any '# Port counters' header")
     hdr = np.flatnonzero(is_hdr)
     nblocks = len(hdr)
@@ -197,36 +324,28 @@ def _parse_lexed(text: str, t: float, source: str) -> CounterSamples:
     fld = ~is_hdr
     bad = np.flatnonzero(fld & (b != 0) & (a >= 0))
     if bad.size:
-        text_line = text.splitlines()[int(line[bad[0]]) - 1]
-        name, value = text_line.split(":", 1)
-        value = value.lstrip(".").strip()[:40]
+        text_line = text.split("\n")[int(line[bad[0]]) - 1]
+        name, val = text_line.split(":", 1)
+        val = val.lstrip(".").strip()[:40]
         raise FormatError(source, int(line[bad[0]]),
-                          f"{name}: {value!r} is not a non-negative integer of at most 64 bits")
+                          f"{name}: {val!r} is not a non-negative integer of at most 64 bits")
     lid, port = a[hdr], b[hdr]
-    ext = np.frombuffer(ext_b, np.int8)[hdr].astype(bool)
+    ext = ext_all[hdr].astype(bool)
     out_of_range = (port > MAX_NODE_PORTS) & (port != 255) | (lid > MAX_UNICAST_LID) | (lid <= 0)
     if out_of_range.any():
         k = int(np.flatnonzero(out_of_range)[0])
-        hl = text.splitlines()[int(line[hdr[k]]) - 1]
+        hl = text.split("\n")[int(line[hdr[k]]) - 1]
         m = _HEADER.match(hl)
         raise FormatError(source, int(line[hdr[k]]),
                           f"lid {m.group(2)[:12]} port {m.group(3)[:12]} out of range "
                           f"(LIDs 1..{MAX_UNICAST_LID}, ports 0..{MAX_NODE_PORTS} or 255 for all ports)")
     keep = np.flatnonzero(fld & (a >= 0))
-    c = len(COLUMNS)
-    values = np.zeros((nblocks, c), np.uint64)
-    bits = np.zeros((nblocks, c), np.uint8)
-    rows, cc = block[keep], _NAME_COL[a[keep]]
-    values[rows, cc] = np.frombuffer(value_b, np.uint64)[keep]
-    width = np.where(ext[:, None], _EXT_W[None, :], _BASIC_W[None, :])
-    bits[rows, cc] = width[rows, cc]
-    too_wide = (bits < 64) & (values >> np.minimum(bits, 63).astype(np.uint64) > 0)
-    if too_wide.any():
-        blk, col = (int(x[0]) for x in np.nonzero(too_wide))
-        raise FormatError(source, _locate(text, blk, COLUMNS[col]),
-                          f"{COLUMNS[col]}: {int(values[blk, col])} does not fit in {int(bits[blk, col])} bits")
-    stamps = np.where(bits > 0, float(t), 0.0)
-    return CounterSamples(lid.astype(np.int32), port.astype(np.int16), values, bits, stamps)
+    return _samples(text, t, source, ext, lid, port, block[keep], _NAME_COL[a[keep]], value[keep])
+
+
+def _match_line(text: str, index: int) -> int:
+    """Line number of the ``index``-th header or field line (error path only)."""
+    return _line_of(text, next(itertools.islice(_LINE.finditer(text), index, None)).start())
 
 
 def _locate(text: str, block: int, name: str | None) -> int:
@@ -245,24 +364,23 @@ def _parse_many_lexed(outputs: list[tuple[str, float, str]]) -> CounterSamples |
 
     A sweep is thousands of small outputs (two per switch); the checks and the scatter into
     ``values`` cost little per line but tens of numpy calls per output. Returns None when an
-    output has anything to complain about: the caller then parses them one by one, which
-    raises the very error :func:`parse_perfquery` gives.
+    output has anything to complain about or to clean: the caller then parses them one by one,
+    which raises the very error (or gives the very warnings) :func:`parse_perfquery` gives.
     """
     parts, stamps = [], []
-    for text, t, _ in outputs:
-        if "\r" in text:
-            text = text.replace("\r\n", "\n")
-        kind, ext_b, _, a_b, b_b, value_b, stray, _ = _perfquery.lex(text.encode("utf-8", "surrogateescape"), _NAMES)
-        if stray:
+    for text, t, source in outputs:
+        marks: list = []
+        text = _plain(text, source, marks)
+        (kind, ext, _, a, b, value), stray, headers = _lex(text)
+        if marks or stray or _hashes(text) != headers:
             return None
-        kind = np.frombuffer(kind or b"", np.int8)
+        if not ext[kind == 0].all() and _xmit_wait_unsupported(text):  # only basic blocks have the quirk
+            return None
         if len(kind) == 0:
             continue
-        headers = int(np.count_nonzero(kind == 0))
         if kind[0] != 0 or headers > MAX_FABRIC_PORTS:
             return None
-        parts.append((kind, np.frombuffer(ext_b, np.int8), np.frombuffer(a_b, np.int64), np.frombuffer(b_b, np.int64),
-                      np.frombuffer(value_b, np.uint64)))
+        parts.append((kind, ext, a, b, value))
         stamps.append((float(t), headers))
     if not parts:
         return CounterSamples.empty()
@@ -289,13 +407,14 @@ def _parse_many_lexed(outputs: list[tuple[str, float, str]]) -> CounterSamples |
                           np.where(bits > 0, t_block[:, None], 0.0))
 
 
-def parse_perfquery_many(outputs: Iterable[tuple[str, float, str]]) -> CounterSamples:
+def parse_perfquery_many(outputs: Iterable[tuple[str, float, str]], warnings: list | None = None) -> CounterSamples:
     """Parse many ``(text, t, source)`` outputs and merge them into one row per port.
 
-    Errors are those of :func:`parse_perfquery` on the first output that has one.
+    Errors are those of :func:`parse_perfquery` on the first output that has one; ``warnings``
+    gets those of every output (each names its ``source``).
     """
     outputs = list(outputs)
     samples = _parse_many_lexed(outputs) if _perfquery is not None else None
     if samples is None:
-        samples = CounterSamples.concat(parse_perfquery(text, t, src) for text, t, src in outputs)
+        samples = CounterSamples.concat(parse_perfquery(text, t, src, warnings) for text, t, src in outputs)
     return samples.merged()

@@ -8,9 +8,13 @@
 
 ``FABRIC`` is any fabric file :func:`fabric_engine.formats.read` understands (gzip or not). The
 LFTs come from ``--lfts`` (an ``opensm-lfts.dump`` or ``ibroute`` output) or are computed with
-``--engine`` (default ``minhop``); ``-a FILE`` gives updn its root switches as OpenSM's
-``--root_guid_file`` does. An engine that cannot route the fabric as designed (ftree on a
-fabric that is no fat tree, updn without a root) says so on stderr with what it did instead.
+``--engine`` (default ``minhop``). OpenSM's guid files, read as OpenSM reads them
+(:mod:`fabric_engine.routing.guid_files`): ``-a FILE`` root switches (updn and ftree, OpenSM's
+``--root_guid_file``), ``-u FILE`` compute-node port GUIDs and ``-G FILE`` I/O-node port GUIDs
+(ftree, ``--cn_guid_file``/``--io_guid_file``). A SHARP fabric (an Aggregation Node CA on every
+switch) needs ``-a`` and ``-u`` for ftree; ``route FABRIC --write-guid-files DIR`` writes both from
+the fabric. An engine that cannot route the fabric as designed (ftree on a fabric that is no fat
+tree, updn without a root) says so on stderr with what it did instead.
 """
 
 from __future__ import annotations
@@ -44,20 +48,35 @@ def _source_args(p: argparse.ArgumentParser) -> None:
 def _engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", default="minhop", choices=_engines(), help="routing engine (default minhop)")
     p.add_argument("-a", "--root-guid-file", dest="roots", metavar="FILE",
-                   help="updn: root switch GUIDs, one per line (OpenSM's --root_guid_file)")
+                   help="updn, ftree: root switch node GUIDs, one per line (OpenSM's --root_guid_file)")
+    p.add_argument("-u", "--cn-guid-file", dest="cns", metavar="FILE",
+                   help="ftree: compute node port GUIDs; other CAs are routed after them (OpenSM's --cn_guid_file)")
+    p.add_argument("-G", "--io-guid-file", dest="ios", metavar="FILE",
+                   help="ftree: I/O node port GUIDs, never compute nodes (OpenSM's --io_guid_file)")
+    p.add_argument("-H", "--max-reverse-hops", dest="max_reverse_hops", type=int, default=0, metavar="N",
+                   help="ftree: reverse hops allowed to I/O nodes (OpenSM's -H; only 0 is modelled)")
 
 
 def _route(fabric, args: argparse.Namespace):
     """Route ``fabric`` with the engine and options in ``args``; warnings of the engine go to stderr."""
     from .routing import route
+    from .routing.guid_files import read_guids
     from .routing.quality import engine_warnings
-    from .routing.updn import read_root_guids
 
     options = {}
     if getattr(args, "roots", None):
-        if args.engine != "updn":
-            raise FabricEngineError("-a/--root-guid-file applies to --engine updn only")
-        options["roots"] = read_root_guids(Path(args.roots))
+        if args.engine not in ("updn", "ftree"):
+            raise FabricEngineError("-a/--root-guid-file applies to --engine updn and ftree only")
+        options["roots"] = read_guids(Path(args.roots))
+    for key, flag in (("cns", "-u/--cn-guid-file"), ("ios", "-G/--io-guid-file")):
+        if getattr(args, key, None):
+            if args.engine != "ftree":
+                raise FabricEngineError(f"{flag} applies to --engine ftree only")
+            options[key] = read_guids(Path(getattr(args, key)))
+    if getattr(args, "max_reverse_hops", 0):
+        if args.engine != "ftree":
+            raise FabricEngineError("-H/--max-reverse-hops applies to --engine ftree only")
+        options["max_reverse_hops"] = args.max_reverse_hops
     routing = route(fabric, args.engine, **options)
     for warning in engine_warnings(routing):
         print(f"warning: {warning}", file=sys.stderr)
@@ -82,6 +101,8 @@ def _route_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--style", choices=("opensm", "ibroute"), default="opensm",
                    help="LFT text style: opensm-lfts.dump (default) or ibroute output")
     p.add_argument("--report", action="store_true", help="also print the routing quality report")
+    p.add_argument("--write-guid-files", metavar="DIR",
+                   help="write DIR/roots.guids and DIR/cns.guids for ftree (-a, -u) from the fabric, and stop")
 
 
 @command("route", help="compute the LFTs of a fabric with a routing engine", arguments=_route_arguments)
@@ -94,6 +115,9 @@ def route_command(args: argparse.Namespace) -> int:
     bar.stage(f"reading {args.fabric}")
     fabric = formats.read(Path(args.fabric), fmt=args.from_fmt)
     bar(0.2)
+    if args.write_guid_files:
+        bar.done()
+        return _write_guid_files(fabric, Path(args.write_guid_files), args.fabric)
     bar.stage(f"routing with {args.engine}")
     t0 = time.perf_counter()
     routing = _route(fabric, args)
@@ -104,15 +128,37 @@ def route_command(args: argparse.Namespace) -> int:
           file=sys.stderr)
     if args.dump_lfts:
         bar.stage(f"writing {args.dump_lfts}")
-        text = opensm_lfts.write(routing, args.style)
-        if args.dump_lfts == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.dump_lfts).write_text(text)
+        if args.dump_lfts != "-":  # streamed to the file table by table, never one string
+            with open(args.dump_lfts, "wb") as out:
+                opensm_lfts.write_to(routing, out, args.style)
             print(f"wrote LFTs to {args.dump_lfts}", file=sys.stderr)
+        elif hasattr(sys.stdout, "buffer"):
+            sys.stdout.flush()
+            opensm_lfts.write_to(routing, sys.stdout.buffer, args.style)
+            sys.stdout.buffer.flush()
+        else:  # a text-only stdout (redirected in-process)
+            sys.stdout.write(opensm_lfts.write(routing, args.style))
     bar.done()
     if args.report:
         print(report(routing))
+    return 0
+
+
+def _write_guid_files(fabric, where: Path, source: str) -> int:
+    """Write the root and compute-node guid files of ``fabric`` under ``where`` and say how to use them."""
+    from .routing.guid_files import suggest_guid_files, write_guids
+
+    roots, cns = suggest_guid_files(fabric)
+    if not roots or not cns:
+        raise FabricEngineError(f"{source}: no compute node on a switch; no guid files written")
+    where.mkdir(parents=True, exist_ok=True)
+    r = write_guids(where / "roots.guids", roots, f"root switches (node GUIDs) of {fabric.name}: the switches "
+                                                  "farthest from the compute nodes")
+    c = write_guids(where / "cns.guids", cns, f"compute node port GUIDs of {fabric.name}: the gpu hosts' ports "
+                                              "(no Aggregation Node, storage or mgmt node)")
+    print(f"wrote {len(roots)} root switch(es) to {r} and {len(cns)} compute node port(s) to {c}", file=sys.stderr)
+    print(f"python -m fabric_engine route {source} --engine ftree -a {r} -u {c}")
+    print(f"opensm -R ftree --root_guid_file {r} --cn_guid_file {c}")
     return 0
 
 

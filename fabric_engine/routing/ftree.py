@@ -1,32 +1,37 @@
 """OpenSM's fat-tree routing (``ftree``), index based, in closed form.
 
-OpenSM's ``osm_ucast_ftree.c`` routes every compute node in index order (leaf by
-leaf, port by port, padding short leaves with dummy nodes so counters stay even).
-From the destination's leaf it climbs to the least-loaded up port group
-(``counter_down``; lowest index on ties) and routes the destination down along that
-*main path*; every switch below the main path routes up towards it, and every
-other ancestor of the leaf routes down. On a full fat tree this is D-mod-k: every
-port carries the same number of destinations and shift permutations are
-contention-free.
+OpenSM 3.3.23's ``osm_ucast_ftree.c`` routes every compute node in index order (leaf by
+leaf, port by port, padding short leaves with dummy nodes so counters stay even;
+``fabric_route_to_cns``). From the destination's leaf it climbs to the least-loaded up
+port group (``counter_down``; lowest index on ties) and routes the destination down along
+that *main path*; every switch below the main path routes up towards it, and every other
+ancestor of the leaf routes down. On a full fat tree this is D-mod-k: every port carries the
+same number of destinations and shift permutations are contention-free. Then every CA port
+that is no compute node (``fabric_route_to_non_cns``: with a CN guid file, the CAs it does not
+list -- SHARP Aggregation Nodes, management and storage nodes -- in node GUID order) gets a
+main path of its own, from its own switch whatever its rank, on the loads the compute nodes
+left; then the switch LIDs (``fabric_route_to_switches``, :func:`_switch_lid_table`). Which
+CAs are compute nodes, which switches are roots and which rank is the leaves' come from
+:mod:`.ftree_check` (OpenSM's guid files, :mod:`.guid_files`).
 
 Here the main path of every destination is computed level by level for all
-destinations at once: with even counters, "least loaded, lowest index" is a round
-robin over the up groups of a switch in the order destinations reach it, and over
-the ports of a group. The tables then follow from the ancestry of the levelled
-fabric:
+destinations at once: "least loaded, lowest index" is a round robin over the up groups
+of a switch in the order destinations reach it, and over the ports of a group. The
+tables then follow from the ancestry of the levelled fabric:
 
 * a switch on the main path routes down along it;
 * a switch below the lowest main-path switch ``Z`` covering it climbs to its first
   parent that ``Z`` covers (parallel cables taken round robin);
-* another ancestor of the destination's leaf routes down towards it;
+* another ancestor of the destination's switch routes down towards it;
 * anything else (OpenSM's *secondary* paths, e.g. a spine of another plane) climbs
-  to a parent above the leaf: round robin over its up groups when all of them lead
-  there (OpenSM takes its groups in load order, which spreads them likewise), else
-  the first such parent; from a leaf that lost the main-path cable (a degraded
-  fabric), round robin over the parents above the destination, so the balance holds
-  where the structure allows (``info["ftree"]["leaf_detours"]``); the last resort is
-  a shortest path, spread round robin over the equal ports
-  (``info["ftree"]["shortest_path_fallbacks"]``; such routes are not up/down).
+  to a parent above the destination's switch: round robin over its up groups when all
+  of them lead there (OpenSM takes its groups in load order, which spreads them
+  likewise), else the first such parent, else none (a spine of another plane has no
+  route to an Aggregation Node on a spine, as in OpenSM). Only with
+  ``on_irregular="balance"`` (our own balancing of a tree OpenSM refuses): from a leaf
+  that lost the main-path cable, round robin over the parents above the destination
+  (``info["ftree"]["leaf_detours"]``), and as a last resort a shortest path, spread round
+  robin over the equal ports (``info["ftree"]["shortest_path_fallbacks"]``; not up/down).
 
 Spines cabled to each other (a Dragonfly+, which OpenSM accepts as a two-rank tree with sibling
 links) carry routes to the other groups as OpenSM's ftree lays them (:mod:`.ftree_siblings`), and
@@ -34,11 +39,12 @@ switches outside OpenSM's indexed part take their up groups back and forth, as i
 equal loads leaves them.
 
 With ``on_irregular="balance"``, a degraded fat tree is not refused: ``info["ftree"]["notes"]`` says
-which switches break the regular structure. Switch LIDs go on the first port of a
-shortest path, as OpenSM's ftree does for switch-to-switch routes (no balancing).
+which switches break the regular structure, and switch LIDs go on the first port of a shortest path.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -173,13 +179,23 @@ def _first_related(lv: Levels, rel_src: np.ndarray, rel_dst: np.ndarray, s_count
     return out
 
 
-def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
+def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | str] | None = None,
+          cns: Sequence[int | str] | None = None, ios: Sequence[int | str] | None = None,
+          max_reverse_hops: int = 0) -> Routing:
     """Route a fat tree like OpenSM's ``ftree`` (see module doc).
 
-    A fabric OpenSM's ftree refuses (:func:`~.ftree_check.check_fat_tree`: a degraded tree, a
-    Dragonfly+, ...) is routed with minhop, as OpenSM does, and ``info["fallback"]`` carries
-    OpenSM's reason; ``on_irregular="balance"`` routes it with this engine's own degraded-tree
-    balancing instead (not OpenSM's behaviour; ``info["ftree"]["notes"]`` says what is irregular).
+    ``roots``, ``cns`` and ``ios`` are OpenSM's root GUID file (root switches' node GUIDs), compute node
+    GUID file and I/O node GUID file (CA *port* GUIDs), ``None`` for no file (:mod:`.guid_files` reads
+    them). Compute nodes are routed leaf by leaf in index order; every other CA port after them, in
+    node GUID order, as a main path from its own switch, whatever its rank (``fabric_route_to_non_cns``:
+    a SHARP Aggregation Node on a core is reached down from that core only).
+
+    A fabric OpenSM's ftree refuses (:func:`~.ftree_check.check_fat_tree`: a degraded tree, a SHARP
+    fabric without guid files, a compute node off the leaf rank, ...) is routed with minhop, as OpenSM
+    does, and ``info["fallback"]`` carries OpenSM's reason; ``on_irregular="balance"`` routes it with
+    this engine's own degraded-tree balancing instead (not OpenSM's behaviour; ``info["ftree"]["notes"]``
+    says what is irregular). ``max_reverse_hops`` (OpenSM's ``-H``) lets I/O nodes be reached by routes
+    that turn down and up again; that is not modelled, so a value above 0 with ``ios`` is refused.
 
     >>> from fabric_engine.topology.generate import fat_tree
     >>> from fabric_engine.routing.quality import port_loads
@@ -189,23 +205,33 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
     """
     if on_irregular not in ("minhop", "balance"):
         raise RoutingError(f"ftree: on_irregular must be 'minhop' or 'balance', not {on_irregular!r}")
+    if max_reverse_hops < 0:
+        raise RoutingError(f"ftree: max_reverse_hops must be >= 0, not {max_reverse_hops}")
+    if max_reverse_hops > 0 and ios is not None:
+        raise RoutingError("ftree: reverse hops for I/O nodes (max_reverse_hops > 0 with an I/O guid file) are not "
+                           "modelled; with max_reverse_hops 0 (OpenSM's default) I/O nodes route as other non-compute "
+                           "nodes")
     f = fabric
     s_count = f.num_switches
     tg = lid_targets(f)
     if not tg.is_host.any():
         raise RoutingError("ftree: the fabric has no host connected to a switch")
-    st = ftree_structure(f)
+    st = ftree_structure(f, roots, cns, ios)
     refused = check_fat_tree(f, st)
     if refused is not None and on_irregular == "minhop":
         from .minhop import minhop
 
         fb = minhop(f)
         reason = f"ftree: {refused}; Fabric topology is not a fat-tree, routed with minhop as OpenSM does"
-        return Routing(f, fb.lft, "ftree", dict(fb.info, ftree={"refused": refused, "notes": []},
+        return Routing(f, fb.lft, "ftree", dict(fb.info, ftree={"refused": refused, "notes": list(st.notes)},
                                                 fallback={"engine": "minhop", "reason": reason}))
     dist = switch_distances(f)
     peer = switch_port_peers(f)
-    lv = levels(f, dist)
+    if refused is None:  # OpenSM's ranks: leaves (the leaf rank) at level 1, roots at the top
+        ok = (st.rank >= 0) & (st.rank <= st.leaf_rank)
+        lv = levels(f, dist, np.where(ok, st.leaf_rank + 1 - st.rank, 0))
+    else:
+        lv = levels(f, dist)
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, dtype=np.uint8)
     links = _Links(f)
     # Roots cabled to each other (a Dragonfly+): OpenSM routes over those sibling groups too.
@@ -214,38 +240,40 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
         sib = RootSiblings(f, lv, lambda x, y: links.port_to(x, y, 0))
         sib = sib if sib.sibling_cables else None
 
-    # Switch LIDs: first port of a shortest path; none where the switches share no root above them
-    # (OpenSM's ftree routes switch LIDs up then down only, and leaves the rest unrouted).
-    sw = ~tg.is_host
-    if sib is None:
-        table = first_shortest_table(dist, peer, tg.target[sw])
-        if refused is None:
-            table[~_share_a_root(lv, tg.target[sw])] = NO_PATH
-        lft[:, tg.lids[sw]] = table
-
     # Compute nodes in index order: leaf by leaf (OpenSM's tuple order), port by port, short leaves
-    # padded with dummies up to the most compute-node ports a leaf has.
-    h = np.flatnonzero(tg.is_host)
+    # padded with dummies up to the most compute-node ports a leaf has; then the other CA ports.
     tuples = switch_tuples(f, st)
+    cn = st.is_cn.copy()
+    if refused is not None:  # our own balancing: compute nodes on leaves, Aggregation Nodes are none
+        if st.cn_listed < 0:
+            cn &= ~np.isin(f.port_node[st.ca_slot], f.aggregation_nodes)
+        cn &= lv.level[st.ca_switch] == 1
     if refused is None:
         leaves = leaf_order(f, st, tuples)
     else:
-        leaves = np.unique(tg.target[h])
+        leaves = np.unique(st.ca_switch[cn])
         leaves = leaves[np.argsort(guid_key(f.guid[f.switches[leaves]]), kind="stable")]
     leaf_at = np.full(s_count, -1, dtype=np.int64)
     leaf_at[leaves] = np.arange(len(leaves))
-    o = np.lexsort((tg.exit_port[h], leaf_at[tg.target[h]]))
-    h_lid, h_leaf, h_exit = tg.lids[h][o], tg.target[h][o], tg.exit_port[h][o]
+    c_lid, c_leaf, c_exit = st.ca_lid[cn], st.ca_switch[cn], st.ca_exit[cn]
+    o = np.lexsort((c_exit, leaf_at[c_leaf]))
+    h_lid, h_leaf, h_exit = c_lid[o], c_leaf[o], c_exit[o]
     per_leaf = np.bincount(leaf_at[h_leaf], minlength=len(leaves))
     first_of = np.r_[0, np.cumsum(per_leaf)[:-1]]
     # OpenSM counts, for each adapter port on a leaf, all the compute-node ports of its adapter
     # (``fabric_set_max_cn_per_leaf``): a dual-port server on one leaf counts 4.
     owner = f.port_node[f.lid_to_slot[h_lid]]
-    cabled = np.bincount(f.port_node[f.port_out_link >= 0], minlength=f.num_nodes)
-    max_cn = int(np.bincount(leaf_at[h_leaf], weights=cabled[owner], minlength=len(leaves)).max())
+    cn_ports = np.bincount(f.port_node[st.ca_slot[cn]], minlength=f.num_nodes)
+    max_cn = int(np.bincount(leaf_at[h_leaf], weights=cn_ports[owner], minlength=len(leaves)).max(initial=0))
     slot = np.arange(len(h_leaf)) - np.repeat(first_of, per_leaf)
-    dest = leaf_at[h_leaf] * max_cn + slot  # position among all (dummy) destinations
     n_all = len(leaves) * max_cn
+    # Other CA ports (``fabric_route_to_non_cns``): CAs in node GUID order, ports in order, each a main
+    # path from its own switch; CA ports on switches outside the levels stay unrouted.
+    non = np.flatnonzero(~cn & (lv.level[st.ca_switch] > 0))
+    n_lid, n_sw, n_exit = st.ca_lid[non], st.ca_switch[non], st.ca_exit[non]
+    n_total = n_all + len(non)
+    dest = np.r_[leaf_at[h_leaf] * max_cn + slot, n_all + np.arange(len(non))].astype(np.int64)
+    dest_lid = np.r_[h_lid, n_lid].astype(np.int64)
 
     # Up groups (distinct upper neighbours) of every switch, in OpenSM's load order on even loads: by the
     # upper switch's index tuple (port_group_compare_load_down); groups towards switches the indexing never
@@ -263,17 +291,22 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
     sway = (n_up > 0) & (np.bincount(g_src, weights=tuples[g_dst] != UNINDEXED, minlength=s_count) == 0)
 
     # Main paths: chain[l, i] is the level-l switch of destination i, down[l, i] its port towards i.
+    # A main path starts at the destination's own switch (a leaf for compute nodes and dummies).
     top = max(1, lv.top)
-    chain = np.full((top + 1, n_all), -1, dtype=np.int64)
-    down = np.full((top + 1, n_all), NO_PATH, dtype=np.uint8)
-    chain[1] = np.repeat(leaves, max_cn)
-    down[1, dest] = h_exit
-    m_leaf = np.full(n_all, -1, dtype=np.int64)  # main paths the leaf routed before this one
+    chain = np.full((top + 1, n_total), -1, dtype=np.int64)
+    down = np.full((top + 1, n_total), NO_PATH, dtype=np.uint8)
+    chain[1, :n_all] = np.repeat(leaves, max_cn)
+    down[1, dest[:len(h_leaf)]] = h_exit
+    n_lev = lv.level[n_sw].astype(np.int64)
+    chain[n_lev, n_all + np.arange(len(non))] = n_sw
+    down[n_lev, n_all + np.arange(len(non))] = n_exit
+    z_of = np.r_[chain[1, :n_all], n_sw].astype(np.int64)  # every destination's own switch
+    m_leaf = np.full(n_total, -1, dtype=np.int64)  # main paths the leaf routed before this one
     for lev in range(1, top):
         cur = chain[lev]
         idx = np.flatnonzero((cur >= 0) & (n_up[np.maximum(cur, 0)] > 0))
         if idx.size == 0:
-            break
+            continue
         c = cur[idx]
         order = np.argsort(c, kind="stable")
         sc = c[order]
@@ -287,48 +320,67 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
             m_leaf[idx] = rank
         down[lev + 1, idx] = lv.up_rport[gfirst[g] + k]
 
-    # Who to climb to (first parent covered by Z) and who to descend to (first child above a leaf).
+    # Switch LIDs, routed after every CA, when the main paths have set the up groups' loads.
+    sw = ~tg.is_host
+    if sib is None:
+        if refused is None:
+            table = _switch_lid_table(lv, links, chain, g_src, g_dst, tg.target[sw])
+        else:
+            table = first_shortest_table(dist, peer, tg.target[sw])
+        lft[:, tg.lids[sw]] = table
+
+    # Who to climb to (first parent covered by Z) and who to descend to (first child above a switch).
     anc = lv.anc
     anc_t = np.ascontiguousarray(anc.T)
     climb = _first_related(lv, lv.up_src, lv.up_dst, s_count, np.arange(s_count), anc_t)  # [X, Z]
-    leaf_pos = np.full(s_count, -1, dtype=np.int64)
-    leaf_pos[leaves] = np.arange(len(leaves))
-    descend = _first_related(lv, lv.up_dst, lv.up_src, s_count, leaves, anc[:, leaves])  # [X, leaf]
+    zs = np.unique(z_of[dest]) if len(dest) else np.zeros(0, dtype=np.int64)
+    z_pos = np.full(s_count, -1, dtype=np.int64)
+    z_pos[zs] = np.arange(len(zs))
+    descend = _first_related(lv, lv.up_dst, lv.up_src, s_count, zs, anc[:, zs])  # [X, Z]
 
     lvl8 = lv.level.astype(np.int8)[None, :]
-    if len(leaves) > s_count:
-        raise RoutingError("ftree: more leaves than switches")
-    first_up = _first_related(lv, lv.up_src, lv.up_dst, s_count, leaves, anc[:, leaves])  # [X, leaf]
+    first_up = _first_related(lv, lv.up_src, lv.up_dst, s_count, zs, anc[:, zs])  # [X, Z]
+    if len(zs) > s_count:
+        raise RoutingError("ftree: more destination switches than switches")
     # Destination-major tables: every per-destination lookup below is a row gather.
     # climb_t[z, x]: port of x towards its first parent covered by z (and so on for the others).
     all_x = np.broadcast_to(np.arange(s_count)[None, :], (s_count, s_count))
     climb_t = np.ascontiguousarray(climb.T)
     descend_t, first_up_t = np.ascontiguousarray(descend.T), np.ascontiguousarray(first_up.T)
     del climb, descend, first_up  # the transposed copies replace them (S x S int32 each on big fabrics)
-    descend_sw = descend_t  # [leaf, X]: the first child of X above the leaf (a switch index, before ports)
+    descend_sw = descend_t  # [z, X]: the first child of X above z (a switch index, before ports)
     if links.kmax == 1:  # no parallel cables: tables of ports straight away
         climb_t = links.port_to(all_x, climb_t, 0)
-        descend_t = links.port_to(all_x[:len(leaves)], descend_t, 0)
-        first_up_t = links.port_to(all_x[:len(leaves)], first_up_t, 0)
-    # all_above_t[leaf, x]: every up group of x leads to an ancestor of the leaf.
+        descend_t = links.port_to(all_x[:len(zs)], descend_t, 0)
+        first_up_t = links.port_to(all_x[:len(zs)], first_up_t, 0)
+    # all_above_t[z, x]: every up group of x leads to an ancestor of z.
     grp = sp.csr_matrix((np.ones(len(g_src), dtype=np.int32), (g_src, g_dst)), shape=(s_count, s_count))
-    n_above = np.asarray(grp @ anc[:, leaves].astype(np.int32))
+    n_above = np.asarray(grp @ anc[:, zs].astype(np.int32))
     all_above_t = np.ascontiguousarray(((n_above == n_up[:, None]) & (n_up[:, None] > 0)).T)
     g_port = lv.up_port[gfirst].astype(np.uint8)
     high = np.flatnonzero(lv.level > 1)  # switches with a level above the leaves
     low = np.flatnonzero(lv.level == 1)
-    main_seen = np.zeros(len(high), dtype=np.int32)  # main paths through every high switch so far
     high_at = np.full(s_count, -1, dtype=np.int32)
     high_at[high] = np.arange(len(high))
+    main_seen = np.zeros(len(high), dtype=np.int32)  # main paths through every high switch so far
+    seen_to = 0  # destinations (dummies included) counted into main_seen
     parent_high = g_dst[np.minimum(g0[high], max(len(g_dst) - 1, 0))] if len(g_dst) else np.zeros(0, np.int64)
     g0_high = g0[high].astype(np.int32)
-    all_above_high = np.ascontiguousarray(all_above_t[:, high])
     first_up_high = np.ascontiguousarray(first_up_t[:, high])
     n_up_high = np.maximum(n_up[high], 1).astype(np.int32)
+    # twin_at[z, h]: position in ``high`` of the twin of high switch h for destinations on z (-1: none, or
+    # not every up group of h leads above z, so h takes its first parent above z instead)
+    twin = descend_sw[:, parent_high] if len(parent_high) else np.zeros((len(zs), 0), np.int64)
+    twin_at = np.where(twin >= 0, high_at[np.maximum(twin, 0)], -1)
+    twin_at = np.ascontiguousarray(np.where(all_above_t[:, high], twin_at, -1).astype(np.int32))
+    del twin
+    # columns of the high switches: a slice when they are consecutive switch indices (the usual order)
+    hcols = slice(int(high[0]), int(high[-1]) + 1) if len(high) and high[-1] - high[0] + 1 == len(high) else high
     cable_seen = np.zeros(s_count * s_count if links.kmax > 1 else 1, dtype=np.int64)
     other_seen = np.zeros_like(cable_seen)
     sp_seen = np.zeros(s_count, dtype=np.int64)
     balanced = fallback_sp = far_sib = 0
+    irregular = refused is not None  # detours and shortest-path last resorts: our own balancing only
     up_ptr = np.searchsorted(g_src, np.arange(s_count + 1))
     for c0 in range(0, len(dest), _CHUNK):
         ids = dest[c0:c0 + _CHUNK]
@@ -347,41 +399,41 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
             cov = anc[np.maximum(u, 0)] & ok[:, None]
             np.copyto(hop, climb_t[np.maximum(u, 0)], where=cov)
             covered |= cov
-        leaf = chain[1, ids]
-        covered[ar, leaf] = True
-        lpos = leaf_pos[leaf]
-        above = anc_t[leaf] & ~covered
-        np.copyto(hop, descend_t[lpos], where=above)
+        zz = z_of[ids]
+        covered[ar, zz] = True
+        zp = z_pos[zz]
+        above = anc_t[zz] & ~covered
+        np.copyto(hop, descend_t[zp], where=above)
         # Off the main structure (switch-to-CA routes of other planes, degraded fabrics): climb to a
-        # parent above the destination's leaf; the first one, or round robin from a leaf.
+        # parent above the destination's switch; the first one, or round robin from a leaf.
         secondary = ~(covered | above)
         secondary &= lvl8 > 0
-        upper = secondary[:, high]
-        if sib is None and upper.any():
-            # Round robin over the up groups when all of them lead above the leaf (OpenSM's secondary
-            # paths follow its load-sorted group order, which spreads them the same way) ...
-            # OpenSM reaches such a switch x from the first parent in the load order of x's twin A: the
-            # ancestor of the destination's leaf cabled to the same parents (the spine of the leaf's pod at
-            # x's position). A's order moves once per main path through A, so consecutive destinations go
-            # up through one port in blocks (fabric_route_downgoing_by_going_up, bubble_sort_down).
-            rr = upper & all_above_high[lpos]
-            hits = np.zeros((n, len(high)), dtype=np.int32)
-            for lev in range(2, top + 1):
-                u = chain[lev, ids]
-                ok = (u >= 0) & (high_at[np.maximum(u, 0)] >= 0)
-                hits[ar[ok], high_at[u[ok]]] = 1
+        upper = secondary[:, hcols]
+        if sib is None:
+            # main paths through every high switch before each destination, dummies included (its load order)
+            hits = _main_path_hits(chain, high_at, seen_to, int(ids[-1]) + 1, len(high))
             before = np.cumsum(hits, axis=0, dtype=np.int32) - hits + main_seen[None, :]
             main_seen += hits.sum(axis=0, dtype=np.int32)
-            twin = descend_sw[lpos][:, parent_high] if len(parent_high) else np.zeros((n, 0), np.int64)
-            twin_at = high_at[np.maximum(twin, 0)]
-            rank = np.take_along_axis(before, np.maximum(twin_at, 0), axis=1)
-            rr &= (twin >= 0) & (twin_at >= 0)
+            before = before[ids - seen_to]
+            seen_to = int(ids[-1]) + 1
+        if sib is None and upper.any():
+            # Round robin over the up groups when all of them lead above the destination's switch (OpenSM's
+            # secondary paths follow its load-sorted group order, which spreads them the same way) ...
+            # OpenSM reaches such a switch x from the first parent in the load order of x's twin A: the
+            # ancestor of the destination's switch cabled to the same parents (the spine of the leaf's pod
+            # at x's position). A's order moves once per main path through A, so consecutive destinations go
+            # up through one port in blocks (fabric_route_downgoing_by_going_up, bubble_sort_down).
+            tw = twin_at[zp]
+            rank = np.take_along_axis(before, np.maximum(tw, 0), axis=1)
             rank %= n_up_high[None, :]
             rank += g0_high[None, :]
             val = (g_port if links.kmax == 1 else g_dst)[np.minimum(rank, max(len(g_dst) - 1, 0))]
-            # ... else the first parent above the leaf.
-            val = np.where(rr, val, first_up_high[lpos]).astype(hop.dtype)
-            hop[:, high] = np.where(upper, val, hop[:, high])
+            # ... else the first parent above the destination's switch.
+            np.copyto(val, first_up_high[zp], where=tw < 0, casting="unsafe")
+            if isinstance(hcols, slice):
+                np.copyto(hop[:, hcols], val, where=upper, casting="unsafe")
+            else:
+                hop[:, hcols] = np.where(upper, val, hop[:, hcols])
         if links.kmax == 1:
             port = hop
         else:  # parallel cables: main-path climbs and the other routes are spread separately
@@ -392,22 +444,27 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
             ok = u >= 0
             port[ar[ok], u[ok]] = down[lev, ids[ok]]
         if sib is not None:
-            far_sib += _sibling_fill(sib, port, secondary, leaf, m_leaf[ids], g0, n_up, sway, g_dst, up_ptr, low)
-        ri, rx = np.nonzero(secondary[:, low]) if sib is None else (np.zeros(0, np.int64),) * 2
+            at_leaf = np.flatnonzero(lv.level[zz] == 1)  # CAs on roots: their own root's cone only
+            sub = port[at_leaf]
+            far_sib += _sibling_fill(sib, sub, secondary[at_leaf], zz[at_leaf], m_leaf[ids[at_leaf]], g0, n_up,
+                                     sway, g_dst, up_ptr, low)
+            port[at_leaf] = sub
+        ri, rx = np.nonzero(secondary[:, low]) if sib is None and irregular else (np.zeros(0, np.int64),) * 2
         rx = low[rx]
         if rx.size:
             par = np.full((len(rx), int(n_up.max(initial=0)) or 1), -1, dtype=np.int64)
             for j in range(par.shape[1]):
                 has = n_up[rx] > j
                 par[has, j] = g_dst[g0[rx[has]] + j]
-            good = (par >= 0) & anc[np.maximum(par, 0), leaf[ri][:, None]]
+            good = (par >= 0) & anc[np.maximum(par, 0), zz[ri][:, None]]
             cnt = good.sum(axis=1)
             pick = np.where(cnt > 0, ids[ri] % np.maximum(cnt, 1), -1)
             col = (np.cumsum(good, axis=1) - 1 == pick[:, None]) & good
             chosen = np.where(cnt > 0, par[np.arange(len(rx)), col.argmax(axis=1)], -1)
             port[ri, rx] = links.port_to(rx, chosen, ids[ri] // np.maximum(cnt, 1))
             balanced += int((cnt > 0).sum())
-        sj, sx = np.nonzero(secondary & (port == NO_PATH)) if sib is None else (np.zeros(0, np.int64),) * 2
+        sj, sx = (np.nonzero(secondary & (port == NO_PATH)) if sib is None and irregular
+                  else (np.zeros(0, np.int64),) * 2)
         if sx.size:
             order = np.argsort(sx, kind="stable")
             xs_sorted = sx[order]
@@ -416,15 +473,15 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
             rank[order] = np.arange(len(sx)) - np.repeat(start, np.diff(np.r_[start, len(sx)]))
             rank += sp_seen[sx]
             np.add.at(sp_seen, sx, 1)
-            port[sj, sx] = spread_shortest_ports(dist, peer, sx, leaf[sj], rank)
+            port[sj, sx] = spread_shortest_ports(dist, peer, sx, zz[sj], rank)
             fallback_sp += int(sx.size)
-        cols = h_lid[c0:c0 + n]
+        cols = dest_lid[c0:c0 + n]
         if n and cols[-1] - cols[0] == n - 1 and np.all(np.diff(cols) == 1):
             lft[:, cols[0]:cols[-1] + 1] = port.T
         else:
             lft[:, cols] = port.T
 
-    notes = lv.notes + _irregularities(f, lv, n_up)
+    notes = st.notes + lv.notes + _irregularities(f, lv, n_up)
     if sib is not None:
         sw_table, far = _sibling_switch_lids(sib, f, links, tg.target[sw], max_cn, g0, n_up, sway, g_dst, up_ptr,
                                              low)
@@ -439,13 +496,127 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop") -> Routing:
         if far_sib:
             notes.append(f"{far_sib} route(s) cross two or more root-to-root cables; among equally short ones "
                          "the lowest port is taken, where OpenSM's depth-first order may pick another")
+        if (lv.level[n_sw] > 1).any():
+            notes.append(f"{int((lv.level[n_sw] > 1).sum())} CA port(s) on roots are reached from their own root's "
+                         "cone only; OpenSM's routes to them over root-to-root cables are not modelled")
+    names = f.node_name[f.switches]
     info = {"ftree": {
         "levels": int(lv.top), "leaves": int(len(leaves)), "max_hosts_per_leaf": max_cn,
-        "dummy_nodes": int(n_all - len(dest)), "leaf_detours": balanced,
+        "dummy_nodes": int(n_all - len(h_leaf)), "leaf_detours": balanced,
         "shortest_path_fallbacks": fallback_sp, "sibling_cables": 0 if sib is None else sib.sibling_cables,
-        "sibling_far_routes": far_sib, "notes": notes,
+        "sibling_far_routes": far_sib, "compute_nodes": int(len(h_lid)), "non_compute_nodes": int(len(non)),
+        "io_nodes": int(st.is_io.sum()), "roots": [str(names[r]) for r in st.roots] if st.roots_given else None,
+        "notes": notes,
     }}
     return Routing(f, lft, "ftree", info)
+
+
+def _main_path_hits(chain: np.ndarray, high_at: np.ndarray, lo: int, hi: int, n_high: int) -> np.ndarray:
+    """``hits[i - lo, h]``: 1 where the main path of destination ``i`` (``lo <= i < hi``) passes high switch ``h``.
+
+    A switch's up groups are load-sorted (``bubble_sort_down``) and its load moves once per main path,
+    the dummy destinations' included: the running sum of these is how far its round robin has gone.
+    """
+    hits = np.zeros((hi - lo, n_high), dtype=np.int32)
+    for lev in range(2, chain.shape[0]):
+        u = chain[lev, lo:hi]
+        i = np.flatnonzero(u >= 0)
+        h = high_at[u[i]]
+        hits[i[h >= 0], h[h >= 0]] = 1
+    return hits
+
+
+#: Targets x groups handled at once in :func:`_switch_lid_table`.
+_SW_BLOCK = 1 << 22
+
+
+def _switch_lid_table(lv: Levels, links: _Links, chain: np.ndarray, g_src: np.ndarray, g_dst: np.ndarray,
+                      targets: np.ndarray) -> np.ndarray:
+    """``out[x, j]``: port of switch ``x`` towards switch ``targets[j]``, as OpenSM's ftree routes switch LIDs.
+
+    ``fabric_route_to_switches`` runs after every CA is routed: from the target T it sets every switch
+    below T, then climbs depth first through T's up groups in load order (``bubble_sort_down``: main
+    paths through the group, then the upper switch's index) and, at every switch it climbs to, sets the
+    switches below that are not set yet with fewer hops. So a switch below T goes up to T; an
+    ancestor of T goes down towards the child it was first reached from; any other switch goes up
+    towards the lowest common ancestor first reached (fewest hops first, then depth-first order); a
+    switch with no common ancestor gets none. Depth-first order is the order of the up-group positions
+    along the way: a key with one digit per level, computed for all targets at once level by level.
+    """
+    s_count = lv.level.shape[0]
+    out = np.full((s_count, len(targets)), NO_PATH, dtype=np.uint8)
+    if not len(targets) or not len(g_src):
+        out[targets, np.arange(len(targets))] = 0
+        return out
+    level = lv.level.astype(np.int64)
+    top = int(level.max(initial=0))
+    # Loads at switch-routing time: main paths through each up group, dummies included.
+    gk = g_src * s_count + g_dst
+    gsort = np.argsort(gk, kind="stable")
+    load = np.zeros(len(g_src), dtype=np.int64)
+    for lev in range(1, chain.shape[0] - 1):
+        x, y = chain[lev], chain[lev + 1]
+        ok = (x >= 0) & (y >= 0)
+        np.add.at(load, gsort[np.searchsorted(gk[gsort], x[ok] * s_count + y[ok])], 1)
+    o = np.lexsort((np.arange(len(g_src)), load, g_src))  # equal loads keep the index (tuple) order
+    first_of_src = np.searchsorted(g_src, g_src)
+    pos = np.empty(len(g_src), dtype=np.int64)
+    pos[o] = np.arange(len(g_src)) - first_of_src[o]
+    j_src = np.arange(len(g_src)) - first_of_src  # a parent's place among the switch's groups
+    by_dst = np.argsort(g_dst, kind="stable")
+    j_dst = np.empty(len(g_src), dtype=np.int64)  # a child's place among the upper switch's groups
+    j_dst[by_dst] = np.arange(len(g_src)) - np.searchsorted(g_dst[by_dst], g_dst[by_dst])
+    del by_dst
+    dbits = int(max(pos.max(), j_dst.max(), j_src.max())).bit_length() or 1
+    kbits = dbits * (top - 1)  # one digit per level climbed
+    need = top.bit_length() + kbits + dbits + 1
+    if need > 62:
+        raise RoutingError(f"ftree: {top} levels of up to {1 << dbits} up groups are too many to order switch routes")
+    dt = np.int32 if need <= 30 else np.int64
+    inf = dt(1 << (top.bit_length() + kbits))  # above every (level, key); shifted by a digit it still fits
+    mask = dt((1 << dbits) - 1)
+    up_ptr = np.searchsorted(g_src, np.arange(s_count + 1))
+    n_up = np.diff(up_ptr)
+    downs = [np.flatnonzero(level[g_src] == lev) for lev in range(top - 1, 0, -1)]  # groups by lower switch
+    down_seg = [np.flatnonzero(np.r_[True, g_src[g][1:] != g_src[g][:-1]]) for g in downs]
+    step = max(1, _SW_BLOCK // len(g_src))
+    for t0 in range(0, len(targets), step):
+        t = targets[t0:t0 + step]
+        b = np.arange(len(t))
+        # Ancestors of every target (sparse): key = depth-first position digits, via = child first reached from.
+        best = np.full((len(t), s_count), inf, dtype=dt)
+        via = np.full((len(t), s_count), -1, dtype=np.int32)
+        fb, fx, fk = b, t, np.zeros(len(t), dtype=np.int64)
+        for lev in range(int(level[t].min(initial=1)), top + 1):
+            on = level[fx] == lev
+            best[fb[on], fx[on]] = (lev << kbits) | fk[on]
+            cb, cx, ck = fb[on], fx[on], fk[on]
+            rep = n_up[cx]
+            g = np.repeat(up_ptr[cx], rep) + (np.arange(int(rep.sum())) - np.repeat(np.cumsum(rep) - rep, rep))
+            nb, nx = np.repeat(cb, rep), g_dst[g]
+            val = (((np.repeat(ck, rep) << dbits) | pos[g]) << dbits) | j_dst[g]
+            o = np.lexsort((val, nx, nb))
+            first = np.r_[True, (nb[o][1:] != nb[o][:-1]) | (nx[o][1:] != nx[o][:-1])] if len(o) else o.astype(bool)
+            keep = o[first]
+            via[nb[keep], nx[keep]] = g_src[g[keep]]
+            rest = (fb, fx, fk)
+            fb, fx, fk = (np.r_[rest[0][~on], nb[keep]], np.r_[rest[1][~on], nx[keep]],
+                          np.r_[rest[2][~on], val[keep] >> dbits])
+        # Every other switch: the best common ancestor of its parents (fewest hops, then depth-first order).
+        climb_to = np.full((len(t), s_count), -1, dtype=np.int32)
+        for g, seg in zip(downs, down_seg, strict=True):
+            mins = np.minimum.reduceat((best[:, g_dst[g]] << dbits) | j_src[g].astype(dt), seg, axis=1)
+            src = g_src[g][seg]
+            best[:, src] = np.minimum(best[:, src], mins >> dbits)
+            climb_to[:, src] = np.where(mins < (inf << dbits), g_dst[g][np.minimum(seg[None, :] + (mins & mask),
+                                                                                 len(g) - 1)], -1)
+        x = np.broadcast_to(np.arange(s_count)[None, :], best.shape)
+        port = links.port_to(x, climb_to, 0)
+        ai, ax = np.nonzero(via >= 0)
+        port[ai, ax] = links.port_to(ax, via[ai, ax], 0)
+        port[b, t] = 0
+        out[:, t0:t0 + len(t)] = port.T
+    return out
 
 
 def _picked(m: np.ndarray, n: np.ndarray, sway: np.ndarray) -> np.ndarray:
@@ -520,24 +691,6 @@ def _sibling_switch_lids(sib: RootSiblings, f: Fabric, links: _Links, targets: n
     out[sib.roots[src[j[own], k[own]]], j[own]] = links.port_to(sib.roots[src[j[own], k[own]]], targets[j[own]], 0)
     out[targets, np.arange(len(targets))] = 0
     return out, far
-
-
-def _share_a_root(lv: Levels, targets: np.ndarray) -> np.ndarray:
-    """``out[x, j]``: switch ``x`` and switch ``targets[j]`` have a common root above them (bool ``[S, T]``).
-
-    Bit sets of the roots above every switch, ANDed in blocks of targets (no BLAS: small matrices
-    multiply slower than they AND on a busy machine).
-    """
-    under = lv.anc[lv.level == lv.top]  # [R, S]: switches below each root
-    words = np.packbits(under.T, axis=1, bitorder="little")  # [S, ceil(R / 8)]
-    pad = (-words.shape[1]) % 8
-    bits = np.ascontiguousarray(np.pad(words, ((0, 0), (0, pad)))).view("<u8")  # [S, W]
-    out = np.empty((bits.shape[0], len(targets)), dtype=bool)
-    step = max(1, (1 << 22) // max(1, bits.shape[0] * bits.shape[1]))
-    for j in range(0, len(targets), step):
-        t = bits[targets[j:j + step]]  # [c, W]
-        out[:, j:j + step] = (bits[:, None, :] & t[None, :, :]).any(axis=2)
-    return out
 
 
 def _irregularities(fabric: Fabric, lv: Levels, n_up: np.ndarray) -> list[str]:

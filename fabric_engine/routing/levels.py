@@ -1,8 +1,10 @@
 """Levelled (fat-tree-like) structure of a fabric: leaves, up and down links, ancestry.
 
-Leaves are the switches with hosts (level 1); every other switch is one level above its
-nearest leaf. A link between levels ``l`` and ``l + 1`` is *up* from the lower end; a
-link inside one level is a *sibling* link (not used by up/down style engines).
+Leaves are the switches with hosts (level 1; SHARP Aggregation Nodes, CAs inside the switches,
+make no leaf); every other switch is one level above its nearest leaf. ``level=`` gives the levels
+instead (ftree passes OpenSM's ranks). A link between levels ``l`` and ``l + 1`` is *up* from the
+lower end; a link inside one level is a *sibling* link (not used by up/down style engines); a
+cable from a switch to itself is neither.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..topology import KIND_HOST, Fabric
+from ..topology import Fabric
 
 __all__ = ["Levels", "levels"]
 
@@ -48,20 +50,27 @@ class Levels:
         return int(self.level.max(initial=0))
 
 
-def levels(fabric: Fabric, dist: np.ndarray) -> Levels:
-    """Rank the switches of ``fabric`` from its leaves (``dist``: switch hop counts, -1 unreachable)."""
+def levels(fabric: Fabric, dist: np.ndarray | None, level: np.ndarray | None = None) -> Levels:
+    """Rank the switches of ``fabric`` from its leaves (``dist``: switch hop counts, -1 unreachable).
+
+    ``level`` (int ``[S]``, 1 = leaves, 0 = none) replaces the ranking from the leaves; ``dist`` is then unused.
+    """
     f = fabric
     s_count = f.num_switches
     si = f.switch_index
-    host_links = (f.kind[f.dl_src] == KIND_HOST) & (si[f.dl_dst] >= 0)
+    is_host = np.zeros(f.num_nodes, dtype=bool)
+    is_host[f.hosts] = True
+    host_links = is_host[f.dl_src] & (si[f.dl_dst] >= 0)
     leaf = np.zeros(s_count, dtype=bool)
     leaf[si[f.dl_dst[host_links]]] = True
-    if leaf.any():
+    if level is not None:
+        level = np.asarray(level, dtype=np.int16)
+    elif leaf.any():
         d = np.where(dist[:, leaf] >= 0, dist[:, leaf], np.iinfo(np.int16).max).min(axis=1)
         level = np.where(d < np.iinfo(np.int16).max, d + 1, 0).astype(np.int16)
     else:
         level = np.zeros(s_count, dtype=np.int16)
-    sw = np.flatnonzero((si[f.dl_src] >= 0) & (si[f.dl_dst] >= 0))
+    sw = np.flatnonzero((si[f.dl_src] >= 0) & (si[f.dl_dst] >= 0) & (f.dl_src != f.dl_dst))
     a, b = si[f.dl_src[sw]], si[f.dl_dst[sw]]
     la, lb = level[a], level[b]
     up = (la > 0) & (lb == la + 1)

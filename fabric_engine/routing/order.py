@@ -13,7 +13,8 @@ with the most channel adapters attached first (a stable sort of ``sw_guid_tbl``:
 every other port (switch port 0) in ``port_guid_tbl`` order (:func:`minhop_lid_order`).
 
 >>> import numpy as np
->>> [hex(int(g)) for g in np.sort(guid_key(np.array([0x100, 0xff], dtype=np.uint64)).byteswap())]
+>>> guids = np.array([0xff, 0x100], dtype=np.uint64)
+>>> [hex(int(g)) for g in guids[np.argsort(guid_key(guids))]]
 ['0x100', '0xff']
 """
 

@@ -59,33 +59,13 @@ def find_roots(fabric: Fabric, dist: np.ndarray | None = None) -> np.ndarray:
 
 
 def read_root_guids(path_or_text, source: str | None = None) -> list[int]:
-    """GUIDs of a root GUID file (OpenSM ``--root_guid_file``): one GUID per line, ``#`` comments.
+    """GUIDs of a root GUID file (OpenSM ``--root_guid_file``), read as OpenSM does (:func:`.guid_files.read_guids`).
 
-    Raises :class:`~fabric_engine.errors.FormatError` naming the line of anything else.
+    Raises :class:`~fabric_engine.errors.FormatError` naming the file and line of anything else.
     """
-    from pathlib import Path
+    from .guid_files import read_guids
 
-    from ..errors import FormatError
-    from ..formats._input import read_text
-
-    if isinstance(path_or_text, Path) or (isinstance(path_or_text, str) and "\n" not in path_or_text
-                                          and Path(path_or_text).is_file()):
-        source = source or str(path_or_text)
-        text = read_text(path_or_text, source)
-    else:
-        source, text = source or "<roots>", str(path_or_text)
-    guids = []
-    for no, line in enumerate(text.splitlines(), start=1):
-        word = line.split("#", 1)[0].split()
-        if not word:
-            continue
-        try:
-            guids.append(int(word[0], 16 if not word[0].lower().startswith("0x") else 0))
-        except ValueError:
-            raise FormatError(source, no, f"not a GUID: {word[0]!r}") from None
-        if not 0 <= guids[-1] < 2**64:
-            raise FormatError(source, no, f"GUID out of range: {word[0]!r}")
-    return guids
+    return read_guids(path_or_text, source)
 
 
 def updn_ranks(fabric: Fabric, roots: Sequence[int | str] | None = None,
@@ -164,6 +144,9 @@ def updn(fabric: Fabric, roots: Sequence[int | str] | None = None) -> Routing:
 
         why = ("none of the given root GUIDs is a switch of the fabric" if roots else
                "no switch qualifies as a root (no min-hop histogram bar holds over 90 % of the adapters)")
+        if not roots and len(f.aggregation_nodes):
+            why += (f"; the {len(f.aggregation_nodes)} SHARP Aggregation Nodes count as adapters there, as in OpenSM: "
+                    "give the root switches with -a/--root-guid-file")
         fallback = minhop(f)
         info = dict(fallback.info, updn={"roots": [], "max_rank": -1},
                     fallback={"engine": "minhop", "reason": f"updn: {why}; routed with minhop, as OpenSM does"})

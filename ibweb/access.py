@@ -409,6 +409,8 @@ def _known_topology(fabric):
 
 #: Keys of a scenario spec that name no tenant, job or host (all that a view below ``ALL`` sees of it besides
 #: its own tenants' jobs and SHARP grant).
+#: Keys of an uploaded ``topology`` spec that only a view of the whole fabric sees.
+OPERATOR_TOPOLOGY_KEYS = frozenset({"warnings"})
 FABRIC_WIDE_SPEC_KEYS = frozenset({"topology", "routing", "background", "storage", "tick_s", "seed", "adaptive",
                                    "ecn_threshold", "xmit_wait_tick"})
 
@@ -416,7 +418,8 @@ FABRIC_WIDE_SPEC_KEYS = frozenset({"topology", "routing", "background", "storage
 def scenario_spec(view: View, spec: dict) -> dict:
     """A fabric's scenario ``spec`` as ``view`` sees it.
 
-    Below ``ALL``: the fabric-wide keys, the jobs of the view's tenants, and of SHARP's
+    Below ``ALL``: the fabric-wide keys (an uploaded topology without its reader's warnings and
+    what the file said beyond the graph), the jobs of the view's tenants, and of SHARP's
     ``allowed_tenants`` only the view's tenants; anything else (a ``policy`` with
     partitions and members, keys added later) is left out.
     """
@@ -424,6 +427,11 @@ def scenario_spec(view: View, spec: dict) -> dict:
         return spec
     tenants = job_tenants(view) or frozenset()
     out = {k: v for k, v in spec.items() if k in FABRIC_WIDE_SPEC_KEYS}
+    topology = out.get("topology")
+    if isinstance(topology, dict):  # a capture's warnings and descriptions name every node: operators only
+        out["topology"] = {k: v for k, v in topology.items() if k not in OPERATOR_TOPOLOGY_KEYS}
+        if isinstance(topology.get("fabric"), dict):
+            out["topology"]["fabric"] = {k: v for k, v in topology["fabric"].items() if k != "as_read"}
     if "jobs" in spec:
         out["jobs"] = [j for j in spec["jobs"] if isinstance(j, dict) and j.get("tenant") in tenants]
     sharp = spec.get("sharp")

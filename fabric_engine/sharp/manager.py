@@ -6,7 +6,9 @@ and deleted when the job ends. A request is refused, and the job falls back to i
 host-based all-reduce, when the tenant is not allowed, the switches have no
 streaming aggregation, the subnet's trees are used up, or every candidate root
 would put a switch or a port over its limit (:class:`~.resources.SharpConfig`).
-Every outcome is recorded as an event.
+When the fabric lists its SHARP Aggregation Nodes (a fabric read from a real
+capture: :attr:`Fabric.aggregation_switches`), only switches with one aggregate:
+a tree through any other switch is refused. Every outcome is recorded as an event.
 """
 
 from __future__ import annotations
@@ -78,6 +80,12 @@ class AggregationManager:
         self.switch_trees = np.zeros(self.fabric.num_switches, dtype=np.int64)
         self.port_trees = np.zeros(int(self.fabric.nports.sum()), dtype=np.int64)
         self.events: deque[dict] = deque(maxlen=EVENTS_KEPT)
+        an = self.fabric.aggregation_switches
+        #: Per switch (switch index order): it has an Aggregation Node; ``None`` when the fabric lists none.
+        self.capable: np.ndarray | None = None
+        if an.size:
+            self.capable = np.zeros(self.fabric.num_switches, dtype=bool)
+            self.capable[self.fabric.switch_index[an]] = True
 
     # ---------------------------------------------------------------- trees
     def plan(self, hosts: np.ndarray) -> SharpTree | str:
@@ -101,6 +109,8 @@ class AggregationManager:
     def _over_limit(self, tree: SharpTree) -> str | None:
         f, cfg = self.fabric, self.config
         sw = f.switch_index[tree.switches]
+        if self.capable is not None and not self.capable[sw].all():
+            return f"{f.node_name[tree.switches[~self.capable[sw]][0]]} has no SHARP Aggregation Node"
         full = self.switch_trees[sw] >= cfg.switch_limit
         if full.any():
             return f"no streaming tree left on {f.node_name[tree.switches[full][0]]} ({cfg.switch_limit} per switch)"

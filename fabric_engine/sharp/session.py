@@ -160,6 +160,7 @@ class SharpSession:
                          "allreduce_s_sharp": num(self.sharp_s[k]), "allreduce_s_without": num(self.ring_s[k])})
         return {"enabled": am is not None, **(am.config.as_dict() if am is not None else {}),
                 "trees_in_use": len(am.trees) if am is not None else 0,
+                "aggregation_switches": int(am.capable.sum()) if am is not None and am.capable is not None else None,
                 "switches": am.switches_in_use() if am is not None else [],
                 "jobs": jobs,
                 "bytes_aggregated": float(sum(self.aggregated.values())),

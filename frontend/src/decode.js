@@ -46,7 +46,8 @@ const isString = (x) => typeof x === "string";
  * Decode a `snapshot` message's fabric and topology (its `frame`, if any, goes to decodeFrame).
  * @param {object} msg parsed snapshot message
  * @returns {object} fabric: {slug, name, mode, tickS, seq (-1 if absent), n, L, nodes: {kind, name, guid, role: string[],
- *   isHost: Uint8Array(n), lid, nports, group: Int32Array(n), tier: Int8Array(n)}, links: {a, b, aPort, bPort:
+ *   isHost: Uint8Array(n), isAggregation: Uint8Array(n) (SHARP Aggregation Nodes: CAs that are part of a switch),
+ *   lid, nports, group: Int32Array(n), tier: Int8Array(n)}, links: {a, b, aPort, bPort:
  *   Int32Array(L), width: Uint8Array(L), speed: string[], capacity, length: Float32Array(L)}}
  * @throws {FeedFormatError} when the message does not follow the protocol
  */
@@ -79,6 +80,7 @@ export function decodeSnapshot(msg) {
       name: node("name", isString),
       guid: node("guid", isString),
       role: node("role", isString),
+      isAggregation: Uint8Array.from(nodes.role ?? [], (r) => r === "aggregation"),
       lid: Int32Array.from(node("lid", Number.isInteger)),
       nports: Int32Array.from(node("nports", Number.isInteger)),
       tier: Int8Array.from(node("tier", (x) => Number.isInteger(x) && x >= 0 && x <= 3)),
@@ -339,7 +341,8 @@ const SHARP_EVENT = {t: isNumber, kind: isString, "job?": isString};
 export function decodeSharp(section) {
   if (section == null) return null;
   const at = "frame.sharp";
-  record(section, at, {enabled: isBool, trees_in_use: isCount, "bytes_aggregated?": isNumber,
+  record(section, at, {enabled: isBool, trees_in_use: isCount, "aggregation_switches?": orNull(isCount),
+    "bytes_aggregated?": isNumber,
     "bytes_kept_off_wire?": isNumber, "kept_off_wire_gbps?": isNumber});
   if (section.enabled) {
     record(section, at, {generation: orNull(isString), "label?": orNull(isString), trees: isCount,

@@ -3,7 +3,8 @@
 // x is in host slots (one slot per host, at least one per leaf); y is a row index, 0 for the top tier.
 // Hosts sit under the leaf they are cabled to, each leaf centred over its hosts; spines and cores are spread
 // evenly, ordered by the mean x of the nodes they connect to below. Switches with group >= 0 (Dragonfly+
-// groups, scalable units) are laid out group by group, side by side, with a gap between groups.
+// groups, scalable units) are laid out group by group, side by side, with a gap between groups. A SHARP
+// Aggregation Node (a CA inside its switch, never a host) sits on its switch, in the switch's row.
 
 const NONE = -1;
 
@@ -18,13 +19,20 @@ const NONE = -1;
 export function layout(fabric) {
   const {n, L} = fabric;
   const {isHost, tier, group} = fabric.nodes;
+  const isAN = fabric.nodes.isAggregation ?? new Uint8Array(n);
   const {a, b} = fabric.links;
   const tierOf = Int8Array.from(tier, (t, i) => (isHost[i] ? 0 : Math.max(1, t)));
+  const switchOf = new Int32Array(n).fill(NONE); // an Aggregation Node's switch
+  for (let c = 0; c < L; ++c) {
+    if (isAN[a[c]] && !isHost[b[c]]) switchOf[a[c]] = b[c];
+    else if (isAN[b[c]] && !isHost[a[c]]) switchOf[b[c]] = a[c];
+  }
+  for (let i = 0; i < n; ++i) if (switchOf[i] !== NONE) tierOf[i] = tierOf[switchOf[i]];
 
   // A host's leaf: the lowest-index tier-1 switch it is cabled to.
   const leafOf = new Int32Array(n).fill(NONE);
   const attach = (h, s) => {
-    if (isHost[h] && tierOf[s] === 1 && (leafOf[h] === NONE || s < leafOf[h])) leafOf[h] = s;
+    if (isHost[h] && !isAN[h] && tierOf[s] === 1 && (leafOf[h] === NONE || s < leafOf[h])) leafOf[h] = s;
   };
   for (let c = 0; c < L; ++c) attach(a[c], b[c]), attach(b[c], a[c]);
   const cableLeaf = new Int32Array(L).fill(NONE);
@@ -38,6 +46,7 @@ export function layout(fabric) {
   const unattached = [];
   const groups = new Map();
   for (let i = 0; i < n; ++i) {
+    if (switchOf[i] !== NONE) continue;
     if (isHost[i]) {
       if (leafOf[i] === NONE) unattached.push(i);
       else if (hostsOf.has(leafOf[i])) hostsOf.get(leafOf[i]).push(i);
@@ -111,6 +120,7 @@ export function layout(fabric) {
     spread(global[t], 0, width);
   }
 
+  for (let i = 0; i < n; ++i) if (switchOf[i] !== NONE) x[i] = x[switchOf[i]];
   const present = [...new Set(tierOf)].sort((p, q) => q - p);
   const rowOf = new Int8Array(4);
   present.forEach((t, r) => (rowOf[t] = r));

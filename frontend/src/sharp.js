@@ -17,7 +17,9 @@ export function speedup(withSharp, without) {
  * @param {object|null} section decoded `sharp` (decodeSharp)
  * @returns {{state: string, label: string, generation: string|null, treesInUse: number, trees: number|null,
  *   perSwitch: number|null, perPort: number|null, allowedTenants: string[]|null, keptGbps: number,
- *   bytesAggregated: number, bytesKeptOffWire: number}} state "none" (not modelled), "disabled" or "enabled"
+ *   bytesAggregated: number, bytesKeptOffWire: number, aggregationSwitches: number|null}} state "none" (not
+ *   modelled), "disabled" or "enabled"; aggregationSwitches: switches with an Aggregation Node when the fabric
+ *   lists them (a real capture), else null
  */
 export function sharpSummary(section) {
   const state = section == null ? "none" : section.enabled ? "enabled" : "disabled";
@@ -34,6 +36,7 @@ export function sharpSummary(section) {
     keptGbps: section?.kept_off_wire_gbps ?? 0,
     bytesAggregated: section?.bytes_aggregated ?? 0,
     bytesKeptOffWire: section?.bytes_kept_off_wire ?? 0,
+    aggregationSwitches: on ? section.aggregation_switches ?? null : null,
   };
 }
 

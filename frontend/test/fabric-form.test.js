@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {apiCall, collectParams, duration, errorContext, previewFacts, shellQuote} from "../src/pages/fabric-form.js";
+import {apiCall, collectParams, duration, errorContext, previewFacts, shellQuote, warningLines} from "../src/pages/fabric-form.js";
 
 const FAT = {params: [
   {name: "hosts", kind: "int", default: 512, required: true},
@@ -54,4 +54,17 @@ test("duration and errorContext", () => {
   assert.equal(duration(250), "4 min 10 s");
   assert.deepEqual(errorContext("a\nb\nc\nd\ne\nf", 4), {first: 2, lines: ["b", "c", "d", "e", "f"]});
   assert.deepEqual(errorContext("a\nb", 1), {first: 1, lines: ["a", "b"]});
+});
+
+test("previewFacts says what a capture held beyond the graph, and warningLines names each line", () => {
+  const base = {hosts: 7, switches: 3, cables: 13, lids: 20, lids_max: 49151, bisection_gbps: 1000};
+  assert.equal(previewFacts(base).read, "");
+  const f = previewFacts({...base, sharp: {aggregation_nodes: 3, switches: 3}, host_systems: 5,
+    chassis: [{guid: "0x0002c90300c0ffee", switches: ["a", "b", "c"]}], loopbacks: [["spine01", 10, 11, "4xNDR"]]});
+  assert.equal(f.read, "3 SHARP Aggregation Nodes on 3 switches (not hosts); 5 host systems; "
+    + "chassis 0x0002c90300c0ffee: 3 ASICs; 1 loopback cables (not routed)");
+  assert.deepEqual(warningLines([{line: 1, text: "[root@ufm01 ~]# ibnetdiscover", reason: "shell prompt skipped"},
+    {line: 1, text: "", reason: "UTF-8 byte-order mark removed"}]),
+  ["line 1: shell prompt skipped: [root@ufm01 ~]# ibnetdiscover", "line 1: UTF-8 byte-order mark removed"]);
+  assert.deepEqual(warningLines(undefined), []);
 });

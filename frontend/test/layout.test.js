@@ -103,3 +103,24 @@ test("the layout is deterministic", () => {
   for (const key of ["x", "y", "leafOf", "cableLeaf", "leaves", "hostCount"]) assert.deepEqual(second[key], first[key], key);
   assert.equal(second.width, first.width);
 });
+
+test("a SHARP Aggregation Node sits on its switch, never in the host row", () => {
+  // spine 0, leaves 1 and 2, hosts 3 and 4, Aggregation Nodes 5 (spine), 6 (leaf 1), 7 (leaf 2)
+  const kind = ["switch", "switch", "switch", "host", "host", "host", "host", "host"];
+  const role = ["switch", "switch", "switch", "gpu", "gpu", "aggregation", "aggregation", "aggregation"];
+  const cables = [[1, 0], [2, 0], [3, 1], [4, 2], [5, 0], [6, 1], [7, 2]];
+  const fabric = decodeSnapshot({v: 1, type: "snapshot", fabric: {slug: "an", tick_s: 1}, topology: {
+    nodes: {kind, role, name: kind.map((k, i) => `n${i}`), guid: kind.map((k, i) => `0x${i + 1}`), lid: kind.map((k, i) => i + 1),
+      nports: kind.map(() => 2), tier: [2, 1, 1, 0, 0, 0, 0, 0], group: kind.map(() => -1)},
+    links: {a_node: cables.map((c) => c[0]), b_node: cables.map((c) => c[1]), a_port: cables.map(() => 1),
+      b_port: cables.map((c, j) => j + 1), width: cables.map(() => 4), speed: cables.map(() => "NDR"),
+      capacity_gbps: cables.map(() => 400), length_m: cables.map(() => 3)}}});
+  const lay = layout(fabric);
+  for (const [an, sw] of [[5, 0], [6, 1], [7, 2]]) {
+    assert.equal(lay.x[an], lay.x[sw]);
+    assert.equal(lay.y[an], lay.y[sw]);
+    assert.equal(lay.leafOf[an], -1);
+  }
+  assert.equal(lay.hostCount[1], 1, "the leaf's Aggregation Node is not one of its hosts");
+  assert.equal(lay.width, 2, "two hosts, two host slots");
+});

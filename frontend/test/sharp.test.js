@@ -22,6 +22,8 @@ test("the summary reads the generation, trees in use against the subnet's limit 
   assert.equal(sharpSummary(null).state, "none");
   const off = sharpSummary({enabled: false, trees_in_use: 0, switches: [], jobs: [], events: []});
   assert.deepEqual([off.state, off.trees, off.label], ["disabled", null, ""]);
+  assert.equal(s.aggregationSwitches, null, "no inventory listed: every switch aggregates");
+  assert.equal(sharpSummary({...sharpSection(), aggregation_switches: 660}).aggregationSwitches, 660);
 });
 
 test("switch rows keep the engine's order and their use of the per-switch limit", () => {

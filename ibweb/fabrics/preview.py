@@ -35,7 +35,9 @@ def summary(fabric: Fabric, routing_engine: str) -> dict:
         "cables_by_rate": d["links"]["by_rate"], "host_ports": d["host_ports"],
         "switch_ports_used": d["switch_ports_used"], "switch_ports": d["switch_ports"],
         "lids": lids, "lids_max": MAX_UNICAST_LID, "bisection_gbps": round(d["bisection_gbps"], 1),
-        "oversubscription": d["oversubscription"],
+        "oversubscription": d["oversubscription"], "sharp": d["sharp"], "chassis": d["chassis"],
+        "loopbacks": d["links"]["loopbacks"], "host_systems": d["nodes"].get("host_systems"),
+        "warnings": d["warnings"],
         "routing": {"engine": routing_engine, "estimate": estimate(routing_engine, fabric.num_switches,
                                                                    fabric.num_nodes)},
     }

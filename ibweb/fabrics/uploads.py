@@ -1,11 +1,12 @@
-"""Fabrics from uploaded topology files (ibnetdiscover output, ibsim net files, ibweb JSON; gzip or not)."""
+"""Fabrics from uploaded topology files (ibnetdiscover output and its dialects, ibsim net files, ibweb JSON;
+gzip or not)."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
 from fabric_engine.errors import FabricEngineError
-from fabric_engine.formats import detect, read, to_text
+from fabric_engine.formats import detect_bytes, read
 from fabric_engine.formats.json_format import to_json
 
 #: Largest topology file accepted: the ibnetdiscover output of the largest radix-64 subnet (45,248 hosts,
@@ -17,6 +18,8 @@ def topology_from_upload(uploaded, field: str = "topology_file") -> dict:
     """The ``topology`` spec of an uploaded file, validated in full before anything is saved.
 
     Raises :class:`ValidationError` keyed by ``field`` with the file name and line of the first problem.
+    Lines the reader skipped (a capture's prompts, banners, stderr) are the spec's ``warnings``:
+    ``[{line, text, reason}]``.
     """
     return fabric_from_upload(uploaded, field)[1]
 
@@ -28,9 +31,10 @@ def fabric_from_upload(uploaded, field: str = "topology_file"):
         raise ValidationError({field: f"{name}: larger than {MAX_UPLOAD_BYTES // 2**20} MiB"})
     raw = uploaded.read()
     try:
-        text = to_text(raw, name)
-        fmt = detect(text, name=name, source=name)
-        fabric = read(text, fmt=fmt, source=name)
+        fmt = detect_bytes(raw, name, name)
+        fabric = read(raw, fmt=fmt, source=name)
     except FabricEngineError as exc:
         raise ValidationError({field: str(exc)}) from None
-    return fabric, {"source": name, "format": fmt, "fabric": to_json(fabric)}
+    warnings = fabric.meta.get("warnings") or []
+    return fabric, {"source": name, "format": fmt, **({"warnings": warnings} if warnings else {}),
+                    "fabric": to_json(fabric)}

@@ -171,7 +171,8 @@ class FabricRunner:
             before = record.head(self.fabric_id) if announce is None else None  # the record clients may know
             version = record.publish(self.fabric_id, record.row_identity(self.row), fabric, routing,
                                      self._catalog(routing), {"source": self.mode}, report=self._report(routing))
-            return version, topology_base(to_json(fabric)), before
+            # The feed carries the graph; what a capture said besides (warnings, descriptions) is for operators.
+            return version, topology_base(to_json(fabric, as_read=())), before
 
         self.record_version, topology, before = await asyncio.to_thread(build)
         self.fabric_version = self.record_version

@@ -8,6 +8,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from ibweb.fabrics.models import Fabric
 
+from .tenancy_fixtures import tenants  # noqa: F401
+
 DATA = Path(__file__).resolve().parents[1] / "engine" / "data"
 pytestmark = pytest.mark.django_db
 
@@ -80,6 +82,15 @@ def test_api_upload_and_summary(operator):
     assert not Fabric.objects.filter(slug="x").exists()
 
 
+def test_api_creates_a_fabric_from_an_ibdiagnet_archive(operator):  # issue 22
+    archive = DATA / "captures" / "ibdiagnet" / "ibdiagnet2_capture.tar.gz"
+    response = operator.post("/api/fabrics/fabrics/", {"name": "Diag", "slug": "diag", "topology_file":
+                                                       SimpleUploadedFile(archive.name, archive.read_bytes())})
+    assert response.status_code == 201, response.content
+    topology = response.json()["spec"]["topology"]
+    assert topology["format"] == "ibdiagnet" and topology["fabric"] == {"nodes": 9, "links": 10}
+
+
 def test_api_rejects_an_unknown_routing_engine(operator):
     spec = {"topology": {"generator": "fat_tree", "hosts": 8, "radix": 4}}
     response = operator.post("/api/fabrics/fabrics/", {"name": "R", "slug": "r", "routing_engine": "bogus",
@@ -115,3 +126,28 @@ def test_ui_creates_the_32768_gpu_rail_optimized_fabric(operator):
     fabric = build_fabric(topology)
     assert (fabric.num_hosts, fabric.num_switches, fabric.num_links) == (32768, 2560, 98304)
     assert build_fabric(want).num_links == fabric.num_links
+
+
+CAPTURES = DATA / "captures" / "ibnetdiscover"
+
+
+def test_upload_of_a_captured_terminal_log_keeps_its_warnings_for_operators_only(operator, tenants):  # noqa: F811
+    from ibweb.access import scenario_spec, view_of
+
+    from .tenancy_fixtures import user_in
+
+    body = {"name": "Cap", "slug": "cap", "topology_file": SimpleUploadedFile(
+        "ufm01.log", (CAPTURES / "captured_putty_crlf.txt").read_bytes())}
+    response = operator.post("/api/fabrics/fabrics/", body)
+    assert response.status_code == 201, response.content
+    topology = response.json()["spec"]["topology"]
+    assert [w["line"] for w in topology["warnings"]] == [1, 2, 3, 4, 84, 114]
+    assert topology["warnings"][1] == {"line": 2, "text": "[root@ufm01 ~]# ibnetdiscover",
+                                       "reason": "shell prompt skipped"}
+    spec = Fabric.objects.get(slug="cap").spec
+    assert spec["topology"]["fabric"]["as_read"]["loopbacks"] == [["spine01", 10, 11, "4xNDR"]]
+    # A tenant's member sees the fabric-wide topology, never the capture's warnings nor what it said of nodes.
+    member = view_of(user_in(None, "member", tenants[0]))
+    seen = scenario_spec(member, spec)["topology"]
+    assert "warnings" not in seen and "as_read" not in seen["fabric"] and seen["format"] == "ibnetdiscover"
+    assert "warnings" in scenario_spec(view_of(User.objects.get(username="op")), spec)["topology"]

@@ -73,6 +73,24 @@ def test_preview_of_an_upload_names_the_file_and_line(operator):
     assert isinstance(bad["errors"]["line"], int) and bad["errors"]["line"] > 0
 
 
+def test_preview_of_a_capture_lists_warnings_and_what_it_held(operator):  # issue 22
+    captures = DATA / "captures" / "ibnetdiscover"
+    answer = operator.post("/api/fabrics/preview/", {"topology_file": SimpleUploadedFile(
+        "ports.txt", (captures / "ports_p.txt").read_bytes()), "routing_engine": "minhop"}).json()
+    assert answer["valid"] and answer["topology"]["format"] == "ibnetdiscover-ports"
+    assert (answer["hosts"], answer["switches"], answer["cables"]) == (7, 3, 13)
+    assert answer["sharp"] == {"aggregation_nodes": 3, "switches": 3}
+    assert answer["loopbacks"] == [["spine01", 10, 11, "4xNDR"]]
+    assert [w["line"] for w in answer["warnings"]] == [1, 29, 54, 58]
+    director = operator.post("/api/fabrics/preview/", {"topology_file": SimpleUploadedFile(
+        "cs7500.txt", (captures / "director_cs7500.ibnetdiscover").read_bytes())}).json()
+    assert [len(c["switches"]) for c in director["chassis"]] == [3] and director["warnings"] == []
+    ibdiag = operator.post("/api/fabrics/preview/", {"topology_file": SimpleUploadedFile(
+        "ufm-sysdump_ibdiagnet.zip", (DATA / "captures" / "ibdiagnet" / "ibdiagnet2_capture.zip").read_bytes())}).json()
+    assert ibdiag["valid"] and ibdiag["topology"]["format"] == "ibdiagnet"
+    assert (ibdiag["hosts"], ibdiag["switches"], ibdiag["sharp"]["aggregation_nodes"]) == (4, 4, 1)
+
+
 def test_preview_needs_the_permission_to_add_fabrics(client):
     assert preview(client, generator="fat_tree", params={"hosts": 8}).status_code in (401, 403)
     client.force_login(User.objects.create_user("viewer", password="pw"))

@@ -174,6 +174,8 @@ function factRows(s) {
     ["trees", "Trees in use", `${count(s.treesInUse)} / ${count(s.trees)}`, "Streaming-aggregation trees of the subnet"],
     ["aggregated", "Aggregated", formatBytes(s.bytesAggregated), "Bytes reduced by switches so far"],
     ["limits", "Limits", `${s.perSwitch ?? "–"}/switch, ${portLimit}`, "Active streaming trees per switch and port"],
+    ["nodes", "Aggregation Nodes", s.aggregationSwitches == null ? "every switch (not listed)"
+      : `${count(s.aggregationSwitches)} switches`, "Switches that can aggregate: those with a SHARP Aggregation Node"],
     ["tenants", "Tenants", s.allowedTenants == null ? "all" : s.allowedTenants.join(", ") || "none",
       "Tenants allowed to use SHARP"],
     ["saved", "Kept off wire", `${formatRate(s.keptGbps)} now, ${formatBytes(s.bytesKeptOffWire)} so far`,

@@ -74,7 +74,9 @@ const parts = (obj) => Object.entries(obj ?? {}).map(([k, v]) => `${count(v)} ${
 
 /**
  * The preview's facts as text, from the preview API's answer.
- * @returns {object} {hosts, switches, cables, lids, lidsFraction, bisection, oversubscription, routing}
+ * @returns {object} {hosts, switches, cables, lids, lidsFraction, bisection, oversubscription, routing, read}
+ *   read: what an uploaded capture said beyond the graph (SHARP Aggregation Nodes, chassis, host systems,
+ *   loopback cables), "" when nothing
  */
 export function previewFacts(s) {
   const rates = Object.entries(s.cables_by_rate ?? {}).map(([rate, v]) => `${count(v.links)} × ${rate} ${count(v.gbps_each)} Gb/s`);
@@ -90,7 +92,27 @@ export function previewFacts(s) {
     oversubscription: over.join(", ") || "–",
     routing: est ? `${s.routing.engine}: about ${duration(est.seconds)} (${duration(est.low)} to ${duration(est.high)})`
       : `${s.routing?.engine ?? "?"}: no estimate (no calibration of this engine)`,
+    read: readFacts(s),
   };
+}
+
+function readFacts(s) {
+  const out = [];
+  if (s.sharp?.aggregation_nodes) {
+    out.push(`${count(s.sharp.aggregation_nodes)} SHARP Aggregation Nodes on ${count(s.sharp.switches)} switches (not hosts)`);
+  }
+  if (s.host_systems != null) out.push(`${count(s.host_systems)} host systems`);
+  for (const ch of s.chassis ?? []) out.push(`chassis ${ch.guid}: ${count(ch.switches.length)} ASICs`);
+  if (s.loopbacks?.length) out.push(`${count(s.loopbacks.length)} loopback cables (not routed)`);
+  return out.join("; ");
+}
+
+/**
+ * The reader's warnings as list items' text: "line 3: shell prompt skipped: [root@ufm01 ~]# ibnetdiscover".
+ * @returns {string[]}
+ */
+export function warningLines(warnings) {
+  return (warnings ?? []).map((w) => `line ${w.line}: ${w.reason}${w.text ? `: ${w.text}` : ""}`);
 }
 
 /**

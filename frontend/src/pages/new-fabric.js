@@ -2,7 +2,7 @@
 // uploads a file with a progress bar and shows an error at its line, creates with a progress bar, and copies
 // the same request as a curl command.
 import {csrfToken, errorText} from "../api.js";
-import {apiCall, collectParams, errorContext, previewFacts} from "./fabric-form.js";
+import {apiCall, collectParams, errorContext, previewFacts, warningLines} from "./fabric-form.js";
 
 const DEBOUNCE_MS = 350;
 const LINES_READ = 4 * 1024 * 1024; // bytes of a file read to show the lines around an error
@@ -92,9 +92,18 @@ export function newFabricPage(root) {
     code.dataset.body = call.body ? JSON.stringify(call.body) : "";
   }
 
+  function showWarnings(lines) {
+    const box = $(".preview-warnings");
+    box.hidden = !lines.length;
+    $(".preview-warnings-count").textContent = `${lines.length} line${lines.length === 1 ? "" : "s"} skipped or adjusted while reading`;
+    $(".preview-warnings-list").replaceChildren(...lines.map((line) => Object.assign(document.createElement("li"), {textContent: line})));
+  }
+
   function showPreview(answer) {
     const text = previewFacts(answer);
     for (const dd of facts.querySelectorAll("[data-fact]")) dd.textContent = text[dd.dataset.fact];
+    facts.querySelector("[data-optional=read]").hidden = !text.read;
+    showWarnings(warningLines(answer.warnings));
     $(".lid-meter").value = answer.lids;
     facts.hidden = false;
     status.textContent = `${answer.name}: ${text.hosts} hosts, ${text.switches} switches.`;
@@ -123,6 +132,7 @@ export function newFabricPage(root) {
     if (seq !== state.seq) return; // a newer preview is on its way
     if (answer.status === 200 && answer.body.valid) return showPreview(answer.body);
     facts.hidden = true;
+    showWarnings([]);
     const errors = answer.body?.errors ?? answer.body ?? {};
     for (const [name, messages] of Object.entries(errors.params ?? {})) fieldError(`${g}__${name}`, messages.join(" "));
     const general = errors.topology ?? errors.detail ?? (errors.params ? null : errorText(errors, answer.status));
@@ -176,6 +186,7 @@ export function newFabricPage(root) {
     if (seq !== state.seq) return;
     if (answer.status === 200 && answer.body.valid) return showPreview(answer.body);
     facts.hidden = true;
+    showWarnings([]);
     const errors = answer.body?.errors ?? answer.body;
     const message = [].concat(errors?.topology_file ?? errorText(errors, answer.status)).join(" ");
     status.textContent = "The file has an error.";

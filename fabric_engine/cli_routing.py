@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from .cli import command
+from .cli_input import add_input_arguments, read_fabric
 from .errors import FabricEngineError
 from .progress import Progress
 
@@ -39,8 +40,8 @@ def _engines() -> list[str]:
 
 
 def _source_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", help="fabric file (ibnetdiscover, ibsim net or json; gzip or not)")
-    p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"), help="fabric file format")
+    p.add_argument("fabric", help="fabric file (ibnetdiscover and its dialects, ibdiagnet, ibsim net or json)")
+    add_input_arguments(p)
     p.add_argument("--lfts", help="load LFTs from an opensm-lfts.dump or ibroute output instead of routing")
     _engine_args(p)
 
@@ -84,18 +85,17 @@ def _route(fabric, args: argparse.Namespace):
 
 
 def _load(args: argparse.Namespace):
-    from . import formats
     from .routing import load_lfts
 
-    fabric = formats.read(Path(args.fabric), fmt=args.from_fmt)
+    fabric = read_fabric(args.fabric, args)
     if getattr(args, "lfts", None):
         return fabric, load_lfts(fabric, args.lfts)
     return fabric, _route(fabric, args)
 
 
 def _route_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", help="fabric file (ibnetdiscover, ibsim net or json; gzip or not)")
-    p.add_argument("--from", dest="from_fmt", choices=("ibnetdiscover", "ibsim", "json"), help="fabric file format")
+    p.add_argument("fabric", help="fabric file (ibnetdiscover and its dialects, ibdiagnet, ibsim net or json)")
+    add_input_arguments(p)
     _engine_args(p)
     p.add_argument("--dump-lfts", help="write the LFTs to this file ('-' for stdout)")
     p.add_argument("--style", choices=("opensm", "ibroute"), default="opensm",
@@ -107,13 +107,12 @@ def _route_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("route", help="compute the LFTs of a fabric with a routing engine", arguments=_route_arguments)
 def route_command(args: argparse.Namespace) -> int:
-    from . import formats
     from .formats import opensm_lfts
     from .routing.quality import report
 
     bar = Progress("route")
     bar.stage(f"reading {args.fabric}")
-    fabric = formats.read(Path(args.fabric), fmt=args.from_fmt)
+    fabric = read_fabric(args.fabric, args)
     bar(0.2)
     if args.write_guid_files:
         bar.done()

@@ -33,6 +33,7 @@ import numpy as np
 from .emulator import Background, Emulator
 from .errors import FabricEngineError
 from .routing import route
+from .routing.options import engine_options
 from .sharp.spec import manager_from_spec
 from .storage import Checkpoint
 from .storage.spec import model_from_spec
@@ -176,8 +177,9 @@ def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None,
     report(0.0, f"building the fabric ({topo.get('generator', 'from a file')})")
     fabric = build_fabric(topo)
     engine = spec.get("routing", "minhop")
+    options = engine_options(engine, spec.get("routing_options"))
     report(0.1, f"routing {fabric.num_hosts:,} hosts and {fabric.num_switches:,} switches with {engine}")
-    routing = route(fabric, engine)
+    routing = route(fabric, engine, **options)
     jobs = _jobs(fabric, spec.get("jobs", []))
     bg = spec.get("background")
     try:

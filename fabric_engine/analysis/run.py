@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import FabricEngineError
 from ..routing import Routing, route
+from ..routing.options import engine_options
 from ..workload import Job
 from .ebb import ebb_report
 from .roce import compare
@@ -81,7 +82,8 @@ def ebb_analysis(params: dict, scenario: dict, routing: Routing | None = None,
         engine = engine or scenario.get("routing", "minhop")
         report(0.0, f"routing the fabric with {engine}")
         fabric = routing.fabric if routing is not None else build_fabric(scenario.get("topology", {}))
-        routing = route(fabric, engine)
+        same = engine == scenario.get("routing", "minhop")  # the fabric's guid files belong to its own engine
+        routing = route(fabric, engine, **(engine_options(engine, scenario.get("routing_options")) if same else {}))
     start = 0.1
     out = ebb_report(routing, params["patterns"], params["seed"], method=params["method"], pattern=params["pattern"],
                      paths=_paths(routing, scenario), progress=lambda f, m: report(start + (1 - start) * f, m))

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..topology import KIND_HOST, Fabric
-from .guid_files import aggregation_nodes
 from .order import guid_key
 
 __all__ = ["FtreeStructure", "ftree_structure", "check_fat_tree", "switch_tuples", "leaf_order", "UNINDEXED",
@@ -217,7 +216,7 @@ def _port_text(f: Fabric, slot: int) -> str:
 
 def _an_hint(f: Fabric, st: FtreeStructure) -> str:
     """Why Aggregation Nodes break OpenSM's ranking and which files fix it ('' when the fabric has none)."""
-    an = aggregation_nodes(f)
+    an = f.aggregation_nodes
     if not an.size:
         return ""
     slot = int(f.port_offset[an[0]])

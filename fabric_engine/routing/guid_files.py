@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import FormatError
 
-__all__ = ["read_guids", "MAX_GUID_FILE_BYTES", "write_guids", "suggest_guid_files", "aggregation_nodes"]
+__all__ = ["read_guids", "parse_guids", "MAX_GUID_FILE_BYTES", "write_guids", "suggest_guid_files"]
 
 #: Largest GUID file accepted (checked before it is read): 16 MiB is some 800,000 GUIDs, a dozen subnets' worth.
 MAX_GUID_FILE_BYTES = 16 * 2**20
@@ -59,7 +59,11 @@ def read_guids(path_or_text: str | os.PathLike, source: str | None = None) -> li
     Raises :class:`~fabric_engine.errors.FormatError` naming the file and line of a line OpenSM would
     refuse, of a GUID beyond 64 bits, or for a file over :data:`MAX_GUID_FILE_BYTES`.
     """
-    source, text = _text(path_or_text, source)
+    return parse_guids(*reversed(_text(path_or_text, source)))
+
+
+def parse_guids(text: str, source: str = "<guids>") -> list[int]:
+    """The GUIDs of a GUID file's ``text`` (never a path: an upload's text is only ever text)."""
     guids = []
     for no, line in enumerate(text.splitlines(), start=1):
         s = line.lstrip()
@@ -87,16 +91,6 @@ def write_guids(path: str | os.PathLike, guids: Iterable[int], comment: str = ""
     return p
 
 
-def aggregation_nodes(fabric) -> np.ndarray:
-    """SHARP Aggregation Nodes: CAs with that role, or named so (ibnetdiscover shows them by NodeDesc)."""
-    from ..topology import KIND_HOST, ROLES
-
-    f = fabric
-    role = f.role == ROLES.index("aggregation") if "aggregation" in ROLES else np.zeros(f.num_nodes, dtype=bool)
-    named = np.char.find(f.node_name.astype(str), "Aggregation Node") >= 0
-    return np.flatnonzero((f.kind == KIND_HOST) & (role | named))
-
-
 def suggest_guid_files(fabric) -> tuple[list[int], list[int]]:
     """``(root switch node GUIDs, compute-node port GUIDs)`` for OpenSM's ``--root_guid_file``/``--cn_guid_file``.
 
@@ -107,7 +101,7 @@ def suggest_guid_files(fabric) -> tuple[list[int], list[int]]:
     from .graph import switch_distances
 
     f = fabric
-    hosts = np.setdiff1d(f.hosts, aggregation_nodes(f))
+    hosts = f.hosts
     gpu = hosts[f.role[hosts] == ROLES.index("gpu")]
     hosts = gpu if gpu.size else hosts
     is_cn = np.zeros(f.num_nodes, dtype=bool)

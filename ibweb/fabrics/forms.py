@@ -6,13 +6,14 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from fabric_engine.errors import FabricEngineError
+from fabric_engine.routing.options import options_json
 from fabric_engine.topology.limits import check_generator_parameters
 
 from .choices import FabricMode, Generator, TopologySource
 from .generators import GENERATOR_INFO, Param, parameters, topology_of
 from .models import Fabric
 from .preview import topology_errors
-from .uploads import topology_from_upload
+from .uploads import guid_list, topology_from_upload
 
 DEFAULT_BACKGROUND = {"fraction": 0.25, "gbps": 20}
 
@@ -63,6 +64,15 @@ class FabricCreateForm(forms.ModelForm):
                                     help_text="ibnetdiscover output, an ibsim net file or ibweb JSON (gzip or not), "
                                               "up to 64 MiB.")
 
+    root_guid_file = forms.FileField(required=False, label="Root GUID file",
+                                     help_text="updn, ftree: the root switches' node GUIDs, one per line "
+                                               "(OpenSM's --root_guid_file).")
+    cn_guid_file = forms.FileField(required=False, label="Compute node GUID file",
+                                   help_text="ftree: the compute nodes' port GUIDs (OpenSM's --cn_guid_file); "
+                                             "needed with SHARP Aggregation Nodes.")
+    io_guid_file = forms.FileField(required=False, label="I/O node GUID file",
+                                   help_text="ftree: the I/O nodes' port GUIDs (OpenSM's --io_guid_file).")
+
     class Meta:
         model = Fabric
         fields = ["name", "slug", "description", "routing_engine", "tick_s"]
@@ -96,14 +106,27 @@ class FabricCreateForm(forms.ModelForm):
             topology = self._generated(data)
         self.instance.mode = FabricMode.EMULATED
         self.instance.spec = {"topology": topology, "jobs": [], "background": DEFAULT_BACKGROUND}
+        self.instance.routing_options = self._guid_files(data)
+        self.instance.routing_engine = data.get("routing_engine") or self.instance.routing_engine
         try:
             self.instance.clean()
         except ValidationError as exc:
+            if "routing_options" in exc.message_dict:
+                raise ValidationError({"root_guid_file": exc.message_dict["routing_options"]}) from None
             messages = exc.message_dict.get("spec", exc.messages)
             if data.get("source") == TopologySource.UPLOAD:
                 raise ValidationError({"topology_file": messages}) from None
             raise ValidationError({"generator": messages}) from None
         return data
+
+    def _guid_files(self, data: dict) -> dict:
+        """The uploaded guid files as ``routing_options`` (:mod:`fabric_engine.routing.options`)."""
+        lists = {}
+        for key, name in (("roots", "root_guid_file"), ("cns", "cn_guid_file"), ("ios", "io_guid_file")):
+            upload = data.get(name)
+            if upload:
+                lists[key] = guid_list(upload, name)
+        return options_json(**lists)
 
     def _generated(self, data: dict) -> dict:
         generator = data.get("generator") or Generator.FAT_TREE

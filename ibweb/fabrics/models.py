@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from fabric_engine.errors import FabricEngineError
+from fabric_engine.routing.options import engine_options
 from fabric_engine.scenario import build_fabric
 
 from .analyses import AnalysisKind, AnalysisStatus
@@ -35,6 +36,10 @@ class Fabric(models.Model):
     spec = models.JSONField(default=dict, blank=True, help_text="Scenario: topology generator, jobs, background.")
     routing_engine = models.CharField(max_length=16, choices=ROUTING_ENGINES, default="minhop",
                                       help_text="Changing it reroutes the running engine.")
+    routing_options = models.JSONField(
+        default=dict, blank=True,
+        help_text="OpenSM's guid files as lists: roots (switch node GUIDs; updn, ftree), cns (compute node port "
+                  "GUIDs; ftree), ios (I/O node port GUIDs; ftree), e.g. {\"roots\": [\"0x98039b0300000001\"]}.")
     tick_s = models.FloatField(default=1.0, validators=[MinValueValidator(0.05)], help_text="Engine tick, seconds.")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
@@ -50,6 +55,10 @@ class Fabric(models.Model):
     def clean(self) -> None:
         if self.slug in RESERVED_SLUGS:
             raise ValidationError({"slug": f"{self.slug!r} is reserved"})
+        try:
+            engine_options(self.routing_engine, self.routing_options)
+        except FabricEngineError as exc:
+            raise ValidationError({"routing_options": str(exc)}) from exc
         if self.mode == FabricMode.EMULATED:
             try:
                 build_fabric(self.spec.get("topology", {}))
@@ -57,8 +66,9 @@ class Fabric(models.Model):
                 raise ValidationError({"spec": str(exc)}) from exc
 
     def scenario(self) -> dict:
-        """The engine spec of this fabric, with the model's routing engine and tick."""
-        return {**self.spec, "routing": self.routing_engine, "tick_s": self.tick_s}
+        """The engine spec of this fabric, with the model's routing engine, its options and tick."""
+        options = {"routing_options": self.routing_options} if self.routing_options else {}
+        return {**self.spec, "routing": self.routing_engine, **options, "tick_s": self.tick_s}
 
 
 class Analysis(models.Model):

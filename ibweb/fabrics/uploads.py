@@ -6,8 +6,9 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from fabric_engine.errors import FabricEngineError
-from fabric_engine.formats import detect_bytes, read
+from fabric_engine.formats import detect_bytes, read, to_text
 from fabric_engine.formats.json_format import to_json
+from fabric_engine.routing.guid_files import MAX_GUID_FILE_BYTES, parse_guids
 
 #: Largest topology file accepted: the ibnetdiscover output of the largest radix-64 subnet (45,248 hosts,
 #: 3,878 switches) is 24 MiB; real NodeDescriptions are longer, so the limit leaves more than twice that.
@@ -38,3 +39,14 @@ def fabric_from_upload(uploaded, field: str = "topology_file"):
     warnings = fabric.meta.get("warnings") or []
     return fabric, {"source": name, "format": fmt, **({"warnings": warnings} if warnings else {}),
                     "fabric": to_json(fabric)}
+
+
+def guid_list(uploaded, field: str) -> list[int]:
+    """The GUIDs of an uploaded OpenSM guid file (root, cn or io); :class:`ValidationError` keyed by ``field``."""
+    name = getattr(uploaded, "name", "upload")
+    if uploaded.size > MAX_GUID_FILE_BYTES:
+        raise ValidationError({field: f"{name}: larger than {MAX_GUID_FILE_BYTES // 2**20} MiB"})
+    try:
+        return parse_guids(to_text(uploaded.read(), name), name)
+    except FabricEngineError as exc:
+        raise ValidationError({field: str(exc)}) from None

@@ -37,6 +37,7 @@ import numpy as np
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.formats import opensm_lfts
 from fabric_engine.routing import NO_PATH, Routing, route
+from fabric_engine.routing.options import engine_options
 from fabric_engine.topology import Fabric
 
 from . import store
@@ -124,11 +125,14 @@ class RoutingTracker:
         Where the LFT dump is (:meth:`CollectorConfig.lfts_file`); None: always computed.
     engine : str
         The fabric's ``routing_engine``, used when there is no usable dump.
+    options : dict, optional
+        The fabric's ``routing_options`` (OpenSM's guid files as lists; :mod:`fabric_engine.routing.options`).
     """
 
-    def __init__(self, path: Path | None, engine: str = "minhop") -> None:
+    def __init__(self, path: Path | None, engine: str = "minhop", options: dict | None = None) -> None:
         self.path = path
         self.engine = engine
+        self.options = options or {}
         self.routing: Routing | None = None
         self.source: str | None = None
         self.reason = ""
@@ -223,7 +227,7 @@ class RoutingTracker:
     def _compute(self, fabric: Fabric, why: str, cabling: list[dict], severity: str) -> dict:
         engine = self.engine
         try:
-            routing = route(fabric, engine)
+            routing = route(fabric, engine, **engine_options(engine, self.options))
         except FabricEngineError as exc:
             why += f"; {engine} refused the discovered fabric ({exc})"
             engine, severity = "minhop", "warning"

@@ -71,6 +71,7 @@ class TelemetrySource:
         self.slug = row.slug
         self.tick_s = row.tick_s
         self.routing_engine = row.routing_engine
+        self.routing_options = row.routing_options
         self.config: CollectorConfig | None = None
         self.router: RoutingTracker | None = None
         self.fabric: Fabric | None = None
@@ -104,7 +105,7 @@ class TelemetrySource:
         """Load the collector config, get a discovery (one sweep if there is none yet), and route it."""
         self.config = await sync_to_async(CollectorConfig.objects.select_related("fabric").get)(
             fabric_id=self.fabric_id)
-        self.router = RoutingTracker(self.config.lfts_file(), self.routing_engine)
+        self.router = RoutingTracker(self.config.lfts_file(), self.routing_engine, self.routing_options)
         _, newest = await asyncio.to_thread(store.sweeps, self.fabric_id)
         if newest is None and self.config.source != CollectorSource.PUSH:
             if progress is not None:

@@ -151,3 +151,48 @@ def test_upload_of_a_captured_terminal_log_keeps_its_warnings_for_operators_only
     seen = scenario_spec(member, spec)["topology"]
     assert "warnings" not in seen and "as_read" not in seen["fabric"] and seen["format"] == "ibnetdiscover"
     assert "warnings" in scenario_spec(view_of(User.objects.get(username="op")), spec)["topology"]
+
+
+def test_guid_files_are_the_fabrics_routing_options(operator, tenants):  # noqa: F811  (issue 22)
+    from fabric_engine.routing.options import engine_options
+    from fabric_engine.scenario import build_emulator
+    from ibweb.access import view_of
+
+    from .tenancy_fixtures import user_in
+
+    capture = (CAPTURES / "ibdiagnet_ndr.ibnetdiscover").read_bytes()
+    roots = SimpleUploadedFile("roots.guids", b"# spine\n0xb8cef603000a0001\n")
+    cns = SimpleUploadedFile("cns.guids", b"0x0c42a10300000011\n0x0c42a10300000031\n0x0c42a10300000021\n"
+                                          b"0x0c42a10300000041\n")
+    response = operator.post("/fabrics/add/", {"name": "Pod", "slug": "pod", "routing_engine": "ftree", "tick_s": 1,
+                                               "source": "upload", "topology_file": SimpleUploadedFile(
+                                                   "pod.txt", capture), "root_guid_file": roots, "cn_guid_file": cns})
+    assert response.status_code == 302, response.context["form"].errors
+    row = Fabric.objects.get(slug="pod")
+    assert row.routing_options == {"roots": ["0xb8cef603000a0001"], "cns": [
+        "0x0c42a10300000011", "0x0c42a10300000031", "0x0c42a10300000021", "0x0c42a10300000041"]}
+    emulator = build_emulator(row.scenario())  # ftree ranks from the spine: no fallback despite the ANs
+    assert emulator.routing.engine == "ftree" and "fallback" not in emulator.routing.info
+    assert engine_options("ftree", row.routing_options)["roots"] == [0xB8CEF603000A0001]
+    # A root file for an engine that takes none, and a line that is no GUID: the field says so, nothing saved.
+    bad = operator.post("/fabrics/add/", {"name": "Bad", "slug": "bad", "routing_engine": "minhop", "tick_s": 1,
+                                          "source": "upload", "topology_file": SimpleUploadedFile("pod.txt", capture),
+                                          "root_guid_file": SimpleUploadedFile("roots.guids", b"0x10\n")},
+                        HTTP_ACCEPT="application/json")
+    assert bad.status_code == 400 and "apply to updn and ftree only" in bad.json()["errors"]["root_guid_file"][0]
+    worse = operator.post("/fabrics/add/", {"name": "Bad", "slug": "bad", "routing_engine": "ftree", "tick_s": 1,
+                                            "source": "upload", "topology_file": SimpleUploadedFile("p.txt", capture),
+                                            "cn_guid_file": SimpleUploadedFile("c.guids", b"# x\nspine01\n")},
+                          HTTP_ACCEPT="application/json")
+    assert worse.status_code == 400 and worse.json()["errors"]["cn_guid_file"][0].startswith("c.guids:2: not a GUID")
+    assert not Fabric.objects.filter(slug="bad").exists()
+    # The API carries them to operators; a tenant's member never sees every tenant's port GUIDs.
+    api = operator.get("/api/fabrics/fabrics/pod/").json()
+    assert api["routing_options"] == row.routing_options
+    assert operator.patch("/api/fabrics/fabrics/pod/", {"routing_engine": "minhop"},
+                          content_type="application/json").status_code == 400
+    member = user_in(None, "member", tenants[0])
+    assert view_of(member).level.name == "TENANTS"
+    operator.force_login(member)
+    seen = operator.get("/api/fabrics/fabrics/pod/")
+    assert seen.status_code in (200, 404) and "routing_options" not in (seen.json() if seen.status_code == 200 else {})

@@ -16,8 +16,8 @@ class FabricSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Fabric
-        fields = ["id", "url", "name", "slug", "description", "mode", "routing_engine", "tick_s", "spec", "created",
-                  "updated", "topology_file"]
+        fields = ["id", "url", "name", "slug", "description", "mode", "routing_engine", "routing_options", "tick_s",
+                  "spec", "created", "updated", "topology_file"]
         read_only_fields = ["created", "updated"]
 
     def validate(self, attrs: dict) -> dict:
@@ -40,7 +40,10 @@ class FabricSerializer(serializers.ModelSerializer):
         """The fabric as the request's view sees it; an uploaded topology is summarised (JSON in the snapshot)."""
         data = super().to_representation(instance)
         request = self.context.get("request")
-        data["spec"] = scenario_spec(view_of(request.user) if request else NOTHING, data.get("spec") or {})
+        view = view_of(request.user) if request else NOTHING
+        data["spec"] = scenario_spec(view, data.get("spec") or {})
+        if not view.sees_all:  # compute-node port GUIDs of every tenant's hosts
+            data.pop("routing_options", None)
         topology = data["spec"].get("topology") or {}
         if "fabric" in topology:
             nodes, links = topology["fabric"].get("nodes", {}), topology["fabric"].get("links", {})
@@ -50,4 +53,5 @@ class FabricSerializer(serializers.ModelSerializer):
         return data
 
     def _current(self) -> dict:
-        return {f: getattr(self.instance, f) for f in ("name", "slug", "mode", "spec", "routing_engine", "tick_s")}
+        fields = ("name", "slug", "mode", "spec", "routing_engine", "routing_options", "tick_s")
+        return {f: getattr(self.instance, f) for f in fields}

@@ -20,7 +20,8 @@ run: setup ## serve the live demo on http://$(HOST):$(PORT)/
 setup: venv frontend db
 
 venv: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml requirements.lock setup.py fabric_engine/_maxmin.c fabric_engine/telemetry/_perfquery.c
+$(VENV)/.installed: pyproject.toml requirements.lock setup.py fabric_engine/_maxmin.c fabric_engine/telemetry/_perfquery.c \
+		fabric_engine/routing/_lidgreedy.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .

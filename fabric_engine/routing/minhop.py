@@ -33,6 +33,11 @@ __all__ = ["minhop", "switch_distances", "lid_targets", "switch_port_peers", "mi
 #: Cells (switch x port x target) handled at once when building candidate sets.
 _CHUNK_CELLS = 1 << 24
 
+try:
+    from . import _lidgreedy
+except ImportError:  # not built: the numpy choice, same tables, slower
+    _lidgreedy = None
+
 
 def _candidate_keys(dist: np.ndarray, peer: np.ndarray, cand_fn=None, cols: np.ndarray | None = None) -> np.ndarray:
     """Candidate sets as bit words, uint64 ``[S, T, W]``: bit ``p`` set if port ``p + 1`` is one hop closer.
@@ -246,25 +251,60 @@ def _distinct_sets(rs: np.ndarray, kk: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def _greedy(lft, rows, keys, dist, tg, pmax) -> None:
+    """OpenSM's LID-by-LID least-loaded choice for the switches ``rows``: compiled (``_lidgreedy.c``: a LID
+    costs its candidate ports), else :func:`_greedy_numpy`. LIDs are visited adapters first, then switches."""
+    if _lidgreedy is None:
+        _greedy_numpy(lft, rows, keys, dist, tg, pmax)
+        return
+    visit = np.argsort(~tg.is_host, kind="stable")
+    _lidgreedy.greedy(np.ascontiguousarray(keys, dtype=np.uint64), np.ascontiguousarray(rows, dtype=np.int64),
+                      np.ascontiguousarray(tg.target[visit], dtype=np.int64),
+                      np.ascontiguousarray(tg.lids[visit], dtype=np.int64),
+                      np.ascontiguousarray(tg.is_host[visit], dtype=np.uint8), lft)
+
+
+def _greedy_numpy(lft, rows, keys, dist, tg, pmax) -> None:
     """OpenSM's LID-by-LID least-loaded choice for the switches ``rows`` (vectorised over them).
 
     LIDs are visited in ``port_order_list`` order (``tg`` is in that order, adapters before switches).
+    The candidate ports of a target are the same for all its LIDs: they are unpacked once per run of
+    adapter LIDs of one target, and each LID costs one add and one ``argmin`` over ``[rows, ports]``.
+    Switch LIDs move no load: they all see the final loads and are decided together, in blocks.
     """
-    sub = keys[rows]  # [R, T, W]
-    cand = np.unpackbits(sub.view(np.uint8), axis=2, bitorder="little")[:, :, :pmax].astype(bool)  # [R, T, P]
-    load = np.zeros((len(rows), pmax), dtype=np.int64)
-    big = np.iinfo(np.int64).max
+    load = np.zeros((len(rows), pmax), dtype=np.int32)  # a port carries fewer than 49,151 LIDs
+    big = np.int32(1 << 30)  # above any load: a port that is no candidate is never the minimum
     ar = np.arange(len(rows))
-    for k in np.argsort(~tg.is_host, kind="stable"):
-        tt = tg.target[k]
-        c = cand[:, tt, :]
+    host = np.flatnonzero(tg.is_host)
+    target = tg.target[host]
+    runs = np.flatnonzero(np.r_[True, target[1:] != target[:-1], True])
+    for a, b in zip(runs[:-1].tolist(), runs[1:].tolist(), strict=True):
+        c = _unpack(keys[rows, int(target[a])], pmax)
         ok = c.any(axis=1)
         if not ok.any():
             continue
-        choice = np.where(c, load, big).argmin(axis=1)
-        lft[rows[ok], tg.lids[k]] = (choice[ok] + 1).astype(np.uint8)
-        if tg.is_host[k]:
-            load[ar[ok], choice[ok]] += 1
+        pen = np.where(c[ok], np.int32(0), big)
+        sel, sel_rows = ar[ok], rows[ok]
+        sub = load[sel]
+        for k in host[a:b].tolist():
+            choice = (sub + pen).argmin(axis=1)
+            lft[sel_rows, tg.lids[k]] = (choice + 1).astype(np.uint8)
+            sub[np.arange(len(sel)), choice] += 1
+        load[sel] = sub
+    others = np.flatnonzero(~tg.is_host)
+    block = max(1, _CHUNK_CELLS // max(1, len(rows) * pmax * 8))
+    for i in range(0, len(others), block):
+        k = others[i:i + block]
+        c = _unpack(keys[rows][:, tg.target[k]], pmax)  # [R, K, P]
+        choice = np.where(c, load[:, None, :], big).argmin(axis=2)
+        ok = c.any(axis=2)
+        r, j = np.nonzero(ok)
+        lft[rows[r], tg.lids[k][j]] = (choice[r, j] + 1).astype(np.uint8)
+
+
+def _unpack(keys: np.ndarray, pmax: int) -> np.ndarray:
+    """Candidate bit sets ``[..., W]`` (uint64 words) as booleans ``[..., pmax]``."""
+    return np.unpackbits(np.ascontiguousarray(keys).view(np.uint8), axis=-1, bitorder="little")[..., :pmax] \
+        .astype(bool)
 
 
 def minhop(fabric: Fabric) -> Routing:

@@ -49,3 +49,23 @@ def test_full_fat_tree_spreads_destinations_evenly():
 def test_degraded_fat_tree_takes_the_greedy_path_on_some_switches():
     r = route(degraded(fat_tree(hosts=32, radix=8), 3), "minhop")
     assert r.info["greedy_switches"] > 0
+
+
+def test_compiled_greedy_choice_equals_the_numpy_one():
+    """Issue 22: with an Aggregation Node on every switch no switch is laminar; both choices give one table."""
+    import importlib
+
+    from tests.engine.test_routing_ftree_superpod import superpod
+
+    mh = importlib.import_module("fabric_engine.routing.minhop")  # the package exports the function minhop
+
+    assert mh._lidgreedy is not None, "the compiled choice is built by `pip install -e .` (make setup)"
+    f = superpod(pods=4, leaves_per_pod=4, spines_per_pod=4, hosts_per_leaf=4, cores_per_plane=2, radix=12)
+    compiled, info = mh.minhop_tables(f)
+    assert info["greedy_switches"] == f.num_switches
+    saved, mh._lidgreedy = mh._lidgreedy, None
+    try:
+        numpy_lft, _ = mh.minhop_tables(f)
+    finally:
+        mh._lidgreedy = saved
+    assert np.array_equal(compiled, numpy_lft)

@@ -61,8 +61,8 @@ class FabricCreateForm(forms.ModelForm):
     generator = forms.ChoiceField(choices=Generator.choices, required=False, initial=Generator.FAT_TREE,
                                   widget=forms.RadioSelect)
     topology_file = forms.FileField(required=False, label="Topology file",
-                                    help_text="ibnetdiscover output, an ibsim net file or ibweb JSON (gzip or not), "
-                                              "up to 64 MiB.")
+                                    help_text="ibnetdiscover output (any dialect, -p too), an ibdiagnet archive or "
+                                              "file, an ibsim net file or ibweb JSON (gzip or not), up to 64 MiB.")
 
     root_guid_file = forms.FileField(required=False, label="Root GUID file",
                                      help_text="updn, ftree: the root switches' node GUIDs, one per line "

@@ -100,6 +100,9 @@ class Sweep(models.Model):
     shards = models.PositiveIntegerField(default=0)
     ports = models.PositiveIntegerField(default=0, help_text="Ports with counters.")
     failures = models.JSONField(default=list, blank=True, help_text='[{"shard": ..., "target": ..., "error": ...}]')
+    warnings = models.JSONField(default=list, blank=True,
+                                help_text='Lines the readers skipped (prompts, a tool\'s stderr): '
+                                          '[{"line": ..., "text": ..., "reason": ..., "source": ...}]')
     events = models.JSONField(default=list, blank=True,
                               help_text="Topology changes since the previous discovery, then routing events "
                                         "(LFT dump loaded, re-routed).")

@@ -15,6 +15,7 @@ import time
 import numpy as np
 from django.utils import timezone
 
+from fabric_engine.captured import capped
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.telemetry import (
     CounterSamples,
@@ -85,24 +86,26 @@ def parse_shard(shard: int, reads: list[tuple[SwitchTarget, list]], failures: li
     An output the parser refuses fails its switch alone: only then are the switches parsed one by one.
     """
     failures = list(failures)
+    warnings: list[dict] = []
     try:
-        samples = parse_outputs((o.text, o.t, o.source) for _, outs in reads for o in outs)
+        samples = parse_outputs(((o.text, o.t, o.source) for _, outs in reads for o in outs), warnings)
     except FabricEngineError:
-        parts = []
+        parts, warnings = [], []
         for target, outs in reads:
             try:
-                parts.append(parse_outputs((o.text, o.t, o.source) for o in outs))
+                parts.append(parse_outputs(((o.text, o.t, o.source) for o in outs), warnings))
             except FabricEngineError as exc:
                 failures.append({"shard": shard, "target": target.lid, "error": str(exc)})
                 log.warning("sweep shard %s: %s", shard, exc)
         samples = CounterSamples.concat(parts)
-    return shard_result(shard, samples, failures)
+    return shard_result(shard, samples, failures, warnings)
 
 
 def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[dict],
           extra_failures: list[dict] | None = None) -> Sweep:
     """Combine shard results into the fabric's newest sweep; update the record; diff the topology."""
-    samples, failures = merge_results(results)
+    warnings: list[dict] = []
+    samples, failures = merge_results(results, warnings)
     failures += list(extra_failures or [])
     fabric_id = config.fabric_id
     _, newest = store.sweeps(fabric_id)
@@ -119,6 +122,7 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     sweep.ports = len(samples)
     sweep.shards = len(results)
     sweep.failures = failures
+    sweep.warnings = capped(warnings)
     sweep.events = events
     sweep.status = SweepStatus.OK if not failures else (SweepStatus.PARTIAL if len(samples) else SweepStatus.FAILED)
     sweep.save()
@@ -143,9 +147,10 @@ def run_sweep(config: CollectorConfig) -> Sweep:
     try:
         if config.source == CollectorSource.DIRECTORY:
             linkinfo, outputs = read_drop_dir(config.drop_dir)
-            read_discovery(linkinfo.text, source=linkinfo.source)
-            samples = parse_outputs((o.text, o.t, o.source) for o in outputs)
-            return merge(config, sweep, linkinfo.text, [shard_result(0, samples, [])])
+            warnings: list[dict] = []
+            read_discovery(linkinfo.text, source=linkinfo.source, warnings=warnings)
+            samples = parse_outputs(((o.text, o.t, o.source) for o in outputs), warnings)
+            return merge(config, sweep, linkinfo.text, [shard_result(0, samples, [], warnings)])
         text, shards = plan(config)
     except (CollectorError, FabricEngineError) as exc:
         return fail(sweep, str(exc))

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from fabric_engine.captured import MAX_WARNINGS
 from fabric_engine.telemetry import COLUMNS, CounterSamples, parse_perfquery_many
 from fabric_engine.topology.limits import MAX_FABRIC_PORTS
 
@@ -94,24 +95,31 @@ def decode_samples(text: str, shard: object = "?") -> CounterSamples:
     return CounterSamples(lid, port, values, bits, t)
 
 
-def parse_outputs(outputs: Iterable[tuple[str, float, str]]) -> CounterSamples:
-    """One shard's ``(text, t, source)`` perfquery outputs, lexed at once and merged to one row per port."""
-    return parse_perfquery_many(outputs)
+def parse_outputs(outputs: Iterable[tuple[str, float, str]], warnings: list | None = None) -> CounterSamples:
+    """One shard's ``(text, t, source)`` perfquery outputs, lexed at once and merged to one row per port.
+
+    Lines the parser skipped (a capture's prompts, a tool's stderr) are appended to ``warnings``.
+    """
+    return parse_perfquery_many(outputs, warnings=warnings)
 
 
-def shard_result(shard: int, samples: CounterSamples, failures: list[dict]) -> dict:
-    """What a shard task returns (JSON): its number, its samples encoded, its failed reads."""
-    return {"shard": shard, "samples": encode_samples(samples), "failures": list(failures)}
+def shard_result(shard: int, samples: CounterSamples, failures: list[dict], warnings: list[dict] | None = None) -> dict:
+    """What a shard task returns (JSON): its number, its samples encoded, its failed reads, its skipped lines."""
+    return {"shard": shard, "samples": encode_samples(samples), "failures": list(failures),
+            "warnings": list(warnings or [])[:MAX_WARNINGS]}
 
 
-def merge_results(results: Iterable[dict]) -> tuple[CounterSamples, list[dict]]:
+def merge_results(results: Iterable[dict], warnings: list | None = None) -> tuple[CounterSamples, list[dict]]:
     """All shards' samples as one row per port (arrays concatenated, then merged), and their failures.
 
     A shard whose samples cannot be decoded is a failure of that shard (its ports go stale); the rest merge.
+    The shards' warnings are appended to ``warnings``.
     """
     parts, failures = [], []
     for r in results:
         failures += r["failures"]
+        if warnings is not None:
+            warnings += [w for w in r.get("warnings") or () if isinstance(w, dict)]
         try:
             parts.append(decode_samples(r["samples"], r.get("shard", "?")))
         except TransportError as exc:

@@ -71,12 +71,23 @@ def drop(dirpath: Path, t: float, extra_words: int = 0) -> None:
         os.utime(p, (t, t))
 
 
+def test_a_sweep_keeps_the_lines_its_readers_skipped(tmp_path):  # issue 22: captured terminal text
+    config = make_config("cap", source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "drop"))
+    drop(tmp_path / "drop", time.time() - 2.0)
+    pq = tmp_path / "drop" / "perfquery-x-2.txt"
+    pq.write_text("[root@ufm01 ~]# perfquery -x 2 255\n" + pq.read_text() + "[root@ufm01 ~]# ")
+    sweep = run_sweep(config)
+    assert sweep.status == SweepStatus.OK and sweep.ports == 4
+    assert [(w["line"], w["reason"]) for w in sweep.warnings][:1] == [(1, "shell prompt")]
+    assert len(sweep.warnings) == 2 and sweep.warnings[0]["source"].endswith("perfquery-x-2.txt")
+
+
 def test_drop_directory_sweeps_feed_the_engine(tmp_path):
     config = make_config("lab", source=CollectorSource.DIRECTORY, drop_dir=str(tmp_path / "drop"))
     now = time.time()
     drop(tmp_path / "drop", now - 2.0)
     first = run_sweep(config)
-    assert first.status == SweepStatus.OK and first.ports == 4 and first.failures == []
+    assert first.status == SweepStatus.OK and first.ports == 4 and first.failures == [] and first.warnings == []
     engine = FabricRunner(config.fabric)
     asyncio.run(engine.start())
     assert engine.source.fabric.num_links == 16

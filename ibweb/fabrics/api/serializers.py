@@ -12,7 +12,8 @@ class FabricSerializer(serializers.ModelSerializer):
 
     url = serializers.HyperlinkedIdentityField(view_name="fabrics-api:fabric-detail", lookup_field="slug")
     topology_file = serializers.FileField(write_only=True, required=False,
-                                          help_text="ibnetdiscover output, an ibsim net file or ibweb JSON.")
+                                          help_text="ibnetdiscover output (any dialect), an ibdiagnet archive, "
+                                                    "an ibsim net file or ibweb JSON.")
 
     class Meta:
         model = Fabric

@@ -48,7 +48,7 @@ class SweepSerializer(serializers.ModelSerializer):
     class Meta:
         model = Sweep
         fields = ["id", "fabric", "source", "status", "started", "finished", "duration_s", "age_s", "shards",
-                  "ports", "failures", "events"]
+                  "ports", "failures", "warnings", "events"]
 
 
 #: Most samples in one push: one per port of the largest subnet (a sample carries basic and extended counters).

@@ -9,8 +9,9 @@ files) checks its links, then hands nodes, known host-port facts and cables here
   ``Aggregation Node``, or that shares its system image GUID with the one switch it is cabled to;
 * :func:`finish` names the nodes (descriptions with runs of blanks collapsed, made unique, see
   :mod:`._common`), gives roles (Aggregation Nodes ``aggregation``) and tiers, and keeps in ``meta``
-  the loopback cables, chassis (switches sharing a system image GUID), host systems (CAs sharing
-  one), NodeDescriptions the names do not give back, and the reader's warnings.
+  the loopback cables, chassis (switches sharing a system image GUID; each also the ``group`` of its
+  ASICs, so the map lays a director out as one), host systems (CAs sharing one), NodeDescriptions the
+  names do not give back, and the reader's warnings.
 """
 
 from __future__ import annotations
@@ -79,19 +80,28 @@ def aggregation_mask(kind: np.ndarray, desc: list[str], sysimg: np.ndarray, a: n
     return (by_desc | (same & ~other)) & (kind == KIND_HOST)
 
 
-def _chassis(kind: np.ndarray, sysimg: np.ndarray, names: list[str], hosts: np.ndarray) -> dict:
+def _chassis(kind: np.ndarray, sysimg: np.ndarray, names: list[str], hosts: np.ndarray) -> tuple[dict, np.ndarray]:
+    """``meta`` entries for chassis and host systems, and every node's group: its chassis' number (-1: none).
+
+    A chassis is a group as a generator's pod is: the map lays its ASICs out together.
+    """
     meta: dict = {}
+    group = np.full(len(kind), -1, dtype=np.int64)
     sw = np.flatnonzero((kind == KIND_SWITCH) & (sysimg != 0))
     if sw.size:
         uniq, inverse, counts = np.unique(sysimg[sw], return_inverse=True, return_counts=True)
-        chassis = [{"guid": f"0x{int(g):016x}", "switches": [names[i] for i in sw[inverse == k].tolist()]}
-                   for k, g in enumerate(uniq.tolist()) if counts[k] > 1]
+        shared = np.flatnonzero(counts > 1)
+        chassis = [{"guid": f"0x{int(uniq[k]):016x}", "switches": [names[i] for i in sw[inverse == k].tolist()]}
+                   for k in shared.tolist()]
         if chassis:
             meta["chassis"] = chassis
+            number = np.full(len(uniq), -1, dtype=np.int64)
+            number[shared] = np.arange(len(shared))
+            group[sw] = number[inverse]
     known = hosts[sysimg[hosts] != 0]
     if known.size:
         meta["host_systems"] = int(np.unique(sysimg[known]).size) + int(hosts.size - known.size)
-    return meta
+    return meta, group
 
 
 def _kept_descriptions(kind: np.ndarray, desc: list[str], names: list[str]) -> dict[str, str]:
@@ -121,7 +131,8 @@ def finish(source: str, name: str, fmt: str, *, kind: np.ndarray, desc: list[str
     if ln:
         out["loopbacks"] = [[names[n], p, q, f"{w}x{SPEEDS[s]}"] for n, p, q, w, s in zip(ln, lp, lq, lw, ls,
                                                                                           strict=True)]
-    out.update(_chassis(kind, sysimg, names, np.flatnonzero((kind == KIND_HOST) & ~aggregation)))
+    chassis, group = _chassis(kind, sysimg, names, np.flatnonzero((kind == KIND_HOST) & ~aggregation))
+    out.update(chassis)
     kept = _kept_descriptions(kind, desc, names) if fmt != "ibsim" else {}
     if kept:
         out["node_desc"] = kept
@@ -129,6 +140,7 @@ def finish(source: str, name: str, fmt: str, *, kind: np.ndarray, desc: list[str
         out["warnings"] = capped(sorted(warnings, key=lambda w: w["line"]))
     return _common.build(
         source, name, kind=kind, node_name=names, guid=guid, lid=node_lid, nports=nports,
-        role=role, tier=_common.infer_tiers(kind, a, b, aggregation), port_lid=port_lid, port_guid=port_guid,
+        role=role, tier=_common.infer_tiers(kind, a, b, aggregation), group=group, port_lid=port_lid,
+        port_guid=port_guid,
         a_node=a, a_port=ap, b_node=b, b_port=bp, width=width, speed=speed, meta=out,
     )

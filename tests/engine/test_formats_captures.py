@@ -102,6 +102,8 @@ def test_director_asics_are_switches_of_one_chassis():
         assert f.meta["chassis"] == [{"guid": "0x0002c90300c0ffee", "switches": [
             "MF0;cs7500-01:CS7500/S01/U1", "MF0;cs7500-01:CS7500/L01/U1", "MF0;cs7500-01:CS7500/L02/U1"]}]
         assert "warnings" not in f.meta
+        # One group on the map: the chassis' ASICs are laid out together, as a generator's pod is.
+        assert f.group[f.switches].tolist() == [0, 0, 0] and f.group[f.hosts].tolist() == [-1, -1]
 
 
 def test_ports_report_p_reads_the_same_fabric():

@@ -123,7 +123,8 @@ export function topology() {
   function snapshot(next) {
     fabric = next;
     lay = layout(fabric);
-    hosts = fabric.nodes.isHost.reduce((sum, h) => sum + h, 0);
+    const {isHost, isAggregation} = fabric.nodes;
+    hosts = isHost.reduce((sum, h, i) => sum + (h && !isAggregation[i] ? 1 : 0), 0);
     const {L, n} = fabric;
     buckets = new Uint8Array(L);
     order = new Int32Array(L);
@@ -136,7 +137,8 @@ export function topology() {
       for (let j = 1; j < xs.length; ++j) gap = Math.min(gap, xs[j] - xs[j - 1]);
       return gap;
     });
-    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${n - hosts} switches, ${L} cables. ${KEYS}`);
+    const switches = isHost.reduce((sum, h) => sum + (h ? 0 : 1), 0);
+    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${switches} switches, ${L} cables. ${KEYS}`);
     hover(null);
     place();
     canvas.call(zoomer.transform, zoomIdentity);

@@ -69,9 +69,12 @@ def write(fabric: Fabric, preset_lids: bool = True) -> str:
     nports = f.nports.tolist()
     out = [f"# ibsim net file of fabric {f.name!r}: {f.num_switches} switches, {f.num_hosts} hosts, "
            f"{f.num_links} links (written by fabric_engine)", ""]
+    chassis = {name: int(ch["guid"], 16) for ch in f.meta.get("chassis") or () for name in ch["switches"]}
     for n, ports in node_ports(f, remote_lids=preset_lids):
         g = int(f.guid[n])
         if is_sw[n]:
+            if names[n] in chassis:  # a director's ASICs share the chassis' system image GUID
+                out.append(f"sysimgguid=0x{chassis[names[n]]:016x}")
             out.append(f"switchguid=0x{g:016x}")
             out.append(f'Switch\t{nports[n]} "{names[n]}"\t\t# "{desc[n]}" enhanced port 0 lid {lid[n]} lmc 0')
             out += [f'[{p}]\t"{names[r]}"[{rp}]\t\t# "{desc[r]}" lid {rl} {rate}' for p, r, rp, rl, rate in ports]

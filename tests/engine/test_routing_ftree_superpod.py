@@ -21,17 +21,20 @@ from fabric_engine.routing import NO_PATH, route
 from fabric_engine.topology import KIND_HOST, KIND_SWITCH, ROLES, Fabric
 
 _SW_GUID, _CA_GUID, _AN_GUID = 0x98039B0300670000, 0xB83FD20300A00000, 0x0002C90300B00000
+_CHASSIS_GUID = 0x0002C90300C0FFEE
 
 
 def superpod(pods: int = 3, leaves_per_pod: int = 2, spines_per_pod: int = 2, hosts_per_leaf: int = 3,
              cores_per_plane: int = 2, mgmt_per_pod: int = 1, radix: int = 8, loopback: bool = True,
-             speed: str = "HDR") -> Fabric:
+             director: bool = True, speed: str = "HDR") -> Fabric:
     """A SuperPOD-shaped 3-level fat tree with an Aggregation Node on port ``radix + 1`` of every switch.
 
     Leaf ports: hosts first, then one cable to each spine of its pod. Spine ports: the pod's leaves,
     the cores of its plane, then (first spine of a pod) ``mgmt_per_pod`` management CAs. Core ports:
     one cable to the spine of its plane in every pod, the loopback cable on its last two ports (first core;
-    kept in ``meta["loopbacks"]`` as the readers keep one, and written out by the ibsim writer).
+    kept in ``meta["loopbacks"]`` as the readers keep one, and written out by the ibsim writer). With
+    ``director``, the cores of the first plane are the ASICs of one director: they share a system image
+    GUID (``meta["chassis"]``, written as ``sysimgguid=`` for ibsim).
     Raises ``TopologyError`` when a switch needs more than ``radix`` ports.
     """
     P, L, U, H, K = pods, leaves_per_pod, spines_per_pod, hosts_per_leaf, cores_per_plane
@@ -74,11 +77,12 @@ def superpod(pods: int = 3, leaves_per_pod: int = 2, spines_per_pod: int = 2, ho
     lid = list(range(1, S + 1)) + list(range(S + 1, S + 1 + n_h + n_m + S))
     a, ap, b, bp = (list(c) for c in zip(*cables, strict=True))
 
-    loops = [[cores[0], radix - 1, radix, f"4x{speed}"]] if loopback else []
+    meta: dict = {"chassis": [{"guid": f"0x{_CHASSIS_GUID:016x}", "switches": cores[:K]}]} if director else {}
+    if loopback:
+        meta["loopbacks"] = [[cores[0], radix - 1, radix, f"4x{speed}"]]
     return Fabric.build(f"superpod-{P}x{L}x{H}", kind=kind, node_name=names, guid=guid, lid=lid,
                         nports=[radix + 1] * S + [1] * (n_h + n_m + S), role=role, tier=tier,
-                        a_node=a, a_port=ap, b_node=b, b_port=bp, speed=_speed(speed),
-                        meta={"loopbacks": loops} if loops else {})
+                        a_node=a, a_port=ap, b_node=b, b_port=bp, speed=_speed(speed), meta=meta)
 
 
 def _speed(name: str) -> int:

@@ -2,13 +2,14 @@
 
 The fabric (:func:`tests.engine.test_routing_ftree_superpod.superpod`) is a SuperPOD-shaped 3-level
 fat tree: a SHARP Aggregation Node (NodeDesc ``"Mellanox Technologies Aggregation Node"``) on port
-``radix + 1`` of every switch, management CAs on spines and, once the Fabric model takes a cable from
-a switch to itself, one loopback on a core. It runs in one ibsim (preset LIDs, so OpenSM keeps ours);
+``radix + 1`` of every switch, management CAs on spines, the cores of one plane the ASICs of one director
+and one loopback on a core. It runs in one ibsim (preset LIDs, so OpenSM keeps ours);
 OpenSM sweeps it once per case (``-o -R ftree -D 0x47`` plus the case's guid files) and writes
 ``opensm-lfts.dump``; ours routes the same fabric with the same files (:mod:`fabric_engine.routing.
 guid_files` reads them). In every case our tables equal OpenSM's entry for entry -- ftree's where
 OpenSM routes with ftree, minhop's where it falls back -- and where OpenSM refuses, our reason carries
-OpenSM's own log message, the offender named, and, for the Aggregation Nodes, what to pass.
+OpenSM's own log message, the offender named, and, for the Aggregation Nodes, what to pass. The
+subnet's ``ibnetdiscover`` output reads back whole and routes to OpenSM's tables too.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ REFUSES = {"both files": None, "no files": "ERR AB2B", "cn file only": "ERR AB2B
 
 @pytest.fixture(scope="module")
 def opensm(tmp_path_factory):
-    """``(fabric, {case: (OpenSM's routing, its log, the case's files)})``, OpenSM run once per case."""
+    """``(fabric, {case: (OpenSM's routing, its log, the case's files)})``, OpenSM run once per case; the
+    output of ``ibnetdiscover`` on the routed subnet under ``"ibnetdiscover"``."""
     from tests.conftest import require_tool
 
     require_tool(*REAL_TOOLS)
@@ -75,7 +77,30 @@ def opensm(tmp_path_factory):
             args = [a for opt, path in files.items() for a in (f"--{opt}", str(path))]
             sim.run_opensm(["-o", "-R", engine, "-D", "0x47", *args], cache_dir=cache)
             out[name] = (load_dump(f, cache / "opensm-lfts.dump"), (cache / "opensm.log").read_text(), files)
+        out["ibnetdiscover"] = (sim.run(["ibnetdiscover"]).stdout, work / "both-files" / "opensm-lfts.dump",
+                                cases["both files"])
     return f, out
+
+
+def test_ftree_from_ibnetdiscovers_output_equals_opensms(opensm):
+    """What the real tools print of the SHARP fabric reads back whole, and routes to OpenSM's tables."""
+    from fabric_engine import formats
+    from fabric_engine.formats import opensm_lfts
+
+    f, runs = opensm
+    text, dump, files = runs["ibnetdiscover"]
+    seen = formats.read(text)
+    # Aggregation Nodes are no hosts, the director is one chassis, the loopback is kept aside.
+    assert (seen.num_switches, seen.num_hosts, len(seen.aggregation_nodes)) == (16, 21, 16)
+    assert [len(c["switches"]) for c in seen.meta["chassis"]] == [2]
+    assert [lb[1:3] for lb in seen.meta["loopbacks"]] == [[7, 8]] and seen.num_links == f.num_links
+    theirs = opensm_lfts.read(dump.read_text(), seen, str(dump), complete=True)
+    ours = _ours(seen, files)
+    assert "fallback" not in ours.info
+    used = (ours.lft != NO_PATH).any(axis=0) | (theirs.lft != NO_PATH).any(axis=0)
+    equal, total = int((ours.lft[:, used] == theirs.lft[:, used]).sum()), int(ours.lft[:, used].size)
+    print(f"ftree from ibnetdiscover's output, both files: {equal} of {total} entries equal to OpenSM's")
+    assert equal == total
 
 
 def _ours(f, files: dict[str, Path]):

@@ -224,6 +224,13 @@ class Fabric:
         return np.flatnonzero((self.kind == KIND_HOST) & (self.role == ROLE_AGGREGATION))
 
     @cached_property
+    def kind_label(self) -> np.ndarray:
+        """``"switch"``, ``"host"`` or ``"aggregation"`` (a SHARP Aggregation Node) per node, object ``[N]``."""
+        out = np.where(self.kind == KIND_SWITCH, "switch", "host").astype(object)
+        out[self.aggregation_nodes] = "aggregation"
+        return out
+
+    @cached_property
     def aggregation_switches(self) -> np.ndarray:
         """Switches with an Aggregation Node cabled to them (the fabric's real SHARP inventory), int64."""
         an = np.isin(self.dl_src, self.aggregation_nodes) & (self.kind[self.dl_dst] == KIND_SWITCH)

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.formats.opensm_partitions import format_guid
 from fabric_engine.scenario import build_fabric
-from fabric_engine.topology import KIND_HOST, Fabric
+from fabric_engine.topology import Fabric
 from ibweb.runtime import record
 
 __all__ = ["UnknownGuid", "fabric_inventory", "normalize_guid", "check_guids", "hosts_matching", "member_nodes"]
@@ -114,6 +114,6 @@ def member_nodes(fabric, guids: list[str]) -> list[dict]:
         except KeyError:
             continue
         leaf = int(inv.host_leaf[n])
-        out.append({"guid": g, "node": str(inv.node_name[n]), "kind": "host" if inv.kind[n] == KIND_HOST else "switch",
+        out.append({"guid": g, "node": str(inv.node_name[n]), "kind": str(inv.kind_label[n]),
                     "leaf": str(inv.node_name[leaf]) if leaf >= 0 else ""})
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from django.core.exceptions import ValidationError
 
-from fabric_engine.topology import KIND_HOST, Fabric
+from fabric_engine.topology import Fabric
 
 __all__ = ["engine_fabric", "job_catalog", "live_jobs", "member_rows", "leaves_with_hosts"]
 
@@ -57,10 +57,10 @@ def member_rows(f: Fabric | None, members: list[tuple[str, str]]) -> list[dict]:
     found = sorted_guid[pos] == values
     node = np.where(found, f.port_node[order[pos]], -1)
     leaf = np.where(node >= 0, f.host_leaf[np.maximum(node, 0)], -1)
-    names, kinds = f.node_name, f.kind
+    names, kinds = f.node_name, f.kind_label
     return [{"guid": g, "membership": m, "node": str(names[n]) if n >= 0 else "",
-             "leaf": str(names[lf]) if lf >= 0 else "", "kind": ("host" if kinds[n] == KIND_HOST else "switch")
-             if n >= 0 else ""} for (g, m), n, lf in zip(members, node.tolist(), leaf.tolist(), strict=True)]
+             "leaf": str(names[lf]) if lf >= 0 else "", "kind": str(kinds[n]) if n >= 0 else ""}
+            for (g, m), n, lf in zip(members, node.tolist(), leaf.tolist(), strict=True)]
 
 
 def leaves_with_hosts(f: Fabric | None) -> list[str]:

@@ -38,6 +38,7 @@ def test_ibdiagnet_dialect_counts_aggregation_nodes_and_loopback():
     assert len(f.aggregation_nodes) == 3 and {ROLES[r] for r in f.role[f.aggregation_nodes]} == {"aggregation"}
     assert not np.isin(f.aggregation_nodes, f.hosts).any()
     assert len(f.aggregation_switches) == 3 and f.meta["aggregation_nodes"] == 3
+    assert set(f.kind_label[f.aggregation_nodes]) == {"aggregation"} and set(f.kind_label[f.hosts]) == {"host"}
     # With Aggregation Nodes on every switch, the spine is still a spine.
     spine = f.node("spine01")
     assert TIER_NAMES[f.tier[spine]] == "spine"

@@ -14,7 +14,9 @@ export function routingPanel() {
   function chart(selection) {
     const panel = selection.classed("ibweb-routing", true).attr("aria-label", "Routing");
     panel.append("div").attr("class", "ibweb-panel-head").append("h2").text("Routing");
+    // one line of fixed height (the full text in its title): the report arriving never moves the panels below
     const out = panel.append("output").attr("class", "ibweb-routing-out").attr("aria-live", "polite");
+    const say = (text) => out.text(text).attr("title", text || null);
     const list = panel.append("ul").attr("class", "ibweb-routing-report").attr("aria-label", "Routing report")
       .attr("tabindex", 0); // scrolls: reachable by keyboard
 
@@ -23,18 +25,18 @@ export function routingPanel() {
 
     function load(attempt = 1, id = ++asked) {
       clearTimeout(timer);
-      out.text(attempt > 1 ? "routing… (the engine has not published its routing yet)" : "computing the routing report…");
+      say(attempt > 1 ? "routing… (the engine has not published its routing yet)" : "computing the routing report…");
       client.routing().then((report) => {
         if (id !== asked) return;
         last = report;
-        out.text("");
+        say("");
         list.selectAll("li").data(routingLines(report)).join("li")
           .attr("data-level", (d) => d.level).text((d) => d.text);
       }, (error) => {
         if (id !== asked) return;
         const wait = routingRetryDelay(error, attempt);
-        if (wait == null) return void out.text(`no routing report: ${error.message}`);
-        out.text("routing… (the engine has not published its routing yet)");
+        if (wait == null) return void say(`no routing report: ${error.message}`);
+        say("routing… (the engine has not published its routing yet)");
         timer = setTimeout(() => load(attempt + 1, id), wait);
       });
     }

@@ -16,6 +16,28 @@ import pytest
 __all__ = ["require_tool", "missing_tools"]
 
 
+def _deferred_sqlite_transactions_in_process() -> None:
+    """In-process tests begin SQLite transactions DEFERRED, as before ``transaction_mode`` IMMEDIATE.
+
+    A non-transactional Django test holds one transaction for its whole length; under IMMEDIATE it
+    holds the write lock from its first line, so a runner's background writer (events, rollups) in
+    the same test would wait out the busy timeout and its retries instead of failing at once as it
+    always has there (its rows could not be seen by the test anyway). The shipped mode is checked
+    where it matters: every real server the tests start (``tests/server.py``) runs the settings as
+    shipped, and ``tests/web/test_db_lock_contention.py`` sets IMMEDIATE for its writers.
+    """
+    try:
+        from django.db import connections
+    except ImportError:  # the engine alone, without Django
+        return
+    options = connections.settings["default"].get("OPTIONS")
+    if options is not None and "transaction_mode" in options:
+        options["transaction_mode"] = None
+
+
+_deferred_sqlite_transactions_in_process()
+
+
 def missing_tools(*names: str) -> list[str]:
     """The names among ``names`` that are neither on ``PATH`` nor an existing absolute path."""
     missing = []

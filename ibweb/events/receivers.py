@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
+from ibweb.db_retry import retry_locked
 from ibweb.live.signals import fabric_alerts
 from ibweb.runtime import record
 
@@ -17,4 +18,5 @@ def record_alerts(sender, fabric_id: int, seq: int, t: float, raised: list, clea
     h = record.head(fabric_id)
     fabric = record.fabric(fabric_id, h) if h is not None else None
     jobs = (record.jobs(fabric_id, h) or []) if h is not None else []
-    recorder_for(fabric_id).apply(raised, cleared, seq, t, first=first, fabric=fabric, jobs=jobs)
+    retry_locked(recorder_for(fabric_id).apply, raised, cleared, seq, t, first=first, fabric=fabric, jobs=jobs,
+                 what=f"events of fabric {fabric_id}")

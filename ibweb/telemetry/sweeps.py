@@ -26,6 +26,7 @@ from fabric_engine.telemetry import (
     read_discovery,
 )
 from fabric_engine.topology import KIND_SWITCH
+from ibweb.db_retry import retry_locked
 
 from . import store
 from .choices import CollectorSource, SweepStatus
@@ -125,7 +126,7 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     sweep.warnings = capped(warnings)
     sweep.events = events
     sweep.status = SweepStatus.OK if not failures else (SweepStatus.PARTIAL if len(samples) else SweepStatus.FAILED)
-    sweep.save()
+    retry_locked(sweep.save, what=f"sweep of {config.fabric}")
     store.put_sweep(fabric_id, sweep.pk, finished.timestamp(), linkinfo, samples, events, failures)
     return sweep
 
@@ -136,13 +137,13 @@ def fail(sweep: Sweep, error: str) -> Sweep:
     sweep.duration_s = (sweep.finished - sweep.started).total_seconds()
     sweep.status = SweepStatus.FAILED
     sweep.failures = [{"shard": "discovery", "target": None, "error": error}]
-    sweep.save()
+    retry_locked(sweep.save, what="a failed sweep")
     return sweep
 
 
 def run_sweep(config: CollectorConfig) -> Sweep:
     """One whole sweep in this process (drop directory, or commands without Celery)."""
-    sweep = Sweep.objects.create(config=config, source=config.source)
+    sweep = retry_locked(Sweep.objects.create, config=config, source=config.source, what=f"sweep of {config.fabric}")
     t0 = time.monotonic()
     try:
         if config.source == CollectorSource.DIRECTORY:

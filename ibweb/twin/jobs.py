@@ -26,6 +26,7 @@ from django.utils import timezone
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.twin import SchedulerJob, parse_slurm_jobs
 from fabric_engine.twin.slurm import MAX_SLURM_BYTES
+from ibweb.db_retry import retry_locked
 from ibweb.telemetry.collector import CollectorError, CommandRunner
 
 from .choices import JobOrigin, JobSourceKind
@@ -149,12 +150,15 @@ def poll(source: JobSource) -> tuple[int, int]:
             jobs = _run_slurm(source, limit)
         else:
             raise CollectorError("a push source is not polled")
-        result = store_jobs(source.fabric, jobs, JobOrigin.SLURM, replace=True, source=source)
+        result = retry_locked(store_jobs, source.fabric, jobs, JobOrigin.SLURM, replace=True, source=source,
+                              what=f"jobs of {source.fabric}")
     except (CollectorError, FabricEngineError, OSError) as exc:
-        JobSource.objects.filter(pk=source.pk).update(last_poll=timezone.now(), last_error=str(exc)[:2000])
+        retry_locked(JobSource.objects.filter(pk=source.pk).update, last_poll=timezone.now(),
+                     last_error=str(exc)[:2000], what=f"job source of {source.fabric}")
         log.warning("job source of %s: %s", source.fabric, exc)
         raise
-    JobSource.objects.filter(pk=source.pk).update(last_poll=timezone.now(), last_error="")
+    retry_locked(JobSource.objects.filter(pk=source.pk).update, last_poll=timezone.now(), last_error="",
+                 what=f"job source of {source.fabric}")
     return result
 
 

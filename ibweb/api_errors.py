@@ -1,5 +1,8 @@
 """API errors that are the client's conflict, not the server's failure: 409 instead of a 500.
 
+Credentials that were sent and refused (a wrong token) answer 401 with ``WWW-Authenticate``
+(see also :mod:`ibweb.auth_schemes`).
+
 A unique constraint another writer won meanwhile (a unique ``IntegrityError`` after
 validation passed) and a delete of a row others still use (``ProtectedError``, ``RestrictedError``)
 answer ``409 Conflict`` with what clashed; everything else goes to DRF's handler.
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError
 from django.db.models import ProtectedError, RestrictedError
-from rest_framework import status
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -17,7 +20,11 @@ __all__ = ["exception_handler"]
 
 
 def exception_handler(exc, context) -> Response | None:
-    """DRF's handler, plus 409 for conflicts with the database's constraints."""
+    """DRF's handler, plus 409 for conflicts with the database's constraints and 401 for wrong credentials."""
+    if isinstance(exc, exceptions.AuthenticationFailed):  # credentials sent and refused: 401 (DRF makes it a 403
+        exc.status_code = status.HTTP_401_UNAUTHORIZED  # when the first authentication class is the session's)
+        exc.auth_header = getattr(exc, "auth_header", None) or 'Token realm="api"'
+
     if isinstance(exc, ProtectedError | RestrictedError):
         users = sorted({str(o) for o in (exc.protected_objects if isinstance(exc, ProtectedError)
                                          else exc.restricted_objects)})

@@ -64,7 +64,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "ibweb.security.SecurityHeadersMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "ibweb.static_files.StaticFilesMiddleware",  # WhiteNoise, with file bodies read asynchronously under ASGI
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -106,7 +106,10 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded engine writes from worker threads (events, twin reports, rollups) while requests write too:
     # a writer waits for the lock (timeout, seconds) and readers never wait for a writer (write-ahead log).
-    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL"}
+    # Transactions take the write lock when they begin (IMMEDIATE): a deferred one that reads, then writes,
+    # would get "database is locked" at once instead of waiting. Background writers also retry (db_retry).
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL",
+                                       "transaction_mode": "IMMEDIATE"}
     # Tests use a file as well: an in-memory database's shared cache fails at once on a lock instead of waiting.
     DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"ibweb-test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -136,6 +139,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "ibweb.auth_schemes.RefuseUnknownSchemes",  # curl -u (Basic) is a 401, not an anonymous visitor
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,

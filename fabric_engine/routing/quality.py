@@ -92,6 +92,9 @@ def port_loads(routing: Routing, lids: np.ndarray | None = None) -> PortLoads:
     return PortLoads(counts[:, :pmax], peer >= 0, is_up)
 
 
+#: Engines whose tables leave some switch-to-switch (switch, LID) entries unrouted by design: OpenSM's ftree
+#: (a switch LID from switches with no common ancestor) and OpenSM's own dumps, which ftree may have written.
+SWITCH_LIDS_UNROUTED_BY_DESIGN = ("ftree", "opensm-dump")
 #: (switch, LID) walks followed at once by :func:`switch_hops`.
 _WALK_CELLS = 1 << 22
 
@@ -252,6 +255,8 @@ class RoutingReport:
     entries: int = 0
     warnings: list = field(default_factory=list)
     fallback: dict | None = None
+    #: Of ``unreachable_entries``: switch-to-switch entries the engine leaves unrouted by design (ftree).
+    unreachable_expected: int = 0
 
     @property
     def engine_used(self) -> str:
@@ -265,6 +270,7 @@ class RoutingReport:
                 "unreachable_pairs": self.unreachable_pairs, "host_pairs": self.host_pairs,
                 "unreachable_entries": self.unreachable_entries,
                 "unreachable_host_entries": self.unreachable_host_entries, "entries": self.entries,
+                "unreachable_expected": self.unreachable_expected,
                 "warnings": list(self.warnings),
                 "credit_loops": {"acyclic": self.credit_loops.acyclic, "cycle": self.credit_loops.cycle,
                                  "vl": self.credit_loops.cycle_vl, "text": self.loop_text}}
@@ -279,7 +285,9 @@ class RoutingReport:
             f"host-to-host path lengths: {hist or 'none'}",
             f"unreachable host pairs: {self.unreachable_pairs} of {self.host_pairs}",
             f"unreachable (switch, LID) entries: {self.unreachable_entries} of {self.entries} "
-            f"({self.unreachable_host_entries} towards host LIDs)",
+            f"({self.unreachable_host_entries} towards host LIDs"
+            + (f"; {self.unreachable_expected} switch-to-switch, unrouted by design as OpenSM's ftree leaves them"
+               if self.unreachable_expected else "") + ")",
             f"credit loops: {self.loop_text}",
             *(f"warning: {w}" for w in self.warnings),
         ])
@@ -324,6 +332,9 @@ def report(routing: Routing) -> RoutingReport:
     # of every other host; hosts without a cable can neither send nor receive.
     all_hops = switch_hops(routing, tg.lids)
     bad, bad_hosts, entries = unreachable_entries(routing, all_hops)
+    # OpenSM's ftree leaves a switch's LID unrouted from switches with no common ancestor
+    # (fabric_route_to_switches): by design, and no host traffic uses those entries.
+    expected = bad - bad_hosts if routing.engine in SWITCH_LIDS_UNROUTED_BY_DESIGN else 0
     lids = f.port_lid[f.port_offset[f.hosts]].astype(np.int64)
     col = np.searchsorted(tg.lids, lids, sorter=np.argsort(tg.lids))
     known = np.zeros(len(lids), dtype=bool)
@@ -355,13 +366,13 @@ def report(routing: Routing) -> RoutingReport:
     pairs = n_h * (n_h - 1)
     hist = {int(k): int(v) for k, v in zip(hist_v, hist_c, strict=True)}
     warnings = engine_warnings(routing)
-    if bad:
-        warnings.append(f"{bad} of {entries} (switch, LID) entries have no working route "
+    if bad - expected:
+        warnings.append(f"{bad - expected} of {entries} (switch, LID) entries have no working route "
                         f"({bad_hosts} towards host LIDs)")
     fallback = (routing.info or {}).get("fallback")
     return RoutingReport(routing.engine, loads.summary(), per_switch, hist, unreachable, pairs, check, f.name,
                          check.describe(f), bad, bad_hosts, entries, warnings,
-                         dict(fallback) if fallback else None)
+                         dict(fallback) if fallback else None, expected)
 
 
 def _num(v: float) -> float | None:

@@ -3,10 +3,12 @@
 ``perfquery`` and ``iblinkinfo`` text -> arrays (:mod:`.perfquery`, :mod:`.linkinfo`);
 two sweeps -> counter increases and rates (:mod:`.rates`) -> a :class:`FabricState`
 with alerts (:mod:`.observe`, :mod:`.alerts`); two discoveries -> topology events
-(:mod:`.diff`); counters -> Prometheus text (:mod:`.prometheus`).
+(:mod:`.diff`); a discovery against its reference cabling -> conditions
+(:mod:`.conditions`); counters -> Prometheus text (:mod:`.prometheus`).
 """
 
 from .alerts import DEFAULT_THRESHOLDS, Thresholds, error_alerts
+from .conditions import CONDITION_KINDS, cabling_conditions, is_good
 from .counters import COLUMN, COLUMNS, ERROR_COUNTERS, CounterSamples, port_key
 from .diff import EVENT_KINDS, diff_topology
 from .linkinfo import LinkInfo, fabric_from_linkinfo, parse_iblinkinfo, read_discovery
@@ -20,6 +22,7 @@ __all__ = [
     "LinkInfo", "parse_iblinkinfo", "fabric_from_linkinfo", "read_discovery", "CounterDeltas", "counter_deltas",
     "STALE", "RESET",
     "LATCHED", "WRAPPED", "DEFAULT_THRESHOLDS", "Thresholds", "error_alerts", "Observation", "observe",
-    "link_port_keys", "EVENT_KINDS", "diff_topology", "METRICS", "CounterIntegrator", "render_metrics",
+    "link_port_keys", "EVENT_KINDS", "diff_topology", "CONDITION_KINDS", "cabling_conditions", "is_good",
+    "METRICS", "CounterIntegrator", "render_metrics",
     "totals_from_samples",
 ]

@@ -38,9 +38,9 @@ def diff_topology(old: Fabric, new: Fabric) -> list[dict]:
     """Events that turn ``old`` into ``new``.
 
     Each event: ``{"kind", "severity", "message", ...}`` plus ``node``/``guid`` for
-    node events, ``a``/``b`` (``"name port"``) and the new cable index ``link``
-    (``-1`` when the cable is gone) for cable events, ``old``/``new`` for width
-    and speed changes.
+    node events, ``a``/``b`` (``"name port"``), the ends' node ``guids`` and ``ports``
+    and the new cable index ``link`` (``-1`` when the cable is gone) for cable
+    events, ``old``/``new`` for width and speed changes.
 
     Examples
     --------
@@ -65,6 +65,8 @@ def diff_topology(old: Fabric, new: Fabric) -> list[dict]:
         for c in cables:  # loop over the changed cables
             a, b = _end(f, f.a_node[c], int(f.a_port[c])), _end(f, f.b_node[c], int(f.b_port[c]))
             events.append({"kind": kind, "severity": _SEVERITY[kind], "a": a, "b": b,
+                           "guids": [f"0x{int(f.guid[f.a_node[c]]):016x}", f"0x{int(f.guid[f.b_node[c]]):016x}"],
+                           "ports": [int(f.a_port[c]), int(f.b_port[c])],
                            "link": int(c) if f is new else -1, "message": f"{kind.replace('_', ' ')}: {a} - {b}"})
     _, io, inew = np.intersect1d(ko, kn, return_indices=True)
     for attr, names in (("width", None), ("speed", SPEEDS)):

@@ -25,7 +25,8 @@ from ..topology import Fabric
 from .counters import COLUMN, COLUMNS, WORD_BYTES, CounterSamples
 from .observe import link_port_keys
 
-__all__ = ["METRICS", "CounterIntegrator", "totals_from_samples", "render_metrics", "CONTENT_TYPE"]
+__all__ = ["METRICS", "CounterIntegrator", "totals_from_samples", "render_metrics", "metric_families",
+           "render_families", "down_ports", "PORT_STATE", "CONTENT_TYPE"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -58,6 +59,10 @@ METRICS: tuple[tuple[str, str, str], ...] = (
     ("infiniband_port_vl15_dropped_total", "VL15Dropped", "Subnet management packets dropped (VL15Dropped)."),
 )
 _ERRORS = [COLUMN[c] for c in COLUMNS[:13]]
+#: The port state family: PortState as the SM reports it (1 Down, 4 Active), kept for the ports of a cable down.
+PORT_STATE = ("infiniband_port_state", "Port state (PortState: 1 Down, 4 Active). Ports of a cable that is down "
+                                       "but in the fabric's reference cabling stay, at 1, until it is back.")
+_HELP = {metric: help_text for metric, _, help_text in METRICS}
 
 
 def totals_from_samples(fabric: Fabric, samples: CounterSamples) -> np.ndarray:
@@ -121,8 +126,89 @@ def _escape(values: np.ndarray) -> np.ndarray:
     return np.char.replace(out, "\n", "\\n")
 
 
-def render_metrics(topology: dict, totals: np.ndarray, fabric: str, extra: dict[str, float] | None = None) -> str:
-    """The Prometheus text of every cabled port of one fabric.
+def _labels(fabric: str, guid, port, name, rguid, rport, rname) -> np.ndarray:
+    """``{fabric=..,guid=..,port=..,name=..,remote_guid=..,remote_port=..,remote_name=..} `` per port (arrays)."""
+    fab = _escape(np.array([fabric], dtype=object))[0]
+    out = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",guid="', guid), '",port="'), port.astype(str))
+    out = np.char.add(np.char.add(np.char.add(out, '",name="'), name), '",remote_guid="')
+    out = np.char.add(np.char.add(np.char.add(out, rguid), '",remote_port="'), rport.astype(str))
+    return np.char.add(np.char.add(np.char.add(out, '",remote_name="'), rname), '"} ')
+
+
+def down_ports(alerts: list[dict]) -> list[dict]:
+    """Both ports of every cable down (condition alerts ``link_down``), as ``/metrics`` labels them."""
+    out = []
+    for a in alerts:  # the few condition alerts of a tick
+        if a.get("kind") != "link_down" or not a.get("condition"):
+            continue
+        names = [str(a.get(k, "")).rsplit(" port ", 1)[0] for k in ("a", "b")]
+        (ga, gb), (pa, pb) = a["guids"], a["ports"]
+        out += [{"guid": ga, "port": pa, "name": names[0], "remote_guid": gb, "remote_port": pb,
+                 "remote_name": names[1]},
+                {"guid": gb, "port": pb, "name": names[1], "remote_guid": ga, "remote_port": pa,
+                 "remote_name": names[0]}]
+    return out
+
+
+def metric_families(topology: dict, totals: np.ndarray, fabric: str, extra: dict[str, float] | None = None,
+                    down: list[dict] | None = None) -> dict[str, tuple[str, str]]:
+    """The samples of one fabric per metric family: ``{name: (type, text of its sample lines)}``.
+
+    Parameters as :func:`render_metrics`; ``down``: ports of cables that are down
+    (:func:`down_ports`), exported in :data:`PORT_STATE` at 1 beside every cabled port at 4.
+    """
+    nodes, links = topology["nodes"], topology["links"]
+    name = _escape(np.array(nodes["name"], dtype=object))
+    guid = np.array(nodes["guid"], dtype=object).astype(str)
+    a, b = np.array(links["a_node"], np.int64), np.array(links["b_node"], np.int64)
+    ap, bp = np.array(links["a_port"], np.int64), np.array(links["b_port"], np.int64)
+    src, dst = np.r_[a, b], np.r_[b, a]
+    sport, dport = np.r_[ap, bp], np.r_[bp, ap]
+    if len(src) != len(totals):
+        raise ValueError(f"totals cover {len(totals)} directed links, the topology has {len(src)}")
+    labels = _labels(fabric, guid[src], sport, name[src], guid[dst], dport, name[dst])
+    out: dict[str, tuple[str, str]] = {}
+    for metric, counter, _ in METRICS:  # loop over the metric families
+        v = totals[:, COLUMN[counter]]
+        ok = ~np.isnan(v)
+        if ok.any():
+            lines = np.char.add(np.char.add(metric, labels[ok]), np.round(v[ok]).astype(np.uint64).astype(str))
+            out[metric] = ("counter", "\n".join(lines.tolist()) + "\n")
+    shown = ~np.isnan(totals).all(axis=1)  # ports a view may not see have no counters at all
+    state = [np.char.add(np.char.add(PORT_STATE[0], labels[shown]), "4")] if shown.any() else []
+    if down:
+        d = {k: np.array([str(p[k]) for p in down], dtype=object) for k in down[0]}
+        d_labels = _labels(fabric, d["guid"], d["port"], _escape(d["name"]), d["remote_guid"], d["remote_port"],
+                           _escape(d["remote_name"]))
+        state.append(np.char.add(np.char.add(PORT_STATE[0], d_labels), "1"))
+    if state:
+        out[PORT_STATE[0]] = ("gauge", "\n".join(np.concatenate(state).tolist()) + "\n")
+    fab = _escape(np.array([fabric], dtype=object))[0]
+    for metric, value in (extra or {}).items():
+        out[metric] = ("gauge", f'{metric}{{fabric="{fab}"}} {float(value)!r}\n')
+    return out
+
+
+def render_families(per_fabric: list[dict[str, tuple[str, str]]], help_text: dict[str, str] | None = None) -> str:
+    """The exposition of several fabrics' :func:`metric_families`: each family once (one ``# HELP``/``# TYPE``),
+    its samples of every fabric after it, families in first-seen order."""
+    helps = {**_HELP, PORT_STATE[0]: PORT_STATE[1], **(help_text or {})}
+    order: dict[str, str] = {}
+    for families in per_fabric:
+        for metric, (kind, _) in families.items():
+            order.setdefault(metric, kind)
+    parts: list[str] = []
+    for metric, kind in order.items():  # loop over the families
+        if metric in helps:
+            parts.append(f"# HELP {metric} {helps[metric]}\n")
+        parts.append(f"# TYPE {metric} {kind}\n")
+        parts.extend(families[metric][1] for families in per_fabric if metric in families)
+    return "".join(parts)
+
+
+def render_metrics(topology: dict, totals: np.ndarray, fabric: str, extra: dict[str, float] | None = None,
+                   down: list[dict] | None = None) -> str:
+    """The Prometheus text of every cabled port of one fabric (several: :func:`render_families`).
 
     Parameters
     ----------
@@ -140,30 +226,4 @@ def render_metrics(topology: dict, totals: np.ndarray, fabric: str, extra: dict[
     Labels per port: ``fabric``, ``guid`` (node GUID), ``port``, ``name`` (node name),
     ``remote_guid``, ``remote_port``, ``remote_name``.
     """
-    nodes, links = topology["nodes"], topology["links"]
-    name = _escape(np.array(nodes["name"], dtype=object))
-    guid = np.array(nodes["guid"], dtype=object).astype(str)
-    a, b = np.array(links["a_node"], np.int64), np.array(links["b_node"], np.int64)
-    ap, bp = np.array(links["a_port"], np.int64), np.array(links["b_port"], np.int64)
-    src, dst = np.r_[a, b], np.r_[b, a]
-    sport, dport = np.r_[ap, bp], np.r_[bp, ap]
-    if len(src) != len(totals):
-        raise ValueError(f"totals cover {len(totals)} directed links, the topology has {len(src)}")
-    fab = _escape(np.array([fabric], dtype=object))[0]
-    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",guid="', guid[src]), '",port="'),
-                         sport.astype(str))
-    labels = np.char.add(np.char.add(np.char.add(labels, '",name="'), name[src]), '",remote_guid="')
-    labels = np.char.add(np.char.add(np.char.add(labels, guid[dst]), '",remote_port="'), dport.astype(str))
-    labels = np.char.add(np.char.add(np.char.add(labels, '",remote_name="'), name[dst]), '"} ')
-    parts: list[str] = []
-    for metric, counter, help_text in METRICS:  # loop over the metric families
-        v = totals[:, COLUMN[counter]]
-        ok = ~np.isnan(v)
-        if not ok.any():
-            continue
-        parts.append(f"# HELP {metric} {help_text}\n# TYPE {metric} counter\n")
-        lines = np.char.add(np.char.add(metric, labels[ok]), np.round(v[ok]).astype(np.uint64).astype(str))
-        parts.append("\n".join(lines.tolist()) + "\n")
-    for metric, value in (extra or {}).items():
-        parts.append(f"# TYPE {metric} gauge\n{metric}{{fabric=\"{fab}\"}} {float(value)!r}\n")
-    return "".join(parts)
+    return render_families([metric_families(topology, totals, fabric, extra, down)])

@@ -23,6 +23,8 @@ went where the routing says the jobs' traffic goes:
 * ``unexplained``: a link carrying traffic no known job explains (observed above
   expected by more than ``max(floor, (high_ratio - 1) * expected)``): a job the
   scheduler does not know, storage or management traffic, a misplaced job;
+* ``above``: the same excess on a link known jobs use: they drive more than modelled
+  (a heavier phase, another pattern), or something else shares their link;
 * ``no_route``: flows of known jobs the LFTs send into a port that is down or
   nowhere (the subnet manager has not routed around a failure yet).
 
@@ -264,8 +266,10 @@ def compare(traffic: JobTraffic, observed_gbps: np.ndarray, incidence: sp.csr_ma
     for i, d in enumerate(flagged.tolist()):  # a loop over the few ranked deviations
         on = cols.indices[cols.indptr[i]:cols.indptr[i + 1]] if cols is not None else []
         a, b = link_ends(f, d)
+        # above what known jobs on the link should drive ("above"), or traffic of no known job ("unexplained")
+        kind = "below" if below[d] else "above" if len(on) else "unexplained"
         deviations.append({
-            "kind": "below" if below[d] else "unexplained", "link": d, "key": port_key(f, d), "a": a, "b": b,
+            "kind": kind, "link": d, "key": port_key(f, d), "a": a, "b": b,
             "label": link_label(f, d), "expected_gbps": round(float(expected[d]), 3),
             "observed_gbps": round(float(obs[d]), 3), "capacity_gbps": round(float(cap[d]), 3),
             "score": round(float(score[d]), 4), "jobs": [names[k] for k in on][:10], "hosts": link_hosts(f, d)})

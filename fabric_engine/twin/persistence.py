@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 
 __all__ = ["DeviationTracker", "TrackerUpdate", "alert_of", "without_jobs"]
 
-_SEVERITY = {"no_route": "critical", "down": "critical", "below": "warning", "unexplained": "warning"}
+_SEVERITY = {"no_route": "critical", "down": "critical", "below": "warning", "unexplained": "warning",
+             "above": "warning"}
 _WHAT = {
     "below": "carries far less than its jobs should drive",
     "unexplained": "carries traffic no known job explains",
+    "above": "carries more than its jobs should drive (above expected)",
     "no_route": "stops the traffic of known jobs: it has no route",
     "down": "is down while jobs routed over it still run",
 }

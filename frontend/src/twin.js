@@ -97,7 +97,8 @@ export function overlayCables(twin, L, mode) {
   return out;
 }
 
-const KIND_TEXT = {below: "below expected", unexplained: "unexplained", down: "down", no_route: "no route"};
+const KIND_TEXT = {below: "below expected", above: "above expected", unexplained: "unexplained", down: "down",
+  no_route: "no route"};
 
 /**
  * Rows of the ranked deviation list from the expected API's answer.

@@ -24,6 +24,15 @@ test("a clean report is all ok", () => {
   assert.deepEqual(routingLines(null), []);
 });
 
+test("ftree's unrouted switch-to-switch entries are said, not flagged", () => {
+  const lines = routingLines({...REPORT, fallback: null, engine_used: "ftree", unreachable_entries: 12,
+    unreachable_host_entries: 0, unreachable_expected: 12, entries: 192});
+  assert.deepEqual(lines[1], {text: "Unreachable (switch, LID) entries: 12 of 192 (0 towards hosts; 12 "
+    + "switch-to-switch, unrouted by design as OpenSM's ftree leaves them)", level: "ok"});
+  const worse = routingLines({...REPORT, unreachable_entries: 13, unreachable_host_entries: 1, unreachable_expected: 12});
+  assert.equal(worse[1].level, "bad");
+});
+
 test("a report not published yet is asked again, later each time, then given up; other errors are final", () => {
   assert.equal(routingRetryDelay({status: 503}, 1), 1000);
   assert.equal(routingRetryDelay({status: 503}, 3), 3000);

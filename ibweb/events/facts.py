@@ -94,7 +94,9 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
     if kind in ("routing",) and not subject:
         subject = [str(alert.get("message", ""))[:160]]
     key = "|".join([kind, *subject])[:255]
-    job = str(alert.get("job") or "")
+    jobs = [str(j) for j in alert.get("jobs") or [] if isinstance(j, str | int)]
+    # an alert naming one job (a twin deviation on its link) is that job's, and its tenant's
+    job = str(alert.get("job") or (jobs[0] if len(jobs) == 1 else ""))
     link = alert.get("link")
     link = int(link) if isinstance(link, int | float) and not isinstance(link, bool) and link >= 0 else None
     names = [_node_of(str(alert[k])) for k in _NAMED if isinstance(alert.get(k), str)]
@@ -112,7 +114,15 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
     details = json.loads(json.dumps(dict(alert), default=str))
     return AlertFact(key=key, kind=kind, severity=severity, object_type=object_type, object_id=str(object_id)[:200],
                      message=_message(alert), link=link, node=names[0] if names else "", job=job,
-                     tenant=(tenant_of_job or {}).get(job) if job else None, hosts=hosts, details=details)
+                     tenant=_tenant(job, jobs, tenant_of_job or {}), hosts=hosts, details=details)
+
+
+def _tenant(job: str, jobs: list[str], tenant_of_job: Mapping[str, str | None]) -> str | None:
+    """The tenant owning an alert: its job's, or the one tenant of all the jobs it names (else none)."""
+    if job:
+        return tenant_of_job.get(job)
+    tenants = {tenant_of_job.get(j) for j in jobs}
+    return next(iter(tenants)) if len(tenants) == 1 else None
 
 
 def _hosts(names, host_of) -> list:

@@ -3,7 +3,8 @@
 An alert the engine raises tick after tick is one :class:`Event`, open (``active``) from
 the tick that raised it until the tick that no longer does (``cleared_at``); ``count``
 adds up the ticks it was raised; raised again within :data:`ibweb.events.recorder.REOPEN_S`
-it reopens, later it is a new event. Operators acknowledge events and comment on them
+it reopens, later it is a new event, numbered (``occurrence``) so a recurring condition says
+how often it came back. Operators acknowledge events and comment on them
 (:class:`EventComment`).
 """
 
@@ -42,6 +43,8 @@ class Event(models.Model):
     first_seen = models.DateTimeField(db_index=True)
     last_seen = models.DateTimeField(db_index=True)
     count = models.PositiveIntegerField(default=0, help_text="Ticks it was raised, up to its last closing.")
+    occurrence = models.PositiveIntegerField(default=1, help_text="How many times this alert (same key) has "
+                                                                  "occurred on the fabric, this one included.")
     raised_seq = models.BigIntegerField(null=True, blank=True, help_text="Sequence number of the tick that "
                                                                          "(re)opened it, while open.")
     active = models.BooleanField(default=True, db_index=True, help_text="Raised by the newest tick.")

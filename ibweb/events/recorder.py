@@ -17,13 +17,14 @@ Retention: closed events whose ``last_seen`` is older than ``IBWEB_EVENT_RETENTI
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import OperationalError, transaction
+from django.db.models import Count, F
 
 from fabric_engine.topology import KIND_HOST
 
@@ -39,6 +40,7 @@ RETENTION_DAYS = float(getattr(settings, "IBWEB_EVENT_RETENTION_DAYS", 30))
 MAX_ROWS = int(getattr(settings, "IBWEB_EVENT_MAX_ROWS", 100_000))
 _PRUNE_EVERY_S = 3600.0
 _RECORDERS: dict[int, EventRecorder] = {}
+log = logging.getLogger("ibweb.events")
 _RECORDERS_LOCK = threading.Lock()
 
 
@@ -105,17 +107,26 @@ class EventRecorder:
         up = {f.key: f for f in (fact_of(a, tenants, host_of) for a in raised)}
         down = {fact_of(a).key for a in cleared} - set(up)
         when = datetime.fromtimestamp(t, tz=UTC)
-        with self._lock, transaction.atomic():
-            if self._open is None:
-                self._open = dict(Event.objects.filter(fabric_id=self.fabric_id, active=True)
-                                  .values_list("key", "pk"))
-            if first:  # what an earlier runner left open and this one does not raise is over
-                down |= set(self._open) - set(up)
-            self._close([k for k in down if k in self._open], seq, when)
-            opened = self._raise([f for k, f in up.items() if k not in self._open], seq, when)
+        with self._lock:
+            try:
+                with transaction.atomic():
+                    if self._open is None:
+                        self._open = dict(Event.objects.filter(fabric_id=self.fabric_id, active=True)
+                                          .values_list("key", "pk"))
+                    if first:  # what an earlier runner left open and this one does not raise is over
+                        down |= set(self._open) - set(up)
+                    self._close([k for k in down if k in self._open], seq, when)
+                    opened = self._raise([f for k, f in up.items() if k not in self._open], seq, when)
+            except BaseException:
+                self._open = None  # rolled back: the open events are read again (the call may be retried)
+                raise
         if time.monotonic() - self._pruned_at > _PRUNE_EVERY_S:
             self._pruned_at = time.monotonic()
-            prune(when, fabric_id=self.fabric_id)
+            try:  # the events are stored: a prune that fails is tried again within the hour
+                prune(when, fabric_id=self.fabric_id)
+            except OperationalError as exc:
+                self._pruned_at -= _PRUNE_EVERY_S - 60.0
+                log.warning("fabric %s: pruning events failed: %s", self.fabric_id, exc)
         return opened
 
     def _close(self, keys: list[str], seq: int, when: datetime) -> None:
@@ -144,6 +155,9 @@ class EventRecorder:
             event.active, event.cleared_at, event.last_seen = True, None, when
             event.raised_seq, event.message = seq, fact.message
             event.save(update_fields=["active", "cleared_at", "last_seen", "raised_seq", "message"])
+        fresh = [f.key for f in facts if f.key not in reopened]
+        before = dict(Event.objects.filter(fabric_id=self.fabric_id, key__in=fresh).order_by().values("key")
+                      .annotate(n=Count("pk")).values_list("key", "n")) if fresh else {}
         slugs = {f.tenant for f in facts if f.tenant}
         tenant_ids = {}
         for pk, slug, name in Tenant.objects.filter(slug__in=slugs).values_list("pk", "slug", "name") if slugs else ():
@@ -156,7 +170,7 @@ class EventRecorder:
                   rank=SEVERITY_RANK.get(f.severity, 1), object_type=f.object_type, object_id=f.object_id,
                   link=f.link, node=f.node[:100], job=f.job[:100], tenant_id=tenant_ids.get(f.tenant),
                   hosts=f.hosts, message=f.message, details=f.details, first_seen=when, last_seen=when,
-                  count=0, raised_seq=seq)
+                  count=0, raised_seq=seq, occurrence=before.get(f.key, 0) + 1)
             for f in facts if f.key not in reopened])
         if any(e.pk is None for e in new):  # backends that do not return keys from bulk inserts
             new = list(Event.objects.filter(fabric_id=self.fabric_id, active=True, first_seen=when,

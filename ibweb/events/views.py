@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from ibweb.access import Level, view_of, visible_tenants
 from ibweb.fabrics.models import Fabric
+from ibweb.telemetry.reference_page import reference_context
 
 from .api import acknowledge, add_comment, event_payload, summary
 from .choices import Severity
@@ -71,6 +72,7 @@ def events_page(request, slug: str):
         "query": urlencode(keep), "back": request.get_full_path(), "show_tenants": view.level >= Level.TENANTS,
         "can_ack": request.user.has_perm("events.change_event"),
         "can_comment": request.user.has_perm("events.add_eventcomment"), "retention_days": f"{RETENTION_DAYS:g}",
+        "reference": reference_context(request.user, fabric),
     }
     return render(request, "events/events.html", context)
 

@@ -35,7 +35,7 @@ OTHER = "other tenant"
 #: Fields of an alert that name nodes (``found_a``/``found_b``: the ports a plan check found cabled instead).
 _NAMED_FIELDS = ("node", "a", "b", "port", "label", "found_a", "found_b")
 #: Fields of an alert that hold node GUIDs (``key``: a twin port key, ``"0x<node guid>/<port>"``).
-_GUID_FIELDS = frozenset({"guid", "hosts", "key"})
+_GUID_FIELDS = frozenset({"guid", "guids", "hosts", "key"})
 _LINK_ARROW = " -> "
 
 
@@ -115,7 +115,7 @@ class FeedView:
         """``alert`` with the hosts this view may not name renamed (fields, link ends, GUIDs and message).
 
         Names of nodes the view does not know (gone from the fabric, or no fabric yet) read as
-        ``hidden node``; GUIDs (``guid``, ``hosts``, the GUID in a twin ``key``) of hidden or
+        ``hidden node``; GUIDs (``guid``, ``guids``, ``hosts``, the GUID in a twin ``key``) of hidden or
         unknown nodes as ``"hidden"`` (fail-closed).
         """
         if self.hidden is None:
@@ -141,7 +141,7 @@ class FeedView:
         for k, v in alert.items():
             if k == "guid" and isinstance(v, str):
                 out[k] = self._guid(v)
-            elif k == "hosts" and isinstance(v, list):
+            elif k in ("hosts", "guids") and isinstance(v, list):
                 out[k] = [self._guid(g) if isinstance(g, str) else HIDDEN for g in v]
             elif k == "key" and isinstance(v, str):
                 out[k] = self._port_key(v)

@@ -33,6 +33,7 @@ from fabric_engine.policy import Policy
 from fabric_engine.routing import Routing, quality
 from fabric_engine.state import FabricState
 from ibweb.access import tenant_host_sets
+from ibweb.db_retry import retry_locked
 from ibweb.runtime import record
 from ibweb.runtime.catalog import job_catalog
 from ibweb.runtime.metrics import CounterRecorder
@@ -127,6 +128,7 @@ class FabricRunner:
         self._frame_sender: asyncio.Task | None = None
         self._record_checked = time.monotonic()
         self._stopping = False
+        self._signal_tail: asyncio.Task | None = None  # the newest signal being sent (the next waits for it)
         self._background: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ start
@@ -309,7 +311,8 @@ class FabricRunner:
             await store_newest_shared(self.fabric_id, state.seq, name, part)
         for key, name, version, payload in out:
             await broadcast_view_frame(self.fabric_id, key, name, state.seq, payload, version)
-        if await history.record(self.fabric_id, state.seq, state.t, state.rate_gbps, state.util) and AUTO_ROLLUP:
+        if await history.record(self.fabric_id, state.seq, state.t, state.rate_gbps, state.util,
+                                topology=self.fabric_version, fabric=f) and AUTO_ROLLUP:
             self._start_rollup()
         self._diff_alerts(state)
         self._frame_published(header, f)
@@ -362,24 +365,39 @@ class FabricRunner:
             self._signal(fabric_alerts, seq=state.seq, t=state.t, raised=raised, cleared=cleared, first=first)
 
     def _signal(self, signal, **kwargs) -> None:
-        """Send ``signal`` from a worker thread (receivers may use the database), without waiting for it."""
+        """Send ``signal`` from a worker thread (receivers may use the database), without waiting for it.
+
+        Signals are sent one after the other, in the order of the ticks that made them: a receiver that
+        waits for a locked database delays the next signal (a clear never overtakes its raise).
+        """
         if not signal.receivers:
             return
+        loop = asyncio.get_running_loop()
+        before = self._signal_tail
+        if before is not None and (before.done() or before.get_loop() is not loop):
+            before = None  # nothing to wait for (or a task of a loop that has ended)
 
         def send() -> None:
             for receiver, result in signal.send_robust(sender=FabricRunner, fabric_id=self.fabric_id, **kwargs):
                 if isinstance(result, Exception):
                     log.error("fabric %s: %s failed: %s", self.slug, receiver, result)
 
-        self._in_background(asyncio.to_thread(send))
+        async def after_the_last() -> None:
+            if before is not None:
+                await asyncio.wait([before])
+            await asyncio.to_thread(send)
+
+        self._signal_tail = loop.create_task(after_the_last())
+        self._background.add(self._signal_tail)
+        self._signal_tail.add_done_callback(self._background.discard)
 
     def _start_rollup(self) -> None:
         """Roll up the finished minutes of the history ring (in a thread; with Celery workers only queued)."""
         from .tasks import rollup_history
 
         def run() -> None:
-            try:
-                rollup_history.delay(self.fabric_id)
+            try:  # eager (embedded default): rolled up here, waiting out a locked database
+                retry_locked(rollup_history.delay, self.fabric_id, what=f"rollups of fabric {self.slug}")
             except Exception:
                 log.exception("fabric %s: history rollup failed", self.slug)
 

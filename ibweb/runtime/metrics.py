@@ -4,12 +4,13 @@ Emulated fabrics have no counters of their own: :class:`CounterRecorder` integra
 engine's per-link rates into ever-growing counters (as a restarted exporter would, they
 start from zero with a new fabric). Telemetry-fed fabrics hand their newest sweep's raw
 counters. Either way one cache entry per fabric, ``ibweb:metrics:<fabric id>``:
-``{"t", "version", "totals": float64 [2L, C]}``, written at most every ``min_interval_s``
-seconds and at once when the record version changes. The topology the rows belong to is
-the runtime record's (:mod:`ibweb.runtime.record`), stored once: ``version`` names the record
-version whose fabric (:func:`~ibweb.runtime.record.fabric_version`) the directed links of the
-rows follow, and :func:`metrics_for` serves the totals only with that fabric (a record version
-that changed the job catalog only keeps it).
+``{"t", "version", "totals": float64 [2L, C], "down": [labels of the ports of cables down]}``,
+written at most every ``min_interval_s`` seconds and at once when the record version changes.
+The topology the rows belong to is the runtime record's (:mod:`ibweb.runtime.record`), stored
+once: ``version`` names the record version whose fabric
+(:func:`~ibweb.runtime.record.fabric_version`) the directed links of the rows follow, and
+:func:`metrics_for` serves the totals only with that fabric (a record version that changed
+the job catalog only keeps it).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from django.core.cache import cache
 
 from fabric_engine.state import FabricState
 from fabric_engine.telemetry import CounterIntegrator
+from fabric_engine.telemetry.prometheus import down_ports
 from fabric_engine.topology import Fabric
 
 from . import record
 
-__all__ = ["CounterRecorder", "metrics_entry", "metrics_for", "port_labels", "forget"]
+__all__ = ["CounterRecorder", "metrics_entry", "metrics_for", "down_for", "port_labels", "forget"]
 
 _TTL_S = 24 * 3600
 
@@ -65,7 +67,8 @@ class CounterRecorder:
         if self._written and now - self._written < self.min_interval_s:
             return
         totals, t = measured if measured is not None else (self._acc.totals.copy(), state.t)
-        cache.set(_key(self.fabric_id), {"t": t, "version": version, "totals": totals}, _TTL_S)
+        cache.set(_key(self.fabric_id), {"t": t, "version": version, "totals": totals,
+                                         "down": down_ports(state.alerts or [])}, _TTL_S)
         self._written = now
 
 
@@ -92,6 +95,12 @@ def metrics_for(row) -> tuple[Fabric, dict, np.ndarray, float] | None:
     if f is None or len(entry["totals"]) != 2 * f.num_links:
         return None
     return f, port_labels(row.pk, record.fabric_version(h), f), entry["totals"], entry["t"]
+
+
+def down_for(row) -> list[dict]:
+    """The ports of a fabric's cables that are down (:func:`~fabric_engine.telemetry.prometheus.down_ports`)."""
+    entry = metrics_entry(row.pk)
+    return list(entry.get("down") or []) if entry is not None else []
 
 
 _labels: OrderedDict[tuple, dict] = OrderedDict()

@@ -37,9 +37,9 @@ class CollectorConfig(models.Model):
     drop_dir = models.CharField(max_length=500, blank=True, help_text="Directory an external collector fills.")
     lfts_path = models.CharField(
         max_length=500, blank=True, verbose_name="LFT dump path",
-        help_text="OpenSM's opensm-lfts.dump (written with -D 0x47 into OSM_CACHE_DIR) or ibroute output, as the "
-                  "engine sees it. Empty: opensm-lfts.dump in the drop directory, if any; else the routing is "
-                  "computed with the fabric's routing engine.")
+        help_text="OpenSM's opensm-lfts.dump (written with -D 0x47 into its dump_files_dir: --dump_files_dir, else "
+                  "$OSM_TMP_DIR, else /var/log) or ibroute output, as the engine sees it. Empty: opensm-lfts.dump "
+                  "in the drop directory, if any; else the routing is computed with the fabric's routing engine.")
     timeout_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.1)], help_text="Per command.")
     interval_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.5)], help_text="Between sweeps.")
     stale_after_s = models.FloatField(default=60.0, validators=[MinValueValidator(1.0)],
@@ -52,6 +52,13 @@ class CollectorConfig(models.Model):
                                                            "(code + 1) symbol times.")
     thresholds = models.JSONField(default=dict, blank=True, help_text="Error alerts, errors per minute per port.")
     enabled = models.BooleanField(default=True)
+    reference = models.TextField(
+        blank=True, editable=False,
+        help_text="The discovery (iblinkinfo output) the fabric's conditions are measured against: its last good "
+                  "discovery, or the cabling an operator accepted. Empty: the next discovery becomes it.")
+    reference_at = models.DateTimeField(null=True, blank=True, editable=False)
+    reference_by = models.CharField(max_length=150, blank=True, editable=False,
+                                    help_text="Who accepted the reference (empty: taken as the last good discovery).")
 
     class Meta:
         ordering = ["fabric__name"]

@@ -1,11 +1,12 @@
 """The routing of a telemetry-fed fabric: the subnet manager's LFT dump when there is one, else computed.
 
 OpenSM writes its unicast forwarding tables to ``opensm-lfts.dump`` in its dump
-directory (``OSM_CACHE_DIR``) at the end of every routing pass when the routing
-log bit ``0x40`` of ``-D`` is on (``osm_dump.c``, ``osm_dump_all``), one table per
-switch, each closed by ``"<n> lids dumped"``. It overwrites the file in place, so
-a read is kept only when the file did not change while it was read and ends with
-that footer; otherwise it is tried again on a later tick.
+directory (``dump_files_dir``: ``--dump_files_dir``, else ``$OSM_TMP_DIR``, else ``/var/log``;
+``osm_subnet.c``) at the end of every routing pass when the routing log bit ``0x40`` of
+``-D`` is on (``osm_dump.c``, ``osm_dump_all``), one table per switch, each closed by
+``"<n> lids dumped"``. It overwrites the file in place, so a read is kept only when the file
+did not change while it was read and ends with that footer; otherwise it is tried again on
+a later tick.
 
 :class:`RoutingTracker` decides what the engine routes with:
 

@@ -20,6 +20,14 @@ Each change is an alert of kind ``routing`` (for the rest of that sweep), an eve
 appended to that :class:`Sweep` record, and the frame's ``totals.routing`` names
 the routing in use.
 
+Conditions (:mod:`fabric_engine.telemetry.conditions`): each discovery is compared with the
+fabric's reference cabling (:mod:`.reference`: its last good discovery, or what an operator
+accepted); a cable down, a node missing or a cable trained down is an alert of every tick
+(``"condition": True``, with ``since``) until a discovery shows it fixed, so its event stays
+open meanwhile. Where a cabling plan exists, missing cables and nodes are the plan's alerts.
+What a discovery changed otherwise (cables or nodes added, restored) is an alert for the rest
+of its sweep.
+
 Jobs come from the fabric's job source through its digital twin (:mod:`ibweb.twin.engine`):
 every state passes through :meth:`FabricTwin.step`, which names the running jobs, their
 bandwidth and the links they share, compares each link with what the jobs should drive,
@@ -42,8 +50,11 @@ from fabric_engine.policy import Policy
 from fabric_engine.routing import Routing
 from fabric_engine.state import FabricState
 from fabric_engine.telemetry import (
+    CONDITION_KINDS,
+    cabling_conditions,
     diff_topology,
     fabric_from_linkinfo,
+    is_good,
     observe,
     parse_iblinkinfo,
     totals_from_samples,
@@ -55,12 +66,18 @@ from ibweb.twin.engine import FabricTwin
 from . import store
 from .choices import CollectorSource, SweepStatus
 from .models import CollectorConfig, Sweep
+from .reference import set_reference
 from .routing import RoutingTracker, publish_status
 from .sweeps import run_sweep
 
 __all__ = ["TelemetrySource"]
 
 log = logging.getLogger("ibweb.telemetry")
+
+
+def _condition_key(condition: dict) -> tuple:
+    """What identifies a condition across discoveries: its kind and the GUIDs and ports it is about."""
+    return condition["kind"], condition.get("guid"), *condition.get("guids", ()), *condition.get("ports", ())
 
 
 class TelemetrySource:
@@ -94,6 +111,10 @@ class TelemetrySource:
         self._routing_poll: asyncio.Future | None = None
         self._stale: np.ndarray | None = None
         self._entries: tuple[dict | None, dict | None] = (None, None)  # the two sweeps last read from the cache
+        self._reference: tuple[object, Fabric] | None = None  # (reference_at, its fabric)
+        self._conditions: list[dict] = []
+        self._since: dict[tuple, float] = {}  # when each condition was first seen by this source
+        self._config_read = 0.0
         self.twin = FabricTwin(self.fabric_id)
 
     @property
@@ -132,7 +153,53 @@ class TelemetrySource:
         await asyncio.to_thread(self._route, fabric, self.fabric, linkinfo, sweep_id)
         self.fabric, self._linkinfo, self._state, self._used = fabric, linkinfo, None, None
         self.topology_version += 1
+        await asyncio.to_thread(self._check_reference)
         return True
+
+    # ------------------------------------------------------------ conditions
+    def _check_reference(self) -> None:
+        """Compare the discovery in use with the reference cabling (taking it as the reference when it is good)."""
+        c, fabric, linkinfo = self.config, self.fabric, self._linkinfo
+        if c is None or fabric is None:
+            return
+        if not c.reference:
+            c.reference_at = set_reference(c.pk, linkinfo)
+            c.reference, c.reference_by = linkinfo, ""
+        if self._reference is None or self._reference[0] != (c.reference_at, len(c.reference)):
+            try:
+                ref = fabric_from_linkinfo(parse_iblinkinfo(c.reference), self.slug)
+            except FabricEngineError as exc:  # a reference that no longer reads: the current cabling replaces it
+                log.warning("fabric %s: reference cabling unreadable (%s); taking the current discovery", self.slug,
+                            exc)
+                ref = fabric
+                c.reference, c.reference_at = linkinfo, set_reference(c.pk, linkinfo)
+            self._reference = ((c.reference_at, len(c.reference)), ref)
+        ref = self._reference[1]
+        if c.reference != linkinfo and is_good(ref, fabric):  # nothing lost: the last good discovery moves on
+            c.reference, c.reference_at, c.reference_by = linkinfo, set_reference(c.pk, linkinfo), ""
+            self._reference = ((c.reference_at, len(linkinfo)), fabric)
+            ref = fabric
+        conditions = cabling_conditions(ref, fabric)
+        now = time.time()
+        keys = [_condition_key(x) for x in conditions]
+        self._since = {k: self._since.get(k, now) for k in keys}
+        self._conditions = [{**x, "since": round(self._since[k], 3)} for x, k in zip(conditions, keys, strict=True)]
+
+    async def _reread_reference(self, now: float) -> None:
+        """Every few seconds: a reference accepted in another process takes effect."""
+        if now - self._config_read < 5.0 or self.config is None:
+            return
+        self._config_read = now
+        row = await CollectorConfig.objects.filter(pk=self.config.pk).values("reference_at").afirst()
+        if row is not None and row["reference_at"] != self.config.reference_at:
+            await self._refresh_config()
+            await asyncio.to_thread(self._check_reference)
+
+    def conditions(self) -> list[dict]:
+        """The fabric's conditions now; missing cables and nodes are left to the cabling plan where there is one."""
+        if getattr(self.twin, "plan", None) is None:
+            return list(self._conditions)
+        return [c for c in self._conditions if c["kind"] not in ("link_down", "node_missing")]
 
     async def _refuse(self, sweep_id: int | None, linkinfo: str, error: str) -> None:
         """Remember a discovery that cannot be used, so that it is not parsed again every tick."""
@@ -238,6 +305,7 @@ class TelemetrySource:
             self._routing_poll = asyncio.get_running_loop().run_in_executor(None, self._poll_routing, newest["id"])
         if self.fabric is None:
             return None
+        await self._reread_reference(now)
         self.seq = seq
         if newest["id"] == self._refused:  # the counters of a refused discovery do not fit the fabric in use
             prev = newest = None
@@ -255,8 +323,9 @@ class TelemetrySource:
             self._counters = (totals_from_samples(f, newest["samples"]), newest["t"])
         # the newest routing event of this sweep (the sweep record keeps all of them)
         sweep_id = newest["id"] if newest is not None else self._refused
-        alerts = (list(newest["events"]) if newest is not None else []) + [
-            e for s, e in self._routing_events if s == sweep_id][-1:]
+        # what a discovery changed, for the rest of its sweep; what it broke is a condition (until fixed)
+        changes = [e for e in newest["events"] if e.get("kind") not in CONDITION_KINDS] if newest is not None else []
+        alerts = changes + [e for s, e in self._routing_events if s == sweep_id][-1:] + self.conditions()
         failures = newest["failures"] if newest is not None else []
         if failures:
             alerts.append({"kind": "sweep_failures", "severity": "warning", "count": len(failures),

@@ -17,6 +17,8 @@ from fabric_engine.twin.collectives import (
     wire_factor,
 )
 from fabric_engine.twin.expected import CODE_BELOW, CODE_OK, CODE_STALE, CODE_UNEXPLAINED, dead_ends
+from fabric_engine.twin.persistence import alert_of
+from ibweb.events.facts import fact_of
 
 
 def hosts(*numbers: int) -> tuple[str, ...]:
@@ -203,3 +205,21 @@ def test_emulated_ring_allreduce_busbw_is_the_link_rate():
     assert fig["busbw_GBps"] == pytest.approx(200 / 8)
     assert traffic.injection[0] == pytest.approx(4 * 200.0)
     assert (uplinks(f, known[0].nodes) >= 0).all()
+
+
+def test_more_than_its_job_drives_on_a_job_link_is_above_expected_and_names_the_job(setup):
+    f, r, known, inc = setup
+    traffic = emulate(r, known)
+    obs = traffic.link_rate * 0.8
+    job1_only = [int(d) for d in traffic.rates[1].indices if d not in set(traffic.rates[0].indices.tolist())
+                 and f.kind[f.dl_src[d]] == 1 and f.kind[f.dl_dst[d]] == 1]
+    hot = job1_only[0]
+    obs[hot] = obs[hot] * 1.5 + 60.0  # well above what job 102 should drive there
+    c = compare(traffic, obs, inc)
+    [dev] = c.deviations
+    assert (dev["kind"], dev["link"], dev["jobs"]) == ("above", hot, ["102"])
+    assert c.code[hot] == CODE_UNEXPLAINED  # the map's overlay colours both the same
+    alert = alert_of(dev)
+    assert "above expected" in alert["message"] and "no known job" not in alert["message"]
+    fact = fact_of(alert, {"101": "acme", "102": "globex"})
+    assert (fact.job, fact.tenant) == ("102", "globex")

@@ -67,9 +67,13 @@ def test_an_alert_raised_for_many_ticks_is_one_event_with_first_last_and_count(f
     rec.apply([], [alert], seq=42, t=at(32))
     event.refresh_from_db()
     assert event.count == 7 and not event.active
-    # closed for longer: a new occurrence
+    # closed for longer: a new occurrence, numbered
     rec.apply([alert], [], seq=300, t=at(300))
     assert Event.objects.count() == 2 and Event.objects.filter(active=True).count() == 1
+    assert list(Event.objects.order_by("first_seen").values_list("occurrence", flat=True)) == [1, 2]
+    rec.apply([], [alert], seq=301, t=at(301))
+    rec.apply([alert], [], seq=600, t=at(600))
+    assert Event.objects.get(active=True).occurrence == 3
 
 
 def test_a_new_runner_continues_what_it_raises_again_and_closes_the_rest(fabric):

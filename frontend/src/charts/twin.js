@@ -6,7 +6,7 @@ import {deviationRows, OVERLAY_COLORS, overlayCables} from "../twin.js";
 const gbps = format(",.1f");
 const REFRESH_MS = 5000;
 const MODES = [["off", "Load", "Map coloured by utilization"],
-  ["expected", "Expected", "Links far below their jobs (blue) or carrying unexplained traffic (orange)"],
+  ["expected", "Expected", "Links far below their jobs (blue), or above them or carrying unexplained traffic (orange)"],
   ["plan", "Plan", "Cables miswired (red), not in the plan (orange), at the wrong speed or width (yellow)"]];
 
 /**
@@ -70,7 +70,7 @@ export function twinPanel() {
     function setMode(next) {
       mode = next;
       buttons.attr("aria-checked", (d) => String(d[0] === mode)).classed("ibweb-active", (d) => d[0] === mode);
-      legend.selectAll("span").data(mode === "expected" ? [["below expected", OVERLAY_COLORS.below], ["unexplained", OVERLAY_COLORS.unexplained]]
+      legend.selectAll("span").data(mode === "expected" ? [["below expected", OVERLAY_COLORS.below], ["above expected / unexplained", OVERLAY_COLORS.unexplained]]
         : mode === "plan" ? [["miswired", OVERLAY_COLORS.miswired], ["not in plan", OVERLAY_COLORS.extra], ["speed/width", OVERLAY_COLORS.wrong]] : [])
         .join("span").attr("class", "ibweb-twin-key").style("--key", (d) => d[1]).text((d) => d[0]);
       map.overlay(mode === "off" ? null : () => overlayCables(ctx.frame?.twin, ctx.fabric?.L ?? 0, mode));

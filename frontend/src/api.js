@@ -84,7 +84,10 @@ export function api() {
     cookie(_) {
       return arguments.length ? ((cookie = _), client) : cookie;
     },
-    /** Recent series of directed link d and its reverse: {t, seq, rate, util, reverse_rate, reverse_util}. */
+    /**
+     * Recent series of directed link d and its reverse, followed by cable: {t, seq, rate, util, reverse_rate,
+     * reverse_util (null while the cable did not exist), tx, rx, recabled, reverse_recabled: [{t, from, to}]}.
+     */
     linkHistory: (d, seconds = 300) => call(`links/${d}/history/`, {params: {seconds}}),
     /** One-minute rollups of directed link d: {minute, mean_util, max_util, mean_rate_gbps, samples}. */
     linkRollups: (d, minutes = 60) => call(d < 0 ? "links/-1/rollups/" : `links/${d}/rollups/`, {params: {minutes}}),

@@ -1,33 +1,57 @@
-"""Recent per-link history of a fabric: a bounded ring of ticks in the Django cache.
+"""Recent per-link history of a fabric: a bounded ring of ticks in the Django cache, kept across topology changes.
 
-The fabric runner calls :func:`record` once per tick (and starts the rollup task
-when it says a minute finished); any web process reads a link's series with
-:func:`series`, and the rollup task reads whole minutes with :func:`ticks`.
-Because the ring lives in the Django cache (Redis at scale, local memory in the
+The fabric runner calls :func:`record` once per tick with the topology the tick's arrays follow (and
+starts the rollup task when it says a minute finished); any web process reads a link's series with
+:func:`series` (by identity, :mod:`ibweb.live.link_identity`, or by directed-link index in the newest
+topology) or a port's with :func:`port_series`, and the rollup task reads whole minutes with
+:func:`ticks`. Because the ring lives in the Django cache (Redis at scale, local memory in the
 embedded default) the engine may run in another process than the web.
 
-Layout: each tick is stored as ``ceil(2L / CHUNK)`` values, one per chunk of
-``CHUNK`` directed links, each the bytes of ``float16[2, CHUNK]`` (rate in Gb/s,
-utilization), so reading one link's series costs ``ticks x 4 KiB``, not whole
-frames. A small index value lists the ring's sequence numbers and times. The
-ring keeps at most ``KEEP_TICKS`` ticks and at most ``BUDGET_BYTES`` of link
-data (never fewer than ``MIN_TICKS``); older ticks are deleted as new ones come.
-float16 keeps three significant digits: enough for charts of rates up to
-65,504 Gb/s and utilizations.
+Layout (keys under ``ibweb:history:<fabric>:``):
+
+* ``<seq>:<c>``: chunk ``c`` of tick ``seq``, the bytes of ``float16[2, CHUNK]`` (rate in Gb/s,
+  utilization) of ``CHUNK`` directed links in the order of the tick's topology, so reading one link's
+  series costs ``ticks x 4 KiB``, not whole frames;
+* ``topo:<version>``: that topology's link identities and nodes (:meth:`LinkIdentities.encode`),
+  written once per topology (the version is the runner's record base version, never reused), kept
+  (touched hourly) while ticks of the ring use it, with the ring's expiry;
+* ``index``: ``{"n", "chunk", "seq": [...], "t": [...], "runs": [[first seq, version, n], ...]}``,
+  oldest first; each run is a stretch of ticks of one topology (``n`` directed links; version
+  ``None``: recorded without a topology, read by position within that run only).
+
+A topology change starts a run, not a new ring: a link's series follows its identity through every
+run and is a gap (NaN) in ticks whose topology lacks it, never another link's values. Only a
+sequence number not above the newest (a restarted engine) starts a new ring. The ring keeps at most
+``KEEP_TICKS`` ticks and at most ``BUDGET_BYTES`` of link data (never fewer than ``MIN_TICKS``); older
+ticks, and topologies no tick uses any more, are deleted as new ones come. float16 keeps three
+significant digits: enough for charts of rates up to 65,504 Gb/s and utilizations.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
-from dataclasses import dataclass
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 
-__all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "record", "series", "ticks",
-           "index", "capacity", "clear", "store"]
+from fabric_engine.topology import Fabric
+
+from .link_identity import IDENTITY, LinkIdentities, port_key
+
+__all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "Ticks", "Recabling", "record", "series",
+           "port_series", "recablings", "ticks", "index", "topology", "newest", "known", "capacity", "clear",
+           "store"]
+
+log = logging.getLogger(__name__)
 
 #: Directed links per stored chunk.
 CHUNK = 1024
@@ -38,6 +62,8 @@ KEEP_TICKS = max(MIN_TICKS, int(getattr(settings, "IBWEB_HISTORY_TICKS", 600)))
 #: Bytes of link data kept per fabric at most.
 BUDGET_BYTES = int(getattr(settings, "IBWEB_HISTORY_BYTES", 64 * 2**20))
 _TTL_S = 24 * 3600
+_TOUCH_S = 3600.0  # how often the writer renews the expiry of the topology its ticks use
+_MEMO = 16  # decoded topologies kept per process
 _DTYPE = np.float16
 
 
@@ -70,9 +96,26 @@ def _chunk_key(fabric_id: int, seq: int, chunk: int) -> str:
     return _key(fabric_id, f"{seq}:{chunk}")
 
 
-def _tick_keys(fabric_id: int, seqs: list[int], n: int) -> list[str]:
-    chunks = math.ceil(n / CHUNK)
-    return [_chunk_key(fabric_id, s, c) for s in seqs for c in range(chunks)]
+def _topo_key(fabric_id: int, version: str) -> str:
+    return _key(fabric_id, f"topo:{version}")
+
+
+def _run_of(runs: list[list], seqs: Sequence[int]) -> np.ndarray:
+    """Run number of each tick ``seqs``, int64."""
+    first = np.array([r[0] for r in runs], dtype=np.int64)
+    return np.searchsorted(first, np.asarray(seqs, dtype=np.int64), side="right") - 1
+
+
+def _tick_keys(fabric_id: int, seqs: list[int], runs: list[list]) -> list[str]:
+    sizes = [runs[r][2] for r in _run_of(runs, seqs)] if seqs else []
+    return [_chunk_key(fabric_id, s, c) for s, n in zip(seqs, sizes, strict=True) for c in range(math.ceil(n / CHUNK))]
+
+
+def _runs(idx: dict | None) -> list[list]:
+    """The index's runs (an index written before runs existed: one run without a topology)."""
+    if not idx or not idx["seq"]:
+        return []
+    return idx.get("runs") or [[idx["seq"][0], None, idx["n"]]]
 
 
 def capacity(n: int) -> int:
@@ -85,20 +128,59 @@ def capacity(n: int) -> int:
 class _Ring:
     """Writer-side state of one fabric's ring (mirrors the cached index)."""
 
-    n: int
     seq: list[int]
     t: list[float]
+    runs: list[list]
+    touched: dict[str, float] = field(default_factory=dict)  # topology version -> monotonic time of its renewal
 
     def as_index(self) -> dict:
-        return {"n": self.n, "chunk": CHUNK, "seq": self.seq, "t": self.t}
+        n = self.runs[-1][2] if self.runs else 0
+        return {"n": n, "chunk": CHUNK, "seq": self.seq, "t": self.t, "runs": self.runs}
 
 
 _rings: dict[int, _Ring] = {}
+_memo: OrderedDict[tuple[int, str], LinkIdentities] = OrderedDict()
+_memo_lock = threading.Lock()
 
 
 def index(fabric_id: int) -> dict | None:
-    """The cached index of a fabric's ring: ``{"n", "chunk", "seq": [...], "t": [...]}`` oldest first, or None."""
+    """The cached index of a fabric's ring: ``{"n", "chunk", "seq", "t", "runs"}`` oldest first, or None."""
     return store().get(_key(fabric_id, "index"))
+
+
+def topology(fabric_id: int, version: str | None, fabric: Fabric | None = None) -> LinkIdentities | None:
+    """The link identities of topology ``version`` of the fabric's ring (decoded once per process), or None.
+
+    ``fabric``: the engine fabric of that version, used when the cache does not hold it (a ring not
+    written yet). None for a run recorded without a topology, or a topology no longer cached.
+    """
+    if version is None:
+        return None
+    with _memo_lock:
+        hit = _memo.get((fabric_id, version))
+        if hit is not None:
+            _memo.move_to_end((fabric_id, version))
+            return hit
+    blob = store().get(_topo_key(fabric_id, version))
+    ids = LinkIdentities.decode(blob) if blob is not None else LinkIdentities.of(fabric) if fabric else None
+    if ids is not None:
+        with _memo_lock:
+            _memo[(fabric_id, version)] = ids
+            while len(_memo) > _MEMO:
+                _memo.popitem(last=False)
+    return ids
+
+
+def newest(fabric_id: int) -> tuple[str | None, int] | None:
+    """``(version, n)`` of the topology of the ring's newest tick (version None: recorded without one), or None."""
+    runs = _runs(index(fabric_id))
+    return (runs[-1][1], runs[-1][2]) if runs else None
+
+
+def known(fabric_id: int) -> list[LinkIdentities]:
+    """The cached topologies of the ring's ticks, newest first."""
+    found = (topology(fabric_id, r[1]) for r in reversed(_runs(index(fabric_id))))
+    return [ids for ids in found if ids is not None]
 
 
 def _encode(rate: np.ndarray, util: np.ndarray) -> list[bytes]:
@@ -112,7 +194,8 @@ def _decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=_DTYPE).reshape(2, -1).astype(np.float32)
 
 
-async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.ndarray) -> bool:
+async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.ndarray, topology: str | None = None,
+                 fabric: Fabric | None = None) -> bool:
     """Append one tick to the fabric's ring; call once per engine tick, after computing the state.
 
     Parameters
@@ -125,7 +208,13 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     t : float
         The frame's time, seconds since the epoch.
     rate, util : ndarray, shape ``(2L,)``
-        Per-directed-link rate (Gb/s) and utilization, in directed-link order.
+        Per-directed-link rate (Gb/s) and utilization, in directed-link order of ``fabric``.
+    topology : str, optional
+        Version of the topology the arrays follow (the runner's record base version), never reused
+        for another topology; a new version starts a run, not a new ring.
+    fabric : Fabric, optional
+        The engine fabric of ``topology``: its link identities are stored once per version.
+        Without both (or with a fabric of another size) the tick is read by position only.
 
     Returns
     -------
@@ -138,49 +227,91 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     n = int(rate.shape[0])
     if util.shape != rate.shape or rate.ndim != 1:
         raise ValueError(f"history.record: rate {rate.shape} and util {util.shape} must be equal 1-d shapes")
+    if topology is not None and (fabric is None or 2 * fabric.num_links != n):
+        log.warning("fabric %s: tick %s has %d directed links, not those of topology %s; kept by position",
+                    fabric_id, seq, n, topology)
+        topology = None
     ring = _rings.get(fabric_id)
     if ring is None:
         cached = await store().aget(_key(fabric_id, "index"))
-        ring = _Ring(cached["n"], list(cached["seq"]), list(cached["t"])) if cached else _Ring(n, [], [])
+        ring = _Ring(list(cached["seq"]), list(cached["t"]), _runs(cached)) if cached else _Ring([], [], [])
         _rings[fabric_id] = ring
     stale: list[str] = []
-    if ring.n != n or (ring.seq and seq <= ring.seq[-1]):
-        stale = _tick_keys(fabric_id, ring.seq, ring.n)
-        ring.seq, ring.t, ring.n = [], [], n
+    before = {r[1] for r in ring.runs}
+    if ring.seq and seq <= ring.seq[-1]:  # a restarted engine: a new ring
+        stale = _tick_keys(fabric_id, ring.seq, ring.runs)
+        ring.seq, ring.t, ring.runs = [], [], []
     previous_t = ring.t[-1] if ring.t else None
-    blobs = _encode(rate, util)
+    values: dict[str, object] = {}
+    if not ring.runs or ring.runs[-1][1:] != [topology, n]:
+        ring.runs.append([int(seq), topology, n])
+    if topology is not None and time.monotonic() - ring.touched.get(topology, -math.inf) > _TOUCH_S:
+        if not await store().atouch(_topo_key(fabric_id, topology), _TTL_S):
+            values[_topo_key(fabric_id, topology)] = await asyncio.to_thread(lambda: LinkIdentities.of(fabric).encode())
+        ring.touched[topology] = time.monotonic()
     ring.seq.append(int(seq))
     ring.t.append(float(t))
     keep = capacity(n)
     if len(ring.seq) > keep:
-        stale += _tick_keys(fabric_id, ring.seq[:-keep], n)
+        stale += _tick_keys(fabric_id, ring.seq[:-keep], ring.runs)
         del ring.seq[:-keep], ring.t[:-keep]
-    values = {_chunk_key(fabric_id, seq, c): blob for c, blob in enumerate(blobs)}
+        while len(ring.runs) > 1 and ring.runs[1][0] <= ring.seq[0]:
+            del ring.runs[0]
+    gone = {v for v in before - {r[1] for r in ring.runs} if v is not None}
+    stale += [_topo_key(fabric_id, v) for v in gone]
+    for v in gone:
+        ring.touched.pop(v, None)
+    values.update({_chunk_key(fabric_id, seq, c): blob for c, blob in enumerate(_encode(rate, util))})
     values[_key(fabric_id, "index")] = ring.as_index()
     await store().aset_many(values, _TTL_S)
+    stale = [k for k in stale if k not in values]  # a restarted engine's first ticks reuse the old sequence numbers
     if stale:
         await store().adelete_many(stale)
     return previous_t is not None and int(previous_t // 60) < int(t // 60)
 
 
 def clear(fabric_id: int) -> None:
-    """Forget a fabric's ring (cache and writer state)."""
+    """Forget a fabric's ring (cache, writer state and decoded topologies)."""
     idx = index(fabric_id)
+    runs = _runs(idx)
     if idx:
-        store().delete_many(_tick_keys(fabric_id, idx["seq"], idx["n"]))
-    store().delete(_key(fabric_id, "index"))
+        store().delete_many(_tick_keys(fabric_id, idx["seq"], runs))
+    store().delete_many([_topo_key(fabric_id, r[1]) for r in runs if r[1] is not None] + [_key(fabric_id, "index")])
     _rings.pop(fabric_id, None)
+    with _memo_lock:
+        for k in [k for k in _memo if k[0] == fabric_id]:
+            del _memo[k]
 
 
 @dataclass(frozen=True)
 class Series:
     """Recent values of some directed links: ``seq`` int64 ``(T,)``, ``t`` float64 ``(T,)``, ``rate`` and
-    ``util`` float32 ``(T, K)`` for the K requested links, oldest tick first."""
+    ``util`` float32 ``(T, K)`` for the K requested links, oldest tick first; NaN where a tick's topology
+    lacks the link."""
 
     seq: np.ndarray
     t: np.ndarray
     rate: np.ndarray
     util: np.ndarray
+
+
+@dataclass(frozen=True)
+class Ticks:
+    """The ticks of one run (one topology): ``identities`` (None: recorded without a topology, or no longer
+    cached) and their :class:`Series` of every directed link, ``rate``, ``util`` ``(T, 2L)``."""
+
+    identities: LinkIdentities | None
+    series: Series
+
+
+@dataclass(frozen=True)
+class Recabling:
+    """A transmitting port's peer changed: at ``t`` (the first tick of the new cabling) its directed link
+    ``before`` became ``after`` (:data:`~ibweb.live.link_identity.IDENTITY` scalars, same transmitting end)."""
+
+    t: float
+    before: np.void
+    after: np.void
 
 
 def _select(idx: dict | None, after: float | None, since: float | None, until: float | None
@@ -192,54 +323,135 @@ def _select(idx: dict | None, after: float | None, since: float | None, until: f
     return [s for s, _ in pairs], [t for _, t in pairs]
 
 
-def series(fabric_id: int, links: list[int], after: float | None = None) -> Series:
-    """The ring's values of directed ``links`` for the ticks after time ``after`` (all kept ticks when None).
+def _empty(k: int) -> Series:
+    empty = np.zeros((0, k), dtype=np.float32)
+    return Series(np.zeros(0, np.int64), np.zeros(0), empty, empty.copy())
 
-    Raises ``IndexError`` naming a link outside ``0..2L-1``. Ticks whose data
-    expired between reading the index and the chunks are left out.
-    """
-    idx = index(fabric_id)
-    k = len(links)
-    if idx:
-        for d in links:
-            if not 0 <= d < idx["n"]:
-                raise IndexError(f"link {d} is outside 0..{idx['n'] - 1}")
+
+def _read(fabric_id: int, idx: dict | None, after: float | None, k: int, resolve: Callable[[list], np.ndarray]
+          ) -> Series:
+    """The values of ``k`` links in the ticks after ``after``; ``resolve(run)`` gives their directed-link
+    indices in a run's topology, int64 ``[k]`` (-1: absent, a gap). Costs one chunk per tick and link."""
     seqs, times = _select(idx, after, None, None)
     if not seqs:
-        empty = np.zeros((0, k), dtype=np.float32)
-        return Series(np.zeros(0, np.int64), np.zeros(0), empty, empty.copy())
-    chunk = idx["chunk"]
-    needed = sorted({d // chunk for d in links})
-    got = store().get_many([_chunk_key(fabric_id, s, c) for s in seqs for c in needed])
-    rate = np.zeros((len(seqs), k), dtype=np.float32)
-    util = np.zeros((len(seqs), k), dtype=np.float32)
+        return _empty(k)
+    runs, chunk = _runs(idx), idx["chunk"]
+    run_of = _run_of(runs, seqs)
+    plan: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}  # run -> [(chunk, columns, offsets)]
+    for r in np.unique(run_of).tolist():  # loop over the window's topologies
+        pos = np.asarray(resolve(runs[r]), dtype=np.int64)
+        plan[r] = []
+        for c in np.unique(pos[pos >= 0] // chunk).tolist():
+            cols = np.flatnonzero((pos >= 0) & (pos // chunk == c))
+            plan[r].append((c, cols, pos[cols] % chunk))
+    got = store().get_many([_chunk_key(fabric_id, s, c) for s, r in zip(seqs, run_of.tolist(), strict=True)
+                            for c, _, _ in plan[r]])
+    rate = np.full((len(seqs), k), np.nan, dtype=np.float32)
+    util = np.full((len(seqs), k), np.nan, dtype=np.float32)
     present = np.ones(len(seqs), dtype=bool)
-    for i, s in enumerate(seqs):  # loop over ticks; each step slices whole chunks
-        for c in needed:
+    for i, (s, r) in enumerate(zip(seqs, run_of.tolist(), strict=True)):  # loop over ticks; each step slices chunks
+        for c, cols, offsets in plan[r]:
             blob = got.get(_chunk_key(fabric_id, s, c))
             if blob is None:
                 present[i] = False
                 break
             block = _decode(blob)
-            for j, d in enumerate(links):
-                if d // chunk == c:
-                    rate[i, j], util[i, j] = block[0, d % chunk], block[1, d % chunk]
+            rate[i, cols], util[i, cols] = block[0, offsets], block[1, offsets]
     return Series(np.asarray(seqs, np.int64)[present], np.asarray(times)[present], rate[present], util[present])
 
 
-def ticks(fabric_id: int, since: float, until: float) -> Series:
-    """Every directed link's values for the ticks with ``since <= t < until``: ``rate``, ``util`` ``(T, 2L)``."""
+def series(fabric_id: int, links: Sequence[int] | np.ndarray, after: float | None = None) -> Series:
+    """The ring's values of ``links`` for the ticks after time ``after`` (all kept ticks when None).
+
+    ``links``: identities (:data:`~ibweb.live.link_identity.IDENTITY` ``[K]``), followed through every
+    topology of the ring, or directed-link indices of the newest tick's topology, read as their
+    identities (by position within that topology's ticks when it has none). Ticks whose topology lacks
+    a link are NaN for it. Raises ``IndexError`` naming an index outside ``0..2L-1``. Ticks whose data
+    expired between reading the index and the chunks are left out.
+    """
+    idx = index(fabric_id)
+    runs = _runs(idx)
+    keys = np.asarray(links)
+    if keys.dtype != IDENTITY:
+        d = keys.astype(np.int64).reshape(-1)
+        for bad in d[(d < 0) | (d >= idx["n"])].tolist() if idx else []:
+            raise IndexError(f"link {bad} is outside 0..{idx['n'] - 1}")
+        if not runs:
+            return _empty(len(d))
+        last = runs[-1]
+        ids = topology(fabric_id, last[1])
+        if ids is None:
+            return _read(fabric_id, idx, after, len(d), lambda run: d if run[1:] == last[1:] else np.full(len(d), -1))
+        keys = ids.keys[d]
+
+    def resolve(run: list) -> np.ndarray:
+        ids = topology(fabric_id, run[1])
+        return ids.find(keys) if ids is not None else np.full(len(keys), -1)
+
+    return _read(fabric_id, idx, after, len(keys), resolve)
+
+
+def port_series(fabric_id: int, guid: int, port: int, after: float | None = None) -> Series:
+    """The values of the directed link leaving port ``port`` of node GUID ``guid`` (column 0) and of the one
+    entering it (column 1) in each tick, whatever the port is cabled to; NaN while it is not cabled."""
+    key = port_key(guid, port)
+
+    def resolve(run: list) -> np.ndarray:
+        ids = topology(fabric_id, run[1])
+        if ids is None:
+            return np.full(2, -1)
+        d = ids.find_ports(key)
+        return np.concatenate([d, ids.reverse(d)])
+
+    return _read(fabric_id, index(fabric_id), after, 2, resolve)
+
+
+def recablings(fabric_id: int, guid: int, port: int, after: float | None = None) -> list[Recabling]:
+    """Each change of the peer of port ``port`` of node GUID ``guid`` among the ticks after ``after``.
+
+    A stretch where the port is not cabled is no change (a gap); it counts when the port comes back
+    cabled to another peer.
+    """
+    idx = index(fabric_id)
+    seqs, times = _select(idx, after, None, None)
+    if not seqs:
+        return []
+    runs, key = _runs(idx), port_key(guid, port)
+    run_of = _run_of(runs, seqs)
+    starts = np.flatnonzero(np.diff(run_of, prepend=-1))  # first tick of each run in the window
+    out: list[Recabling] = []
+    before: np.void | None = None
+    for i in starts.tolist():  # loop over the window's topologies
+        ids = topology(fabric_id, runs[run_of[i]][1])
+        d = int(ids.find_ports(key)[0]) if ids is not None else -1
+        if d < 0:
+            continue
+        now = ids.keys[d]
+        if before is not None and (now["rx_guid"], now["rx_port"]) != (before["rx_guid"], before["rx_port"]):
+            out.append(Recabling(float(times[i]), before, now))
+        before = now
+    return out
+
+
+def ticks(fabric_id: int, since: float, until: float) -> list[Ticks]:
+    """Every directed link's values for the ticks with ``since <= t < until``, one :class:`Ticks` per topology."""
     idx = index(fabric_id)
     seqs, times = _select(idx, None, since, until)
-    n = idx["n"] if idx else 0
-    rate = np.zeros((len(seqs), n), dtype=np.float32)
-    util = np.zeros((len(seqs), n), dtype=np.float32)
-    present = np.ones(len(seqs), dtype=bool)
-    if seqs:
-        chunk = idx["chunk"]
+    if not seqs:
+        return []
+    runs, chunk = _runs(idx), idx["chunk"]
+    run_of = _run_of(runs, seqs)
+    out = []
+    for r in np.unique(run_of).tolist():  # loop over topologies, ticks and chunks, vectorized within a chunk
+        mine = np.flatnonzero(run_of == r)
+        n = runs[r][2]
         chunks = math.ceil(n / chunk)
-        got = store().get_many([_chunk_key(fabric_id, s, c) for s in seqs for c in range(chunks)])
-        for i, s in enumerate(seqs):  # loop over ticks and chunks, vectorized within a chunk
+        part = [seqs[i] for i in mine.tolist()]
+        got = store().get_many([_chunk_key(fabric_id, s, c) for s in part for c in range(chunks)])
+        rate = np.zeros((len(part), n), dtype=np.float32)
+        util = np.zeros((len(part), n), dtype=np.float32)
+        present = np.ones(len(part), dtype=bool)
+        for i, s in enumerate(part):
             for c in range(chunks):
                 blob = got.get(_chunk_key(fabric_id, s, c))
                 if blob is None:
@@ -248,4 +460,8 @@ def ticks(fabric_id: int, since: float, until: float) -> Series:
                 block = _decode(blob)
                 rate[i, c * chunk:c * chunk + block.shape[1]] = block[0]
                 util[i, c * chunk:c * chunk + block.shape[1]] = block[1]
-    return Series(np.asarray(seqs, np.int64)[present], np.asarray(times)[present], rate[present], util[present])
+        if present.any():
+            s = Series(np.asarray(part, np.int64)[present], np.asarray(times)[mine][present], rate[present],
+                       util[present])
+            out.append(Ticks(topology(fabric_id, runs[r][1]), s))
+    return out

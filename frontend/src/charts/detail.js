@@ -1,10 +1,28 @@
 // Port detail: the selected cable (or a host's cable) with its recent history from the history API, both
-// directions' utilization as a time series, refreshed every few seconds, and the last hour's rollups.
+// directions' utilization as a time series, refreshed every few seconds, and the last hour's rollups. The API
+// follows the cable across cabling changes: a tick without it is a gap (null), a change of a port's peer a
+// 'recabled' marker.
 import {axisBottom, axisLeft, extent, format, line, max, scaleLinear, scaleTime, timeFormat} from "d3";
 import {directedLabel, formatRate, formatUtil, nodeLines} from "../format.js";
 
 const percent = format(".0%");
 const COLORS = ["#7cb7ff", "#ffb86b"];
+const RECABLED = "#ff6b6b";
+
+/**
+ * The re-cablings a history answer lists for either direction, one per time, oldest first.
+ * @param {object|null} body {recabled, reverse_recabled: [{t, from, to}]}, ends {guid, port, node}
+ * @returns {{t: number, text: string}[]} text "recabled: <from> → <to>"
+ */
+export function recablingMarks(body) {
+  const name = (end) => (end ? `${end.node ?? end.guid} port ${end.port}` : "nothing");
+  const byTime = new Map();
+  for (const r of [...(body?.recabled ?? []), ...(body?.reverse_recabled ?? [])]) {
+    const change = `${name(r.from)} → ${name(r.to)}`;
+    byTime.set(r.t, byTime.has(r.t) ? `${byTime.get(r.t)}; ${change}` : change);
+  }
+  return [...byTime].sort((p, q) => p[0] - q[0]).map(([t, text]) => ({t, text: `recabled: ${text}`}));
+}
 
 /**
  * The detail panel: `selection.call(detail().context(ctx).api(client))`.
@@ -40,6 +58,7 @@ export function detail() {
     const yAxis = plot.append("g").attr("class", "ibweb-axis");
     const paths = plot.selectAll("path.ibweb-series").data([0, 1]).join("path").attr("class", "ibweb-series")
       .attr("fill", "none").attr("stroke-width", 1.5).attr("stroke", (i) => COLORS[i]);
+    const marks = plot.append("g").attr("class", "ibweb-recabled");
     const keys = panel.append("div").attr("class", "ibweb-detail-keys");
     const rollup = panel.append("div").attr("class", "ibweb-detail-rollup");
     const message = panel.append("div").attr("class", "ibweb-detail-message").attr("aria-live", "polite");
@@ -122,6 +141,7 @@ export function detail() {
       svg.attr("aria-label", points ? `Utilization of both directions over the last ${seconds} s, ${points} points` : "No data");
       if (!points) {
         paths.attr("d", null);
+        marks.selectAll("*").remove();
         xAxis.selectAll("*").remove();
         yAxis.selectAll("*").remove();
         return;
@@ -132,7 +152,19 @@ export function detail() {
       y.domain([0, Math.max(1, max(data.flat()) ?? 1)]).range([h, 0]).nice();
       xAxis.attr("transform", `translate(0,${h})`).call(axisBottom(x).ticks(Math.max(2, w / 90)).tickFormat(timeFormat("%H:%M:%S")));
       yAxis.call(axisLeft(y).ticks(4).tickFormat(percent));
-      paths.attr("d", (i) => line().x((_, j) => x(t[j])).y((v) => y(v))(data[i]));
+      paths.attr("d", (i) => line().defined((v) => v != null).x((_, j) => x(t[j])).y((v) => y(v))(data[i]));
+      const [t0, t1] = x.domain().map((d) => d / 1000);
+      marks.selectAll("g").data(recablingMarks(series).filter((m) => m.t >= t0 && m.t <= t1), (m) => m.t)
+        .join((enter) => {
+          const g = enter.append("g");
+          g.append("line").attr("stroke", RECABLED).attr("stroke-dasharray", "3,3");
+          g.append("text").attr("x", 3).attr("y", 10).attr("fill", RECABLED).text("recabled");
+          g.append("title");
+          return g;
+        })
+        .attr("transform", (m) => `translate(${x(new Date(m.t * 1000))},0)`)
+        .call((g) => g.select("line").attr("y2", h))
+        .call((g) => g.select("title").text((m) => m.text));
     }
 
     ctx.on("select.detail", open);
@@ -157,7 +189,8 @@ export function detail() {
   chart.refreshMs = function (_) {
     return arguments.length ? ((refreshMs = _), chart) : refreshMs;
   };
-  /** {cable, points (history points drawn), error}. */
-  chart.state = () => ({cable, points: series && cable >= 0 ? series.t.length : 0, error});
+  /** {cable, points (history points drawn), recabled (markers), error}. */
+  chart.state = () => ({cable, points: series && cable >= 0 ? series.t.length : 0,
+    recabled: series && cable >= 0 ? recablingMarks(series).length : 0, error});
   return chart;
 }

@@ -4,7 +4,7 @@ from django.urls import path
 
 from .engine_views import SharpView, StorageView
 from .routing_views import RoutingReportView
-from .views import JobsView, LinkHistoryView, LinkRollupsView, PathView, PortHistoryView
+from .views import JobsView, LinkHistoryView, LinkRollupsView, PathView, PortHistoryView, PortRollupsView
 
 app_name = "live-api"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("fabrics/<slug:slug>/links/<int:link>/rollups/", LinkRollupsView.as_view(), name="link-rollups"),
     path("fabrics/<slug:slug>/links/-1/rollups/", LinkRollupsView.as_view(), {"link": -1}, name="fabric-rollups"),
     path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/history/", PortHistoryView.as_view(), name="port-history"),
+    path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/rollups/", PortRollupsView.as_view(), name="port-rollups"),
     path("fabrics/<slug:slug>/path/", PathView.as_view(), name="fabric-path"),
     path("fabrics/<slug:slug>/jobs/", JobsView.as_view(), name="fabric-jobs"),
     path("fabrics/<slug:slug>/routing/", RoutingReportView.as_view(), name="fabric-routing"),

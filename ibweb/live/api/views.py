@@ -4,10 +4,19 @@ Routes (under ``/api/fabrics/``)::
 
     fabrics/<slug>/links/<d>/history/?seconds=300     recent series of directed link d and its reverse (ring buffer)
     fabrics/<slug>/links/<d>/rollups/?minutes=60      one-minute rollups of directed link d (database)
-    fabrics/<slug>/ports/<node>/<port>/history/       the same for the link leaving a port (node name or GUID)
+    fabrics/<slug>/ports/<node>/<port>/history/       the series of the link leaving a port and of the one entering it
+    fabrics/<slug>/ports/<node>/<port>/rollups/       the rollups of the link leaving a port (node: name or GUID)
     fabrics/<slug>/path/?src=<host>&dst=<host>        the routed path, hop by hop, as ibtracert shows it
     fabrics/<slug>/jobs/                              every job of the catalog: tenant, hosts, directed links
     fabrics/<slug>/routing/                           the routing report (routing_views.py)
+
+History and rollups follow **link identities** (:mod:`ibweb.live.link_identity`), not directed-link
+indices, which a cabling change renumbers: ``links/<d>/`` reads the identity of ``d`` in the current
+topology (the newest tick's) through every topology of the ring and every stored minute, with gaps
+(``null``) where the cable did not exist; ``ports/<node>/<port>/`` follows the port, whatever it is
+cabled to. Both name the identity (``tx``, ``rx``: GUID, port and node name, as the user may see
+them: a hidden host reads ``host-<i>`` with GUID ``hidden``) and list ``recabled``: the times the
+transmitting port's peer changed (``{"t", "from", "to"}``, ``from`` and ``to`` the peers).
 
 Paths, ports and jobs come from the fabric's runtime record (:mod:`ibweb.runtime.record`),
 which its engine's leader publishes: the fabric, routing and job catalog the engine runs on,
@@ -32,15 +41,17 @@ from fabric_engine.formats._common import HCA_SUFFIX
 from fabric_engine.routing import Routing
 from fabric_engine.topology import KIND_HOST
 from fabric_engine.topology import Fabric as EngineFabric
-from ibweb.access import host_label, job_tenants, redaction, view_of, visible_fabrics
+from fabric_engine.topology.limits import MAX_NODE_PORTS
+from ibweb.access import HIDDEN, HIDDEN_NODE, Redaction, host_label, job_tenants, redaction, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
 from ibweb.runtime import record
 
 from .. import history
-from ..models import LinkRollup
+from ..link_identity import LinkIdentities, db_guid, guid_from_db, guid_text, port_key
+from ..models import FABRIC_WIDE, LinkRollup
 
-__all__ = ["LinkHistoryView", "LinkRollupsView", "PortHistoryView", "PathView", "JobsView", "link_history",
-           "NotPublished"]
+__all__ = ["LinkHistoryView", "LinkRollupsView", "PortHistoryView", "PortRollupsView", "PathView", "JobsView",
+           "link_history", "NotPublished"]
 
 
 class NotPublished(APIException):
@@ -92,73 +103,269 @@ def _number(request, name: str, default: float, low: float, high: float) -> floa
     return value
 
 
-def _rounded(a: np.ndarray, digits: int) -> list[float]:
-    return np.round(a.astype(np.float64), digits).tolist()
+def _rounded(a: np.ndarray, digits: int) -> list[float | None]:
+    """``a`` rounded, gaps (NaN) as None."""
+    out = np.round(a.astype(np.float64), digits).astype(object)
+    out[np.isnan(a)] = None
+    return out.tolist()
 
 
-def link_history(fabric: Fabric, d: int, seconds: float) -> dict:
-    """The history payload of directed link ``d`` and its reverse over the last ``seconds``."""
+def _published(fabric: Fabric) -> tuple[dict, EngineFabric] | None:
+    """The head and engine fabric of ``fabric``'s runtime record, or None before its engine published."""
+    h = record.head(fabric.pk, record.row_identity(fabric))
+    f = record.fabric(fabric.pk, h) if h is not None else None
+    return (h, f) if f is not None else None
+
+
+def _current(fabric: Fabric) -> tuple[LinkIdentities | None, int | None]:
+    """The topology ``links/<d>/`` counts in: the ring's newest tick's (its identities, or None when recorded
+    without them, and its directed links), else the published record's; ``(None, None)`` when neither."""
+    run = history.newest(fabric.pk)
+    if run is not None:
+        return history.topology(fabric.pk, run[0]), run[1]
+    published = _published(fabric)
+    if published is None:
+        return None, None
+    h, f = published
+    return history.topology(fabric.pk, h["base"], f), 2 * f.num_links
+
+
+class _Ends:
+    """The ends of link identities as a view sees them, named from ``tables`` (topologies, the current one
+    first, then older ones for nodes gone since)."""
+
+    def __init__(self, tables: list[LinkIdentities], shown: Redaction) -> None:
+        self.tables, self.shown = tables, shown
+
+    def end(self, guid: int, port: int) -> dict:
+        """``{"guid", "port", "node"}`` of a port; a hidden host reads ``host-<i>`` (its index in the current
+        topology; ``hidden node`` if it has left it) and GUID ``hidden``; a node of no known topology is
+        hidden below the ``ALL`` view."""
+        g = np.array([guid], dtype=np.uint64)
+        for k, ids in enumerate(self.tables):  # newest topology first
+            i = int(ids.node_index(g)[0])
+            if i < 0:
+                continue
+            if self.shown.hidden_hosts(ids.node_host[i:i + 1], g)[0]:
+                return {"guid": HIDDEN, "port": int(port), "node": host_label(i) if k == 0 else HIDDEN_NODE}
+            return {"guid": guid_text(guid), "port": int(port), "node": str(ids.node_name[i])}
+        if self.shown.shows_all:
+            return {"guid": guid_text(guid), "port": int(port), "node": None}
+        return {"guid": HIDDEN, "port": int(port), "node": HIDDEN_NODE}
+
+    def pair(self, key) -> tuple[dict | None, dict | None]:
+        """``tx`` and ``rx`` of an :data:`~ibweb.live.link_identity.IDENTITY` scalar (None: no link)."""
+        if key is None:
+            return None, None
+        return self.end(int(key["tx_guid"]), int(key["tx_port"])), self.end(int(key["rx_guid"]), int(key["rx_port"]))
+
+    def recablings(self, changes: list[history.Recabling]) -> list[dict]:
+        return [{"t": round(c.t, 3), "from": self.pair(c.before)[1], "to": self.pair(c.after)[1]} for c in changes]
+
+
+def _ends(request, fabric: Fabric, current: LinkIdentities | None, topology: EngineFabric | None = None) -> _Ends:
+    """The :class:`_Ends` of ``fabric`` for the request's user: the current topology, then the ring's."""
+    tables = [current] if current is not None else []
+    tables += [ids for ids in history.known(fabric.pk) if ids is not current]
+    return _Ends(tables, redaction(view_of(request.user), fabric, topology))
+
+
+def _window(fabric: Fabric, seconds: float) -> float:
+    """The time after which the last ``seconds`` of the ring start."""
     idx = history.index(fabric.pk)
-    n = idx["n"] if idx else None
+    return (idx["t"][-1] if idx and idx["t"] else time.time()) - seconds
+
+
+def _series_payload(s: history.Series) -> dict:
+    """``seq``, ``t``, ``rate`` and ``util`` of column 0, ``reverse_rate`` and ``reverse_util`` of column 1 if any."""
+    out = {"seq": s.seq.tolist(), "t": np.round(s.t, 3).tolist(), "rate": _rounded(s.rate[:, 0], 3),
+           "util": _rounded(s.util[:, 0], 5)}
+    if s.rate.shape[1] > 1:
+        out.update(reverse_rate=_rounded(s.rate[:, 1], 3), reverse_util=_rounded(s.util[:, 1], 5))
+    return out
+
+
+def link_history(fabric: Fabric, d: int, seconds: float, request=None) -> dict:
+    """The history payload of directed link ``d`` of the current topology and its reverse over the last ``seconds``.
+
+    Both are followed by identity through every topology of the ring (``null``: the cable did not exist);
+    without identities (ticks recorded without a topology) by position within the newest topology's ticks.
+    ``request``: names the ends for its user (``tx``, ``rx`` and ``recabled``; left out without it).
+    """
+    ids, n = _current(fabric)
     if n is not None and not 0 <= d < n:
         raise NotFound(f"link {d} is outside 0..{n - 1}")
-    newest = idx["t"][-1] if idx and idx["t"] else time.time()
+    after = _window(fabric, seconds)
     reverse = (d + n // 2) % n if n else None
     links = [d] if reverse is None else [d, reverse]
-    s = history.series(fabric.pk, links, after=newest - seconds)
-    out = {"fabric": fabric.slug, "link": d, "reverse": reverse, "seconds": seconds,
-           "seq": s.seq.tolist(), "t": np.round(s.t, 3).tolist(),
-           "rate": _rounded(s.rate[:, 0], 3), "util": _rounded(s.util[:, 0], 5)}
-    if reverse is not None:
-        out["reverse_rate"] = _rounded(s.rate[:, 1], 3)
-        out["reverse_util"] = _rounded(s.util[:, 1], 5)
+    s = history.series(fabric.pk, links if ids is None else ids.keys[links], after=after)
+    out = {"fabric": fabric.slug, "link": d, "reverse": reverse, "seconds": seconds, **_series_payload(s)}
+    if request is not None:
+        out.update(tx=None, rx=None, recabled=[], reverse_recabled=[])
+        if ids is not None:
+            ends = _ends(request, fabric, ids)
+            key, back = ids.keys[d], ids.keys[reverse]
+            out["tx"], out["rx"] = ends.pair(key)
+            out["recabled"] = ends.recablings(history.recablings(fabric.pk, key["tx_guid"], key["tx_port"], after))
+            out["reverse_recabled"] = ends.recablings(history.recablings(fabric.pk, back["tx_guid"], back["tx_port"],
+                                                                         after))
     return out
 
 
 class LinkHistoryView(_FabricView):
-    """Recent series (rate in Gb/s, utilization) of a directed link and of its reverse, from the ring buffer."""
+    """Recent series (rate in Gb/s, utilization) of a directed link and of its reverse, from the ring buffer,
+    by the link's identity in the current topology."""
 
     def get(self, request, slug: str, link: int):
         seconds = _number(request, "seconds", 300.0, 1.0, 86400.0)
-        return Response(link_history(self.fabric(request, slug), link, seconds))
+        return Response(link_history(self.fabric(request, slug), link, seconds, request))
 
 
-class PortHistoryView(_FabricView):
-    """Recent series of the directed link leaving a port (``node``: name or ``0x`` GUID) and of the one entering it."""
+class _PortView(_FabricView):
+    """A view of one port, ``node`` a name, a ``0x`` node or port GUID, or the ``host-<i>`` label of a hidden host
+    (or the node GUID of a node only the ring's older topologies have)."""
+
+    def port(self, request, slug: str, node: str, port: int) -> tuple[Fabric, _Ends, LinkIdentities, int, str]:
+        """The fabric, the ends' names, the current topology's identities, the node's GUID and its name as the
+        user sees it; 404 for a node the user may not see or a port not cabled now nor in the ring."""
+        fabric = self.fabric(request, slug)
+        h, f = self.head(fabric), self.engine_fabric(fabric)
+        current = history.topology(fabric.pk, h["base"], f)
+        ends = _ends(request, fabric, current, f)
+        hidden = ends.shown.hidden_nodes(f)
+        i = _node(f, node, hidden)
+        guid, name = (int(f.guid[i]), _name(f, i, hidden)) if i is not None else (_gone_guid(node), None)
+        if i is None and guid is not None:
+            seen = ends.end(guid, 1)
+            guid, name = (None, None) if seen["guid"] == HIDDEN or seen["node"] is None else (guid, seen["node"])
+        if guid is None:
+            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        key = port_key(guid, port) if 1 <= port <= MAX_NODE_PORTS else None
+        if key is None or all(ids.find_ports(key)[0] < 0 for ids in ends.tables):
+            raise NotFound(f"port {port} of {node} is not cabled")
+        return fabric, ends, current, guid, name
+
+
+def _gone_guid(node: str) -> int | None:
+    """The GUID ``node`` spells (``0x`` and up to 16 hex digits), or None."""
+    try:
+        guid = int(node, 16) if node.lower().startswith("0x") else -1
+    except ValueError:
+        return None
+    return guid if 0 <= guid < 2**64 else None
+
+
+def _peer(ends: _Ends, guid: int, port: int):
+    """The newest identity of the link leaving a port among the known topologies (None: never cabled)."""
+    key = port_key(guid, port)
+    for ids in ends.tables:  # newest first
+        d = int(ids.find_ports(key)[0])
+        if d >= 0:
+            return ids.keys[d]
+    return None
+
+
+class PortHistoryView(_PortView):
+    """Recent series of the directed link leaving a port (column ``rate``, ``util``) and of the one entering it
+    (``reverse_*``), whatever the port is cabled to: ``recabled`` lists each change of its peer."""
 
     def get(self, request, slug: str, node: str, port: int):
-        fabric = self.fabric(request, slug)
         seconds = _number(request, "seconds", 300.0, 1.0, 86400.0)
-        f = self.engine_fabric(fabric)
-        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
-        i = _node(f, node, hidden)
-        if i is None:
-            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
-        if not 1 <= port <= int(f.nports[i]) or f.out_link(i, port) < 0:
-            raise NotFound(f"port {port} of {node} is not cabled")
-        return Response({**link_history(fabric, f.out_link(i, port), seconds), "node": _name(f, i, hidden),
-                         "port": port})
+        fabric, ends, current, guid, name = self.port(request, slug, node, port)
+        after = _window(fabric, seconds)
+        d = int(current.find_ports(port_key(guid, port))[0])
+        tx, rx = ends.pair(_peer(ends, guid, port))
+        return Response({"fabric": fabric.slug, "node": name, "port": port, "link": d if d >= 0 else None,
+                         "reverse": int(current.reverse(d)) if d >= 0 else None, "seconds": seconds,
+                         **_series_payload(history.port_series(fabric.pk, guid, port, after)), "tx": tx, "rx": rx,
+                         "recabled": ends.recablings(history.recablings(fabric.pk, guid, port, after))})
+
+
+# ----------------------------------------------------------------------------------------------- rollups
+def _since(request) -> datetime:
+    minutes = _number(request, "minutes", 60.0, 1.0, 7 * 24 * 60.0)
+    return datetime.now(tz=UTC) - timedelta(minutes=minutes)
+
+
+def _minutes(fabric: Fabric, since: datetime, rows: list[tuple]) -> dict:
+    """The rollups payload of the minutes after ``since`` from ``rows`` ``(minute, mean_util, max_util,
+    mean_rate_gbps, samples)``: several rows of one minute (a port re-cabled during it) are averaged by
+    their samples; a minute without a row (idle) reads as zero."""
+    marks = dict(LinkRollup.objects.filter(fabric=fabric, minute__gte=since, link=FABRIC_WIDE, tx_guid__isnull=True)
+                 .values_list("minute", "samples"))
+    order = sorted(marks)
+    acc: dict[datetime, list[float]] = {}
+    for minute, mean_util, max_util, rate, samples in rows:  # a row per minute, rarely two
+        a = acc.setdefault(minute, [0.0, 0.0, 0.0, 0])
+        a[0] += mean_util * samples
+        a[1] = max(a[1], max_util)
+        a[2] += rate * samples
+        a[3] += samples
+    per = {m: (a[0] / max(a[3], 1), a[1], a[2] / max(a[3], 1)) for m, a in acc.items()}
+    zero = (0.0, 0.0, 0.0)
+    return {"minute": [m.isoformat() for m in order], "samples": [marks[m] for m in order],
+            "mean_util": [round(per.get(m, zero)[0], 5) for m in order],
+            "max_util": [round(per.get(m, zero)[1], 5) for m in order],
+            "mean_rate_gbps": [round(per.get(m, zero)[2], 3) for m in order]}
+
+
+_ROW = ("minute", "mean_util", "max_util", "mean_rate_gbps", "samples")
+
+
+def _port_rows(fabric: Fabric, since: datetime, guid: int, port: int) -> tuple[list[tuple], np.ndarray]:
+    """The rollup rows of the link leaving a port (whatever its peer), oldest first, and their peers
+    (``rx_guid`` uint64, ``rx_port``) as an array of pairs ``[R, 2]`` (object)."""
+    rows = list(LinkRollup.objects.filter(fabric=fabric, minute__gte=since, tx_guid=db_guid(guid), tx_port=port)
+                .order_by("minute", "rx_guid", "rx_port").values_list(*_ROW, "rx_guid", "rx_port"))
+    peers = np.array([(int(guid_from_db(r[5])), r[6]) for r in rows], dtype=object).reshape(-1, 2)
+    return [r[:5] for r in rows], peers
+
+
+def _recabled_rows(ends: _Ends, rows: list[tuple], peers: np.ndarray) -> list[dict]:
+    """Each minute whose row's peer differs from the row before (idle minutes have no row: the change is
+    placed at the first minute the new peer carried traffic)."""
+    changed = np.flatnonzero((peers[1:] != peers[:-1]).any(axis=1)) + 1 if len(peers) > 1 else np.zeros(0, int)
+    return [{"t": rows[i][0].timestamp(), "minute": rows[i][0].isoformat(),
+             "from": ends.end(*peers[i - 1]), "to": ends.end(*peers[i])} for i in changed.tolist()]
 
 
 class LinkRollupsView(_FabricView):
-    """One-minute rollups of a directed link (``link=-1``: the fabric-wide rows); idle minutes read as zero."""
+    """One-minute rollups of a directed link of the current topology, by its identity (``link=-1``: the
+    fabric-wide rows); idle minutes read as zero."""
 
     def get(self, request, slug: str, link: int):
         fabric = self.fabric(request, slug)
-        minutes = _number(request, "minutes", 60.0, 1.0, 7 * 24 * 60.0)
-        since = datetime.now(tz=UTC) - timedelta(minutes=minutes)
-        base = LinkRollup.objects.filter(fabric=fabric, minute__gte=since)
-        marks = dict(base.filter(link=-1).values_list("minute", "samples"))
-        rows = {r[0]: r[1:] for r in base.filter(link=link).values_list("minute", "mean_util", "max_util",
-                                                                          "mean_rate_gbps")}
-        order = sorted(marks)
-        zero = (0.0, 0.0, 0.0)
-        return Response({"fabric": fabric.slug, "link": link, "minute": [m.isoformat() for m in order],
-                         "samples": [marks[m] for m in order],
-                         "mean_util": [round(rows.get(m, zero)[0], 5) for m in order],
-                         "max_util": [round(rows.get(m, zero)[1], 5) for m in order],
-                         "mean_rate_gbps": [round(rows.get(m, zero)[2], 3) for m in order]})
+        since = _since(request)
+        out = {"fabric": fabric.slug, "link": link}
+        ids, n = _current(fabric) if link != FABRIC_WIDE else (None, None)
+        if link != FABRIC_WIDE and n is not None and not 0 <= link < n:
+            raise NotFound(f"link {link} is outside 0..{n - 1}")
+        if ids is None:  # the fabric-wide rows, or rows recorded without a topology
+            rows = list(LinkRollup.objects.filter(fabric=fabric, minute__gte=since, link=link, tx_guid__isnull=True)
+                        .values_list(*_ROW))
+            return Response({**out, **_minutes(fabric, since, rows)})
+        key = ids.keys[link]
+        ends = _ends(request, fabric, ids)
+        rows, peers = _port_rows(fabric, since, int(key["tx_guid"]), int(key["tx_port"]))
+        mine = [r for r, p in zip(rows, peers.tolist(), strict=True) if p == [int(key["rx_guid"]), int(key["rx_port"])]]
+        tx, rx = ends.pair(key)
+        return Response({**out, "tx": tx, "rx": rx, **_minutes(fabric, since, mine),
+                         "recabled": _recabled_rows(ends, rows, peers)})
 
+
+class PortRollupsView(_PortView):
+    """One-minute rollups of the directed link leaving a port, whatever it is cabled to; ``recabled`` lists the
+    minutes its peer changed."""
+
+    def get(self, request, slug: str, node: str, port: int):
+        since = _since(request)
+        fabric, ends, current, guid, name = self.port(request, slug, node, port)
+        rows, peers = _port_rows(fabric, since, guid, port)
+        d = int(current.find_ports(port_key(guid, port))[0])
+        tx, rx = ends.pair(_peer(ends, guid, port))
+        return Response({"fabric": fabric.slug, "node": name, "port": port, "link": d if d >= 0 else None,
+                         "tx": tx, "rx": rx, **_minutes(fabric, since, rows),
+                         "recabled": _recabled_rows(ends, rows, peers)})
 
 class PathView(_FabricView):
     """The routed path from host ``src`` to host ``dst`` (names or node indices), hop by hop."""

@@ -1,18 +1,42 @@
+from __future__ import annotations
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from ibweb.admin_access import AllTenantsAdmin
 
+from .choices import FabricMode
 from .models import Analysis, Fabric
+
+#: The spec field's label and help per mode (None: a new fabric, whose mode is chosen on the same form).
+SPEC_TEXT = {
+    FabricMode.EMULATED: ("Scenario", "Scenario: topology generator, jobs, background."),
+    None: ("Spec", "Emulated fabrics: the scenario (topology generator, jobs, background). Telemetry-fed fabrics "
+                   "have none: leave {} (the collector discovers the topology; add it under Telemetry, or create "
+                   "the fabric from the New fabric page)."),
+}
 
 
 @admin.register(Fabric)
 class FabricAdmin(AllTenantsAdmin):
-    """Fabrics with their scenario (every tenant's jobs): the ``ALL`` level."""
+    """Fabrics with their scenario (every tenant's jobs): the ``ALL`` level. A telemetry-fed fabric has no scenario:
+    its spec is not shown."""
 
     list_display = ("name", "slug", "mode", "routing_engine", "tick_s", "updated")
     list_filter = ("mode", "routing_engine")
     search_fields = ("name", "slug", "description")
     prepopulated_fields = {"slug": ("name",)}
+
+    def get_exclude(self, request: HttpRequest, obj: Fabric | None = None) -> tuple:
+        hidden = ("spec",) if obj is not None and obj.mode == FabricMode.TELEMETRY else ()
+        return (*(super().get_exclude(request, obj) or ()), *hidden)
+
+    def get_form(self, request: HttpRequest, obj: Fabric | None = None, change: bool = False, **kwargs) -> type:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        spec = form.base_fields.get("spec")
+        if spec is not None:
+            spec.label, spec.help_text = SPEC_TEXT.get(obj.mode if obj is not None else None, SPEC_TEXT[None])
+        return form
 
 
 @admin.register(Analysis)

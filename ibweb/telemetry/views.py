@@ -1,4 +1,5 @@
-"""``/metrics``: every visible fabric's ports in the Prometheus text format."""
+"""``/metrics``: every visible fabric's ports in the Prometheus text format; the trial sweep of a collector not
+saved yet (``POST /api/telemetry/trial-sweep/``)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,22 @@ import numpy as np
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fabric_engine.telemetry.prometheus import CONTENT_TYPE, render_metrics
+from fabric_engine.telemetry.prometheus import CONTENT_TYPE, metric_families, render_families
 from ibweb.access import View, redaction, view_of, visible_fabrics
+from ibweb.fabrics.choices import ROUTING_ENGINES
+from ibweb.fabrics.forms import CollectorForm
 from ibweb.feed_metrics import render_feed_metrics
 from ibweb.permissions import ViewerRead
-from ibweb.runtime.metrics import metrics_for
+from ibweb.runtime.metrics import down_for, metrics_for
 from ibweb.wsflow import feed_socket_stats
+
+from .trial import may_try, trial_sweep
 
 
 @extend_schema(responses=OpenApiTypes.STR)
@@ -45,18 +54,34 @@ class MetricsView(APIView):
         slug = request.query_params.get("fabric")
         if slug:
             fabrics = fabrics.filter(slug=slug)
-        parts = []
+        families = []
         now = time.time()
         for fabric in fabrics:  # one entry per fabric
             got = metrics_for(fabric)
             if got is None:
                 continue
             f, labels, totals, t = got
-            parts.append(render_metrics(labels, _shown_ports(view, fabric, f, totals), fabric.slug,
-                                        extra={"infiniband_counters_age_seconds": round(now - t, 3)}))
+            families.append(metric_families(labels, _shown_ports(view, fabric, f, totals), fabric.slug,
+                                            extra={"infiniband_counters_age_seconds": round(now - t, 3)},
+                                            down=_shown_down(view, fabric, f, down_for(fabric))))
+        text = render_families(families, help_text=_HELP)  # each family once, whatever the number of fabrics
         if view.sees_all and not slug:  # the process's feed sockets: operators only, not per fabric
-            parts.append(render_feed_metrics(feed_socket_stats()))
-        return HttpResponse("".join(parts), content_type=CONTENT_TYPE)
+            text += render_feed_metrics(feed_socket_stats())
+        return HttpResponse(text, content_type=CONTENT_TYPE)
+
+
+_HELP = {"infiniband_counters_age_seconds": "Seconds since the fabric's counters were read (telemetry-fed) or "
+                                           "integrated (emulated)."}
+
+
+def _shown_down(view: View, fabric, f, down: list[dict]) -> list[dict]:
+    """The ports of cables down whose both ends ``view`` may name: below ``ALL``, nodes of ``f`` not hidden."""
+    shown = redaction(view, fabric, f)
+    if shown.host_guids is None or not down:
+        return down
+    hidden = shown.hidden_nodes(f)
+    visible = {f"0x{int(g):016x}" for g in np.asarray(f.guid)[~hidden]}  # a node gone from f is not shown
+    return [p for p in down if p["guid"] in visible and p["remote_guid"] in visible]
 
 
 def _shown_ports(view: View, fabric, f, totals: np.ndarray) -> np.ndarray:
@@ -72,3 +97,42 @@ def _shown_ports(view: View, fabric, f, totals: np.ndarray) -> np.ndarray:
     out = np.array(totals, dtype=np.float64, copy=True)
     out[cut] = np.nan
     return out
+
+
+class MayTrySweeps(BasePermission):
+    """Who may configure a collector (:func:`ibweb.telemetry.trial.may_try`); methods the view lacks answer 405."""
+
+    message = "a trial sweep runs commands on the ibweb server: operators who may configure collectors only"
+
+    def has_permission(self, request, view) -> bool:
+        return not hasattr(view, request.method.lower()) or may_try(request.user)
+
+
+@extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+class TrialSweepView(APIView):
+    """``POST /api/telemetry/trial-sweep/``: what a collector would find, before it is saved; nothing is stored.
+
+    The body holds the new-fabric form's collector fields: ``{"source": "commands", "command_prefix": "ssh mgmt01"
+    (or a list of words), "environment": "SIM_HOST=gpu0001\\n..." (or an object), "drop_dir": "", "lfts_path":
+    "/var/cache/opensm/opensm-lfts.dump", "timeout_s": 10, "interval_s": 10}`` and optionally ``routing_engine``.
+    Answers the report of :func:`ibweb.telemetry.trial.trial_sweep` (discovery counts, counters of at most 16
+    switches, the LFT dump, errors and reader warnings with their lines), or 400 ``{"errors": {field: [...]}}``.
+    It runs the commands on this server: the same users as the collector admin (``ALL`` level, permissions
+    ``fabrics.add_fabric`` and ``telemetry.add_collectorconfig``).
+    """
+
+    permission_classes = [MayTrySweeps]
+    parser_classes = [JSONParser]
+
+    def post(self, request):
+        if not isinstance(request.data, dict):
+            return Response({"errors": {"non_field_errors": ["expected a JSON object"]}},
+                            status=status.HTTP_400_BAD_REQUEST)
+        form = CollectorForm(data=request.data)
+        if not form.is_valid():
+            return Response({"errors": {name: [e["message"] for e in errs]
+                                        for name, errs in form.errors.get_json_data().items()}},
+                            status=status.HTTP_400_BAD_REQUEST)
+        engine = request.data.get("routing_engine")
+        engine = engine if engine in dict(ROUTING_ENGINES) else "minhop"
+        return Response(trial_sweep(form.save(commit=False), routing_engine=engine))

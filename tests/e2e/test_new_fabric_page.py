@@ -82,10 +82,11 @@ def test_generator_form_previews_checks_copies_and_creates(server):
         page.get_by_label("Name", exact=True).fill("Copied 2k")
         page.get_by_label("Slug").fill("copied-2k")
         page.get_by_role("button", name="Copy as API call").click()
+        poll(page, "document.querySelector('.copy-state').textContent !== ''")  # the clipboard answers a moment later
         assert page.locator(".copy-state").inner_text() in ("Copied.", "Selected: press Ctrl+C to copy.")
-        command = page.locator(".api-call code").inner_text()
+        command = page.locator(".create-call code").inner_text()
         assert command.startswith(f"curl -X POST '{server.url}/api/fabrics/fabrics/'") and "$IBWEB_TOKEN" in command
-        body = json.loads(page.locator(".api-call code").get_attribute("data-body"))
+        body = json.loads(page.locator(".create-call code").get_attribute("data-body"))
         assert body["spec"]["topology"] == {"generator": "fat_tree", "hosts": 2048}
         created = run_api_call(server, command)
         assert created["slug"] == "copied-2k" and created["spec"]["topology"]["hosts"] == 2048
@@ -122,14 +123,59 @@ def test_upload_shows_progress_errors_at_the_line_and_creates(server):
         page.get_by_label("Topology file").set_input_files(str(DATA / "ibnd_fat_tree_2l.txt"))
         wait_preview(page, n)
         assert page.locator(".upload-error").is_hidden() and int(fact(page, "hosts").split()[0]) > 0
-        assert "-F 'topology_file=@ibnd_fat_tree_2l.txt'" in page.locator(".api-call code").inner_text()
+        assert "-F 'topology_file=@ibnd_fat_tree_2l.txt'" in page.locator(".create-call code").inner_text()
         page.get_by_label("Name", exact=True).fill("Copied upload")
         page.get_by_label("Slug").fill("copied-upload")
         page.get_by_role("button", name="Copy as API call").click()
-        created = run_api_call(server, page.locator(".api-call code").inner_text(), cwd=DATA)
+        created = run_api_call(server, page.locator(".create-call code").inner_text(), cwd=DATA)
         assert created["slug"] == "copied-upload" and created["name"] == "Copied upload"
         page.get_by_label("Name", exact=True).fill("Lab upload")
         page.get_by_label("Slug").fill("lab-upload")
         page.get_by_role("button", name="Create fabric").click()
         page.wait_for_url("**/fabrics/lab-upload/")
         assert page.errors == [] and page.console_errors == []
+
+
+def test_watch_a_real_fabric_shows_its_fields_runs_a_test_sweep_and_creates(server, tmp_path):
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    telemetry = DATA / "telemetry"
+    for name, target in (("iblinkinfo.txt", "iblinkinfo.txt"), ("perfquery_loop.txt", "perfquery-2.txt"),
+                         ("perfquery_ext_loop.txt", "perfquery-x-2.txt"), ("opensm-lfts.dump", "opensm-lfts.dump")):
+        (drop / target).write_text((telemetry / name).read_text())
+    with chromium_page({"width": 1280, "height": 1000}) as page:
+        log_in(page, server, "root")
+        page.goto(server.url + "/fabrics/add/")
+        wait_preview(page, 0)
+        page.get_by_label("A real fabric, watched (telemetry)").check()
+        label = lambda text: page.get_by_label(text, exact=True)  # noqa: E731
+        assert label("Command prefix").is_visible() and label("Environment").is_visible()
+        assert label("Drop directory").is_hidden() and page.locator("[data-fact=hosts]").is_hidden()
+        assert page.get_by_role("button", name="Test sweep").is_visible()
+        # a field error from the server, at its field
+        label("Environment").fill("SIM_HOST gpu0001")
+        page.get_by_role("button", name="Test sweep").click()
+        poll(page, "document.querySelector('[data-field=environment] .live-error') !== null")
+        assert "is not NAME=value" in page.locator("[data-field=environment] .live-error").inner_text()
+        # a drop directory: the test sweep reads it, shows what it found, saves nothing
+        page.get_by_label("Read outputs from a drop directory").check()
+        assert label("Command prefix").is_hidden()
+        label("Drop directory").fill(str(drop))
+        assert f'"drop_dir":"{drop}"' in page.locator(".trial-call code").inner_text()
+        page.get_by_role("button", name="Test sweep").click()
+        poll(page, "Number(document.querySelector('[data-page=new-fabric]').dataset.trials || 0) > 0", 60)
+        trial = {name: page.locator(f"[data-trial={name}]").inner_text() for name in ("switches", "cas", "links")}
+        assert trial == {"switches": "6", "cas": "8", "links": "16"}
+        assert page.locator("[data-trial=counters]").inner_text().startswith("2 perfquery files: 4 of 24")
+        assert "6 of 6 switches" in page.locator("[data-trial=lft]").inner_text()
+        assert page.locator(".trial-state").inner_text().startswith("Test sweep passed")
+        assert page.locator(".trial-errors").is_hidden()
+        assert axe_violations(page) == [] and horizontal_overflow(page) == 0
+        shot(page, "new-fabric-telemetry.png")
+        page.get_by_label("Name", exact=True).fill("Lab real")
+        page.get_by_label("Slug").fill("lab-real")
+        page.get_by_role("button", name="Create fabric").click()
+        page.wait_for_url("**/fabrics/lab-real/")
+        assert page.errors == []
+        assert page.console_errors == ["Failed to load resource: the server responded with a status of 400 (Bad "
+                                       "Request)"], "only the test sweep with a bad environment line"

@@ -120,6 +120,8 @@ ROUTES: dict[str, Probe] = {
                                                               NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/ports/<str:node>/<int:port>/history/":
         Probe("/api/fabrics/fabrics/shared/ports/{globex_leaf}/1/history/", API, NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/ports/<str:node>/<int:port>/rollups/":
+        Probe("/api/fabrics/fabrics/shared/ports/{globex_leaf}/1/rollups/", API, NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/path/":
         Probe("/api/fabrics/fabrics/shared/path/?src={globex_host}&dst={acme_host}", API, NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/jobs/": Probe("/api/fabrics/fabrics/shared/jobs/", API, NOT_ALLOWED),
@@ -168,7 +170,15 @@ ROUTES: dict[str, Probe] = {
     "api/telemetry/^collectors/(?P<pk>[^/.]+)/$": Probe("/api/telemetry/collectors/{collector}/", ALL_ONLY_API,
                                                         NOT_ALLOWED),
     "api/telemetry/^sweeps/$": Probe("/api/telemetry/sweeps/", ALL_ONLY_API, NOT_ALLOWED),
+    # the reference cabling: operators accept it (400 here: the fabric has no discovery yet)
+    "api/telemetry/fabrics/<slug:slug>/reference/": Probe("/api/telemetry/fabrics/lab/reference/", ALL_ONLY_API,
+                                                          by_role(403, 403, 403, 403, 400, 403, 400)),
+    "fabrics/<slug:slug>/events/accept-cabling/": Probe("/fabrics/lab/events/accept-cabling/", NOT_ALLOWED,
+                                                        by_role(302, 302, 403, 403, 302, 403, 302)),
     "api/telemetry/^sweeps/(?P<pk>[^/.]+)/$": Probe("/api/telemetry/sweeps/{sweep}/", ALL_ONLY_API, NOT_ALLOWED),
+    # a test sweep runs commands on the server: who may configure collectors (an empty body: 400, nothing runs)
+    "api/telemetry/trial-sweep/": Probe("/api/telemetry/trial-sweep/", NOT_ALLOWED,
+                                        by_role(403, 403, 403, 403, 403, 403, 400)),
     # events: pages and API (the event opened is globex's job's)
     "fabrics/<slug:slug>/events/": Probe("/fabrics/shared/events/", PAGE, NOT_ALLOWED),
     "fabrics/<slug:slug>/events/<int:pk>/acknowledge/": Probe("/fabrics/shared/events/{globex_event}/acknowledge/",

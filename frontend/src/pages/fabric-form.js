@@ -124,3 +124,73 @@ export function errorContext(text, line, around = 2) {
   const first = Math.max(1, line - around);
   return {first, lines: lines.slice(first - 1, Math.min(lines.length, line + around))};
 }
+
+/**
+ * The trial-sweep API's body from the collector fields: what the chosen way of reaching the tools uses, as typed
+ * (the server splits the prefix and the NAME=value lines, and names the field of an error).
+ * @param {function(string): string} valueOf a collector field's text by name without the form's "collector-" prefix
+ *   (source, command_prefix, environment, drop_dir, lfts_path, timeout_s, interval_s)
+ * @param {string} routingEngine what routes the fabric when there is no LFT dump
+ * @returns {object}
+ */
+export function collectorBody(valueOf, routingEngine) {
+  const text = (name) => String(valueOf(name) ?? "");
+  const source = text("source") || "commands";
+  const body = {source};
+  if (source === "commands") Object.assign(body, {command_prefix: text("command_prefix").trim(), environment: text("environment")});
+  if (source === "directory") body.drop_dir = text("drop_dir").trim();
+  for (const name of ["lfts_path", "timeout_s", "interval_s"]) {
+    const value = text(name).trim();
+    if (value !== "") body[name] = value;
+  }
+  if (routingEngine) body.routing_engine = routingEngine;
+  return body;
+}
+
+/** The curl command of a trial sweep (token auth), for scripts. */
+export function trialCall(url, body) {
+  return `curl -X POST ${shellQuote(url)} -H "Authorization: Token $IBWEB_TOKEN" \\\n  -H "Content-Type: application/json" \\\n` +
+    `  -d ${shellQuote(JSON.stringify(body))}`;
+}
+
+const plural = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+
+function countersText(c) {
+  if (!c) return "not read (no discovery)";
+  const ports = `${count(c.ports_read)} of ${count(c.ports_expected)} cabled switch ports`;
+  const missing = c.ports_missing?.length ? `; no counters for ${c.ports_missing.join(", ")}${c.ports_expected - c.ports_read > c.ports_missing.length ? ", …" : ""}` : "";
+  const unknown = c.ports_unknown ? `; ${plural(c.ports_unknown, "port")} not in the discovery` : "";
+  if (c.files != null) return `${plural(c.files, "perfquery file")}: ${ports}${missing}${unknown}`;
+  const limit = c.switches_total > c.switches_limit ? ` (a trial reads at most ${count(c.switches_limit)} of the ${count(c.switches_total)})` : "";
+  return `${count(c.switches_read)} of ${plural(c.switches_tried, "switch", "switches")} read${limit}: ${ports}${missing}${unknown}`;
+}
+
+function lftText(l) {
+  if (!l) return "–";
+  if (!l.read) return l.path ? `${l.path}: ${l.found ? "found, " : ""}${l.note ?? ""}` : l.note ?? "none";
+  const parts = [`${count(l.switches)} of ${plural(l.switches_total, "switch", "switches")}, ${plural(l.entries, "entry", "entries")}`];
+  if (l.switches_missing?.length) parts.push(`no table for ${l.switches_missing.join(", ")}`);
+  if (l.unmapped_entries) parts.push(`${count(l.unmapped_entries)} entries toward LIDs the discovery lacks`);
+  if (l.dead_entries) parts.push(`${count(l.dead_entries)} entries through uncabled ports (an older cabling)`);
+  return `${l.path}: ${parts.join("; ")}`;
+}
+
+/**
+ * A trial sweep's report (POST /api/telemetry/trial-sweep/) as text.
+ * @returns {{switches, cas, links, down, counters, lft, summary: string, errors: string[], warnings: string[]}}
+ */
+export function trialFacts(r) {
+  const d = r.discovery;
+  const errors = (r.errors ?? []).map((e) => `${e.stage}${e.target != null ? ` (LID ${e.target})` : ""}` +
+    `${e.line != null ? `, line ${e.line}` : ""}: ${e.message}`);
+  const warnings = (r.warnings ?? []).map((w) => `${w.source ? `${w.source}, ` : ""}line ${w.line}: ${w.reason}${w.text ? `: ${w.text}` : ""}`);
+  const found = d ? `${plural(d.switches, "switch", "switches")}, ${plural(d.cas, "CA")}` +
+    `${d.links != null ? `, ${plural(d.links, "link")}` : ""}` : "nothing discovered";
+  const took = r.duration_s != null ? ` in ${duration(r.duration_s)}` : "";
+  return {
+    switches: d ? count(d.switches) : "–", cas: d ? count(d.cas) : "–", links: d?.links != null ? count(d.links) : "–",
+    down: d ? count(d.ports_not_up) : "–", counters: countersText(r.counters), lft: lftText(r.lft),
+    summary: `${r.ok ? "Test sweep passed" : "Test sweep found problems"}${took}: ${found}; nothing was saved.`,
+    errors, warnings,
+  };
+}

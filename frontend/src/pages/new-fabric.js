@@ -1,8 +1,11 @@
 // The new-fabric page: shows the chosen generator's parameters, previews the fabric as you type (debounced),
 // uploads a file with a progress bar and shows an error at its line, creates with a progress bar, and copies
-// the same request as a curl command.
+// the same request as a curl command. For a real fabric (telemetry) it shows the collector's fields for the
+// chosen way of reaching the tools and runs a test sweep (POST /api/telemetry/trial-sweep/, nothing saved).
 import {csrfToken, errorText} from "../api.js";
-import {apiCall, collectParams, errorContext, previewFacts, warningLines} from "./fabric-form.js";
+import {
+  apiCall, collectParams, collectorBody, errorContext, previewFacts, trialCall, trialFacts, warningLines,
+} from "./fabric-form.js";
 
 const DEBOUNCE_MS = 350;
 const LINES_READ = 4 * 1024 * 1024; // bytes of a file read to show the lines around an error
@@ -41,7 +44,7 @@ export function newFabricPage(root) {
   const form = root.querySelector("form");
   const $ = (selector) => root.querySelector(selector);
   const field = (name) => form.elements.namedItem(name);
-  const state = {seq: 0, previews: 0, last: null, uploadLine: null};
+  const state = {seq: 0, previews: 0, last: null, uploadLine: null, trials: 0, trial: null};
   const status = $(".preview-state");
   const facts = $(".preview-facts");
   let timer = null;
@@ -53,10 +56,17 @@ export function newFabricPage(root) {
   const fabricFields = () => ({name: field("name").value.trim(), slug: field("slug").value.trim(),
     description: field("description").value.trim(), routing_engine: engine(), tick_s: Number(field("tick_s").value) || 1});
 
+  const checked = (name, fallback) => form.querySelector(`input[name="${name}"]:checked`)?.value ?? fallback;
+  const collectorSource = () => checked("collector-source", "commands");
+  const trialBody = () => collectorBody((name) => field(`collector-${name}`)?.value ?? "", engine());
+
   function show() {
     const src = source();
-    for (const section of root.querySelectorAll("[data-source]")) section.hidden = section.dataset.source !== src;
+    for (const section of root.querySelectorAll("[data-source]")) section.hidden = !section.dataset.source.split(" ").includes(src);
     for (const set of root.querySelectorAll("[data-generator]")) set.hidden = set.dataset.generator !== generator();
+    for (const set of root.querySelectorAll("[data-collector]")) set.hidden = set.dataset.collector !== collectorSource();
+    for (const set of root.querySelectorAll("[data-jobs]")) set.hidden = set.dataset.jobs !== checked("twin-job_source", "");
+    $(".test-sweep").hidden = collectorSource() === "push";
   }
 
   function clearErrors() {
@@ -87,7 +97,7 @@ export function newFabricPage(root) {
     const fields = fabricFields();
     const call = source() === "upload" ? apiCall(location.origin, fields, {file: file()?.name ?? "fabric.txt"}, background)
       : apiCall(location.origin, fields, {topology}, background);
-    const code = $(".api-call code");
+    const code = $(".create-call code");
     code.textContent = call.command;
     code.dataset.body = call.body ? JSON.stringify(call.body) : "";
   }
@@ -193,7 +203,54 @@ export function newFabricPage(root) {
     await showFileError(message, errors?.line ?? null);
   }
 
-  const preview = () => (source() === "upload" ? previewUpload() : previewGenerated());
+  function updateTrialCall() {
+    $(".trial-call code").textContent = trialCall(new URL(root.dataset.trial, location.origin).href, trialBody());
+  }
+
+  function showTrial(report) {
+    const text = trialFacts(report);
+    for (const dd of root.querySelectorAll("[data-trial]")) dd.textContent = text[dd.dataset.trial];
+    $(".trial-facts").hidden = false;
+    const errors = $(".trial-errors");
+    errors.hidden = !text.errors.length;
+    errors.querySelector("ol").replaceChildren(...text.errors.map((t) => Object.assign(document.createElement("li"), {textContent: t})));
+    const warned = $(".trial-warnings");
+    warned.hidden = !text.warnings.length;
+    $(".trial-warnings-count").textContent = `${text.warnings.length} line${text.warnings.length === 1 ? "" : "s"} skipped or adjusted while reading`;
+    warned.querySelector("ol").replaceChildren(...text.warnings.map((t) => Object.assign(document.createElement("li"), {textContent: t})));
+    $(".trial-state").textContent = text.summary;
+    state.trial = report;
+    root.dataset.trials = String(++state.trials);
+  }
+
+  async function testSweep() {
+    clearErrors();
+    const body = trialBody();
+    const done = $(".trial-state");
+    done.textContent = body.source === "commands" ? "Running iblinkinfo and perfquery…" : "Reading the drop directory…";
+    $(".test-sweep").disabled = true;
+    let answer;
+    try {
+      answer = await send(root.dataset.trial, body);
+    } catch (error) {
+      return void (done.textContent = `No test sweep: ${error.message}`);
+    } finally {
+      $(".test-sweep").disabled = false;
+    }
+    if (answer.status === 200) return showTrial(answer.body);
+    const errors = answer.body?.errors;
+    if (!errors) return void (done.textContent = `No test sweep: ${errorText(answer.body, answer.status)}`);
+    const general = Object.entries(errors).filter(([name, messages]) => !fieldError(`collector-${name}`, messages.join(" ")))
+      .map(([, messages]) => messages.join(" "));
+    done.textContent = `Fix the marked fields for a test sweep.${general.length ? ` ${general.join(" ")}` : ""}`;
+  }
+
+  function previewWatched() {
+    updateTrialCall();
+    status.textContent = "";
+  }
+
+  const preview = () => (source() === "telemetry" ? previewWatched() : source() === "upload" ? previewUpload() : previewGenerated());
   const later = () => {
     clearTimeout(timer);
     timer = setTimeout(preview, DEBOUNCE_MS);
@@ -202,6 +259,10 @@ export function newFabricPage(root) {
   form.addEventListener("input", (event) => {
     if (event.target.name === "topology_file") return;
     if (event.target.name === "source" || event.target.name === "generator") show();
+    if (/^(collector|twin)-/.test(event.target.name)) {
+      show();
+      return void updateTrialCall();
+    }
     if (["name", "slug", "description", "tick_s"].includes(event.target.name)) return void updateCall(state.last?.topology);
     later();
   });
@@ -241,15 +302,17 @@ export function newFabricPage(root) {
     }
   });
 
+  $(".test-sweep").addEventListener("click", testSweep);
+
   $(".copy-api").addEventListener("click", async () => {
-    const text = $(".api-call code").textContent;
+    const text = $(".create-call code").textContent;
     const done = $(".copy-state");
     try {
       await navigator.clipboard.writeText(text);
       done.textContent = "Copied.";
     } catch {
       const range = document.createRange();
-      range.selectNodeContents($(".api-call code"));
+      range.selectNodeContents($(".create-call code"));
       getSelection().removeAllRanges();
       getSelection().addRange(range);
       done.textContent = "Selected: press Ctrl+C to copy.";

@@ -1,6 +1,8 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
+from ..views import TrialSweepView
+from .reference_views import ReferenceCablingView
 from .views import CollectorConfigViewSet, SamplePushView, SweepViewSet
 
 app_name = "telemetry-api"
@@ -10,5 +12,7 @@ router.register("collectors", CollectorConfigViewSet, basename="collector")
 router.register("sweeps", SweepViewSet, basename="sweep")
 urlpatterns = [
     path("fabrics/<slug:slug>/samples/", SamplePushView.as_view(), name="push-samples"),
+    path("fabrics/<slug:slug>/reference/", ReferenceCablingView.as_view(), name="reference-cabling"),
+    path("trial-sweep/", TrialSweepView.as_view(), name="trial-sweep"),
     *router.urls,
 ]

@@ -4,7 +4,9 @@ A real server with its embedded engine watches an ibsim fat tree through the rea
 ``iblinkinfo``/``perfquery`` (sweeps every 2 s). ``Unlink`` of a leaf-spine cable raises one
 ``link_down`` condition that is still active many sweeps later (the events API and page
 counts, ``infiniband_port_state`` at 1 for both its ports, the live frames' alerts with the
-ends' node indices for the map); ``ReLink`` clears it, with its duration.
+ends' node indices for the map); ``ReLink`` clears it, with its duration. Re-cabling a port to another peer keeps each cable's
+history apart: the port's history says when it was re-cabled, the new cable has no values from
+before, the cable left unplugged keeps its own.
 """
 
 from __future__ import annotations
@@ -113,3 +115,21 @@ def test_a_cut_cable_stays_a_condition_until_relinked(ibsim, tmp_path):
         assert cleared["id"] == event["id"] and cleared["cleared_at"]
         assert down_states(server) == set()
         assert not [a for a in asyncio.run(frame_alerts(server)) if a["kind"] == "link_down"]
+
+        # re-cable leaf03 port 5 from spine01 port 3 to spine01 port 4 (leaf04's): history follows each cable
+        t_recabled = time.time()
+        for line in ('Unlink "leaf03"[5]', 'Unlink "leaf04"[5]', 'Link "leaf03"[5] "spine01"[4]'):
+            sim.console(line)
+        port = wait_for("the re-cabling in the port's history", lambda: (p := get(
+            server, "/api/fabrics/fabrics/ibsim/ports/leaf03/5/history/?seconds=600"))["recabled"] and p, 60)
+        [change] = port["recabled"]
+        assert (change["from"]["node"], change["from"]["port"], change["to"]["node"], change["to"]["port"]) == (
+            "spine01", 3, "spine01", 4)
+        assert change["t"] >= t_recabled - 1 and (port["rx"]["node"], port["rx"]["port"]) == ("spine01", 4)
+        new = get(server, f"/api/fabrics/fabrics/ibsim/links/{port['link']}/history/?seconds=600")
+        before = [r for t, r in zip(new["t"], new["rate"], strict=True) if t < change["t"] - 1]
+        assert before and all(r is None for r in before), "the old cable's values under the new peer"
+        assert (new["tx"]["node"], new["rx"]["node"], new["rx"]["port"]) == ("leaf03", "spine01", 4)
+        old = get(server, "/api/fabrics/fabrics/ibsim/ports/leaf04/5/history/?seconds=600")
+        kept = [r for t, r in zip(old["t"], old["rate"], strict=True) if t < t_recabled - 1]
+        assert kept and all(r is not None for r in kept), "leaf04 port 5's own history before it was cut"

@@ -1,26 +1,37 @@
 """The embedded default under lock contention: background writers wait, nothing is lost.
 
 Another connection takes SQLite's write lock again and again (as the engine, a job poll and
-web requests do at once) while the event recorder, job polls, sweep records and partition
-changes write from threads whose busy timeout is much shorter than the lock is held: each
-write must wait and land. Every event, job, sweep and member written is counted at the end.
+web requests do at once) while the event recorder, job polls, collector sweeps, minute rollups
+and partition changes write from threads whose busy timeout is much shorter than the lock is
+held: each write must wait and land. Every event, job, sweep, rollup and member written is
+counted at the end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
 import time
 
+import numpy as np
 import pytest
 from django.db import OperationalError, connection, connections
 
+from fabric_engine.topology.generate import fat_tree
 from ibweb.db_retry import is_transient, retry_locked
 from ibweb.events.models import Event
 from ibweb.events.receivers import record_alerts
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
+from ibweb.live import history
+from ibweb.live.models import FABRIC_WIDE, LinkRollup
+from ibweb.live.tasks import rollup_history
+from ibweb.runtime import record
+from ibweb.telemetry.choices import CollectorSource, SweepStatus
+from ibweb.telemetry.models import CollectorConfig, Sweep
+from ibweb.telemetry.sweeps import run_sweep
 from ibweb.tenancy import services
 from ibweb.tenancy.models import Partition
 from ibweb.twin import jobs
@@ -28,11 +39,14 @@ from ibweb.twin.choices import JobSourceKind
 from ibweb.twin.models import JobSource, ScheduledJob
 
 from .tenancy_fixtures import fabric, host_guid, partitions, tenants  # noqa: F401
+from .test_telemetry_routing import drop as fill_drop_dir
 
 pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's single write lock (embedded default)")
 
 SIGNALS = 40
 POLLS = 12
+SWEEPS = 6
+MINUTES = 6  # rolled up: all but the newest (still running)
 MEMBERS = 6  # hosts 2..7 of the fixture's 8-host fabric
 
 
@@ -111,6 +125,20 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
     source = JobSource.objects.create(fabric=row, kind=JobSourceKind.DIRECTORY, drop_dir=str(drop))
     partition = partitions[0]
     members_before = partition.members.count()
+    config = CollectorConfig.objects.create(fabric=row, source=CollectorSource.DIRECTORY,
+                                            drop_dir=str(tmp_path / "drop"), stale_after_s=600.0)
+    fill_drop_dir(tmp_path / "drop", time.time(), dump=None)
+    f = fat_tree(hosts=8, radix=4)
+    version = record.publish(row.pk, record.row_identity(row), f, None)
+    history.clear(row.pk)
+    rate = np.linspace(1.0, 50.0, 2 * f.num_links).astype(np.float32)
+    t0 = 60.0 * int(time.time() // 60 - MINUTES)
+
+    async def ring() -> None:  # two ticks a minute, MINUTES minutes
+        for k in range(2 * MINUTES):
+            await history.record(row.pk, k + 1, t0 + 30.0 * k, rate, rate / 400, topology=version, fabric=f)
+
+    asyncio.run(ring())
     holder = LockHolder(connection.settings_dict["NAME"])
     holder.start()
     errors: list[BaseException] = []
@@ -135,7 +163,14 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
             retry_locked(services.add_members, p, [(host_guid(2 + i), "full")], via="test",
                          what="partition change")
 
-    threads = [in_thread(fn, errors) for fn in (alerts, polls, members)]
+    def sweeps() -> None:  # the collector: a drop-directory sweep at a time (discovery, counters, record)
+        for _ in range(SWEEPS):
+            run_sweep(CollectorConfig.objects.get(pk=config.pk))
+
+    def rollups() -> None:  # the engine's minute rollups (idempotent, so retried whole)
+        retry_locked(rollup_history, row.pk, what="rollups")
+
+    threads = [in_thread(fn, errors) for fn in (alerts, polls, members, sweeps, rollups)]
     for t in threads:
         t.join(timeout=120)
     holder.stop.set()
@@ -150,3 +185,7 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
     assert set(ScheduledJob.objects.filter(fabric=row).values_list("job_id", flat=True)) == {
         str(100 + k) for k in range(POLLS)}
     assert Partition.objects.get(pk=partition.pk).members.count() == members_before + MEMBERS
+    assert list(Sweep.objects.filter(config=config).values_list("status", flat=True)) == [SweepStatus.OK] * SWEEPS
+    assert LinkRollup.objects.filter(fabric=row, link=FABRIC_WIDE).count() == MINUTES - 1
+    assert LinkRollup.objects.filter(fabric=row).exclude(link=FABRIC_WIDE).count() == (MINUTES - 1) * 2 * f.num_links
+    history.clear(row.pk)

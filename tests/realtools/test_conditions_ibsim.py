@@ -4,9 +4,9 @@ A real server with its embedded engine watches an ibsim fat tree through the rea
 ``iblinkinfo``/``perfquery`` (sweeps every 2 s). ``Unlink`` of a leaf-spine cable raises one
 ``link_down`` condition that is still active many sweeps later (the events API and page
 counts, ``infiniband_port_state`` at 1 for both its ports, the live frames' alerts with the
-ends' node indices for the map); ``ReLink`` clears it, with its duration. Re-cabling a port to another peer keeps each cable's
-history apart: the port's history says when it was re-cabled, the new cable has no values from
-before, the cable left unplugged keeps its own.
+ends' node indices for the map); ``ReLink`` clears it, with its duration. Re-cabling a port to
+another peer keeps each cable's history apart: the port's history says when it was re-cabled,
+the new cable has no values from before, the cable left unplugged keeps its own.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-// Colour legend: the utilization scale as an SVG ramp with a 0%..100% axis, and the congested mark.
+// Colour legend: the utilization scale as an SVG ramp with a 0%..100% axis, the congested mark, and how the map draws
+// cables that are down (red, dashed) or degraded (dashed, in their colour).
 import {axisBottom, format, range, scaleLinear} from "d3";
 import {utilColor} from "../colors.js";
 
@@ -17,13 +18,15 @@ export function legend() {
     const ramp = 12;
     const congested = 56;
     const x = scaleLinear().domain([0, 1]).range([0, width - congested - 8]);
+    const conditions = 96;
     const svg = selection
       .append("svg")
       .attr("class", "ibweb-legend")
-      .attr("width", width + 24)
+      .attr("width", width + 24 + conditions)
       .attr("height", 46)
       .attr("role", "img")
-      .attr("aria-label", `${title}: colour from 0% to 100%; congested links (over 100%) drawn dashed`);
+      .attr("aria-label", `${title}: colour from 0% to 100%; congested links (over 100%) drawn dashed; cables down drawn ` +
+        "dashed red, degraded cables (narrower or slower than before) dashed in their colour");
     svg.append("text").attr("class", "ibweb-legend-title").attr("x", 8).attr("y", 11).text(title);
     const body = svg.append("g").attr("transform", "translate(8,16)");
     body
@@ -47,6 +50,13 @@ export function legend() {
     over.append("line").attr("y1", ramp / 2).attr("y2", ramp / 2).attr("x2", congested - 12)
       .attr("stroke", "#0e1217").attr("stroke-width", 3).attr("stroke-dasharray", "4 4");
     over.append("text").attr("class", "ibweb-legend-over").attr("y", ramp + 14).text(">100%");
+    // Down and degraded cables (condition alerts), as topology.js draws them: dashes over a gap of the background.
+    const keys = body.append("g").attr("class", "ibweb-legend-conditions").attr("transform", `translate(${width},0)`);
+    [["down", "#e5534b", 2], ["degraded", utilColor(0.6), 22]].forEach(([label, color, y]) => {
+      const key = keys.append("g").attr("transform", `translate(0,${y})`);
+      key.append("line").attr("x2", 24).attr("stroke", color).attr("stroke-width", 2).attr("stroke-dasharray", "6 4");
+      key.append("text").attr("x", 30).attr("y", 4).text(label);
+    });
   }
 
   chart.width = function (_) {

@@ -9,10 +9,18 @@
 // between one scalable unit (or stretch of a tier) and one stretch of the tier above are one line, coloured by the
 // hottest of them and as wide as their count says; clicking a bundle zooms into its group (drill-down), where
 // cables are drawn one by one and only those on screen are traced.
+//
+// A new topology of the same fabric (a cable cut, a node gone or new) keeps every node where it was, by GUID, and the
+// zoom with it (keepLayout). Node names are HTML labels over the canvas, chosen on a snapshot, zoom, pan or resize
+// (never per frame) among the nodes whose name fits between them and their neighbours on screen, at most maxLabels.
+// Cables the newest frame's condition alerts say are down (gone from the fabric: between their two nodes, red) or
+// degraded (in their own place, in their colour) are drawn dashed over everything else, whatever overlay is shown.
 import {quadtree, zoom, zoomIdentity} from "d3";
 import {BUCKETS, BUCKET_COLORS, CONGESTED, bucketOf} from "../colors.js";
-import {cableLines, formatUtil, nodeLines} from "../format.js";
-import {layout} from "../layout.js";
+import {DOWN, cableTooltip, conditionCables, conditionsKey, downTooltip} from "../conditions.js";
+import {formatUtil, nodeLines} from "../format.js";
+import {labelIndex, labelWidths, visibleLabels} from "../labels.js";
+import {keepLayout} from "../layout.js";
 
 const MARGIN = 24;
 const HIT_PX = 10;
@@ -22,23 +30,31 @@ const SELECTED = "#ff4fd8";
 const DASH = "#0e1217";
 const DIM = "rgba(14, 18, 23, 0.72)";
 const HIGHLIGHT_NODE = "#7cb7ff";
+const DOWN_COLOR = "#e5534b";
+const CONDITION_DASH = [6, 4];
+const LABEL_FONT = "11px system-ui, -apple-system, \"Segoe UI\", sans-serif"; // .ibweb-label in ibweb.css
+const HOST_LABEL_SCALE = 10 / 11; // host names are 10 px (.ibweb-label-host)
 const KEYS = "Left and right arrows pan, plus and minus zoom, 0 resets the view, Escape clears the selection.";
 
 /**
  * The topology chart: `selection.call(topology().context(ctx))`.
- * @returns {function} the chart, with chained accessors context, aggregateAbove, expandPx and read-outs
- *   drawnLinks, framesDrawn, colorDigest, linkAt, tooltipText, and actions zoomBy, resetZoom
+ * @returns {function} the chart, with chained accessors context, aggregateAbove, expandPx, bundleDensity, maxLabels,
+ *   labels, overlay and read-outs drawnLinks, framesDrawn, colorDigest, linkAt, nodeAt, tooltipText, labelCount,
+ *   labelUpdates, conditions, and actions zoomBy, resetZoom, drillDown
  */
 export function topology() {
   let ctx = null;
   let aggregateAbove = 4000;
   let expandPx = 2;
   let bundleDensity = 4;
+  let maxLabels = 240;
+  let labelsOn = true;
 
   let root;
   let canvas;
   let g;
   let tooltip;
+  let labelLayer;
   let zoomer;
   let k = 1; // horizontal zoom: screen x = tx + k * x
   let tx = 0;
@@ -75,6 +91,16 @@ export function topology() {
   let lines = []; // tooltip lines shown, [] when hidden
   let overlay = null; // () => Map(colour -> cables) drawn over the map (the twin's expected-vs-observed or plan)
   let overlaid = 0;
+  let overlayGroups = null; // the overlay's Map(colour -> cables) of the last redraw
+
+  let labelRows = null; // labelIndex of the current layout
+  let labelsDirty = true; // the view changed since the labels were chosen
+  let labelled = 0;
+  let labelUpdates = 0;
+
+  let conditions = []; // conditionCables of the newest frame's alerts
+  let conditionsDrawn = ""; // conditionsKey of those
+  let conditionTree = null; // quadtree of their hover items at zoom 1
 
   function chart(selection) {
     root = selection.classed("ibweb-topology", true);
@@ -88,22 +114,24 @@ export function topology() {
       .on("click", (event) => {
         const item = hit(event.offsetX, event.offsetY);
         if (item && item.kind === "bundle") chart.drillDown(item);
-        else ctx.select(item);
+        else if (!item || item.kind !== DOWN) ctx.select(item); // a down cable is no link to show the detail of
       })
       .on("keydown", keyed);
     g = canvas.node().getContext("2d");
+    labelLayer = root.append("div").attr("class", "ibweb-labels").attr("aria-hidden", "true");
     tooltip = root.append("div").attr("class", "ibweb-tooltip").attr("role", "tooltip").property("hidden", true);
     zoomer = zoom()
       .scaleExtent([1, 64])
       .constrain((t) => zoomIdentity.translate(Math.min(0, Math.max(width * (1 - t.k), t.x)), 0).scale(t.k))
       .on("zoom", (event) => {
         ({k, x: tx} = event.transform);
+        labelsDirty = true;
         schedule();
       });
     canvas.call(zoomer).on("dblclick.zoom", null);
     new ResizeObserver(resized).observe(root.node());
     resized();
-    ctx.on("snapshot.topology", snapshot).on("frame.topology", redraw).on("select.topology", schedule)
+    ctx.on("snapshot.topology", snapshot).on("frame.topology", framed).on("select.topology", schedule)
       .on("highlight.topology", schedule);
   }
 
@@ -117,12 +145,16 @@ export function topology() {
     canvas.style("width", `${width}px`).style("height", `${height}px`);
     zoomer.extent([[0, 0], [width, height]]);
     place();
+    updateLabels();
     redraw();
   }
 
   function snapshot(next) {
+    const previous = fabric && lay ? {guids: fabric.nodes.guid, names: fabric.nodes.name, layout: lay} : null;
     fabric = next;
-    lay = layout(fabric);
+    lay = keepLayout(fabric, previous);
+    conditions = [];
+    conditionsDrawn = "";
     const {isHost, isAggregation} = fabric.nodes;
     hosts = isHost.reduce((sum, h, i) => sum + (h && !isAggregation[i] ? 1 : 0), 0);
     const {L, n} = fabric;
@@ -132,16 +164,78 @@ export function topology() {
     handle = Float32Array.from({length: L}, (_, c) => 0.4 + 0.2 * ((c * 0.6180339887) % 1));
     makeBundles();
     gaps = [0, 1, 2, 3].map((t) => {
-      const xs = lay.x.filter((_, i) => lay.tierOf[i] === t).sort();
+      const xs = lay.x.filter((_, i) => lay.tierOf[i] === t && lay.switchOf[i] < 0).sort(); // not Aggregation Nodes
       let gap = lay.width;
       for (let j = 1; j < xs.length; ++j) gap = Math.min(gap, xs[j] - xs[j - 1]);
       return gap;
     });
-    const switches = isHost.reduce((sum, h) => sum + (h ? 0 : 1), 0);
-    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${switches} switches, ${L} cables. ${KEYS}`);
+    g.font = LABEL_FONT;
+    const widths = labelWidths(fabric.nodes.name, (ch) => g.measureText(ch).width);
+    for (let i = 0; i < n; ++i) if (isHost[i]) widths[i] *= HOST_LABEL_SCALE;
+    labelRows = labelIndex(lay, widths);
+    describe();
     hover(null);
     place();
-    canvas.call(zoomer.transform, zoomIdentity);
+    labelLayer.selectAll("span").remove(); // node indices name other nodes now
+    labelsDirty = true;
+    if (lay.kept) schedule(); // the same fabric: its nodes and the zoom stay where they were
+    else canvas.call(zoomer.transform, zoomIdentity);
+  }
+
+  // The canvas' accessible name: the fabric's counts and the cables down or degraded now.
+  function describe() {
+    const {isHost} = fabric.nodes;
+    const switches = isHost.reduce((sum, h) => sum + (h ? 0 : 1), 0);
+    const down = conditions.filter((d) => d.state === DOWN).length;
+    const worse = conditions.length - down;
+    const state = conditions.length ? ` ${down} down, ${worse} degraded.` : "";
+    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${switches} switches, ${fabric.L} cables.${state} ${KEYS}`);
+  }
+
+  // The newest frame: its condition alerts (a few), then the redraw.
+  function framed(frame) {
+    conditions = conditionCables(frame.alerts, fabric);
+    const key = conditionsKey(conditions);
+    if (key !== conditionsDrawn) {
+      conditionsDrawn = key;
+      placeConditions();
+      describe();
+    }
+    redraw();
+  }
+
+  // Hover items of the condition cables at zoom 1: a down cable's middle, a degraded cable's handle.
+  function placeConditions() {
+    if (!px) return void (conditionTree = null);
+    const items = conditions.map((d, j) => {
+      if (d.state !== DOWN) {
+        const [x, y] = handleAt(d.cable);
+        return {kind: "link", index: d.cable, x, y};
+      }
+      return {kind: DOWN, index: j, x: (px[d.a] + px[d.b]) / 2, y: (py[d.a] + py[d.b]) / 2};
+    });
+    conditionTree = items.length ? quadtree(items, (d) => d.x, (d) => d.y) : null;
+  }
+
+  // Choose and place the name labels for the view shown: on a snapshot, zoom, pan or resize, never per frame.
+  function updateLabels() {
+    labelsDirty = false;
+    if (!labelLayer) return;
+    let shown = new Int32Array(0);
+    if (fabric && px && labelsOn && labelRows) {
+      const x0 = ((0 - tx) / k - MARGIN) / unit;
+      const x1 = ((width - tx) / k - MARGIN) / unit;
+      shown = visibleLabels(labelRows, {scale: k * unit, x0, x1, hosts: !aggregated()}, maxLabels);
+    }
+    ++labelUpdates;
+    labelled = shown.length;
+    const {name, guid, isHost} = fabric?.nodes ?? {};
+    labelLayer
+      .selectAll("span")
+      .data(shown, (i) => i)
+      .join((enter) => enter.append("span").attr("class", "ibweb-label").classed("ibweb-label-host", (i) => isHost[i])
+        .attr("data-guid", (i) => guid[i]).text((i) => name[i]))
+      .style("transform", (i) => `translate(${tx + k * px[i]}px, ${py[i]}px) translateX(-50%)`); // the node; CSS drops it
   }
 
   // Bundles of switch-to-switch cables: (group of the lower end, or its stretch of the layout) x (stretch of the
@@ -204,7 +298,9 @@ export function topology() {
     const row = lay.rows > 1 ? (height - 2 * MARGIN) / (lay.rows - 1) : 0;
     px = Float32Array.from(lay.x, (x) => MARGIN + x * unit);
     py = Float32Array.from(lay.y, (y) => (lay.rows > 1 ? MARGIN + y * row : height / 2));
-    zoomer.scaleExtent([1, Math.max(64, (8 * expandPx) / (unit * gaps[0]))]);
+    // Zoom in far enough for hosts to be drawn one by one, and for every node's name to fit.
+    const named = labelRows ? Math.max(0, ...labelRows.rows.map((r) => r.most)) / unit : 0;
+    zoomer.scaleExtent([1, Math.max(64, (8 * expandPx) / (unit * gaps[0]), 1.1 * named)]);
     const items = {always: [], detail: [], leaves: [], nodes: []};
     for (let i = 0; i < n; ++i) {
       const item = {kind: "node", index: i, x: px[i], y: py[i]};
@@ -222,6 +318,7 @@ export function topology() {
       items.bundles.push({kind: "bundle", index: k, x: (bundles.x0[k] + bundles.x1[k]) / 2, y: (bundles.y0[k] + bundles.y1[k]) / 2});
     }
     trees = Object.fromEntries(Object.entries(items).map(([key, v]) => [key, quadtree(v, (d) => d.x, (d) => d.y)]));
+    placeConditions();
   }
 
   const handleAt = (c) => {
@@ -238,6 +335,7 @@ export function topology() {
   function schedule() {
     pending ||= requestAnimationFrame(() => {
       pending = 0;
+      if (labelsDirty) updateLabels();
       redraw();
     });
   }
@@ -293,6 +391,7 @@ export function topology() {
     drawNodes(agg);
     drawOverlay();
     drawHighlight();
+    drawConditions();
     drawSelection();
     ++framesDrawn;
     if (ctx.hovered) showTooltip(ctx.hovered);
@@ -379,6 +478,7 @@ export function topology() {
   function drawOverlay() {
     const groups = overlay ? overlay() : null;
     overlaid = 0;
+    overlayGroups = groups;
     if (!groups || !groups.size) return;
     const {a, b} = fabric.links;
     g.fillStyle = DIM;
@@ -427,6 +527,38 @@ export function topology() {
     g.fill();
   }
 
+  // Down and degraded cables, dashed over whatever is drawn: a gap of the map's background under each, then the dashes,
+  // red for a cable that is down, the overlay's (else the utilization's) colour for a degraded one.
+  function drawConditions() {
+    if (!conditions.length) return;
+    const {cableUtil} = ctx.frame;
+    const line = (p, d) => {
+      p.moveTo(tx + k * px[d.a], py[d.a]);
+      p.lineTo(tx + k * px[d.b], py[d.b]);
+    };
+    const gaps = new Path2D();
+    for (const d of conditions) line(gaps, d);
+    g.lineCap = "butt";
+    g.strokeStyle = DASH;
+    g.lineWidth = 4;
+    g.stroke(gaps);
+    g.setLineDash(CONDITION_DASH);
+    g.lineWidth = 2;
+    for (const d of conditions) {
+      const p = new Path2D();
+      line(p, d);
+      g.strokeStyle = d.state === DOWN ? DOWN_COLOR : overlayColor(d.cable) ?? BUCKET_COLORS[bucketOf(cableUtil[d.cable])];
+      g.stroke(p);
+    }
+    g.setLineDash([]);
+  }
+
+  function overlayColor(c) {
+    if (!overlayGroups) return null;
+    for (const [color, cables] of overlayGroups) if (cables.includes(c)) return color;
+    return null;
+  }
+
   function drawSelection() {
     const item = ctx.selected;
     if (!item) return;
@@ -451,7 +583,8 @@ export function topology() {
     const rx = HIT_PX / k;
     let best = null;
     let bestDistance = HIT_PX * HIT_PX;
-    const shown = [aggregated() ? trees.leaves : trees.detail];
+    const shown = conditionTree ? [conditionTree] : []; // first: a condition's item wins a tie
+    shown.push(aggregated() ? trees.leaves : trees.detail);
     shown.push(bundled() ? trees.bundles : trees.always);
     if (bundled()) shown.push(trees.nodes);
     for (const tree of shown) {
@@ -483,11 +616,12 @@ export function topology() {
 
   function showTooltip(item) {
     lines = tooltipLines(item);
-    tooltip.property("hidden", false).selectAll("div").data(lines).join("div").text((line) => line);
+    tooltip.property("hidden", !lines.length).selectAll("div").data(lines).join("div").text((line) => line);
   }
 
   function tooltipLines({kind, index}) {
-    if (kind === "link") return cableLines(fabric, ctx.frame, index);
+    if (kind === "link") return cableTooltip(fabric, ctx.frame, index, conditions.find((d) => d.cable === index));
+    if (kind === DOWN) return conditions[index]?.state === DOWN ? downTooltip(fabric, conditions[index], ctx.frame.t) : [];
     if (kind === "node") return nodeLines(fabric, index);
     if (kind === "bundle") {
       const {name, group} = fabric.nodes;
@@ -524,6 +658,28 @@ export function topology() {
   /** Switch-to-switch cables per pixel of the map's width (at the zoom shown) above which they are bundled. */
   chart.bundleDensity = function (_) {
     return arguments.length ? ((bundleDensity = _), chart) : bundleDensity;
+  };
+  /** Most node labels shown at once (top tiers first). */
+  chart.maxLabels = function (_) {
+    return arguments.length ? ((maxLabels = _), (labelsDirty = true), schedule(), chart) : maxLabels;
+  };
+  /** Whether node names are shown (where they fit); setting it redraws. */
+  chart.labels = function (_) {
+    return arguments.length ? ((labelsOn = Boolean(_)), (labelsDirty = true), schedule(), chart) : labelsOn;
+  };
+  /** Node labels shown now. */
+  chart.labelCount = () => labelled;
+  /** Times the labels were chosen since start (on snapshots, zooms, pans and resizes; never per frame). */
+  chart.labelUpdates = () => labelUpdates;
+  /** The cables drawn dashed now: [{state: "down"|"degraded", a, b (nodes), aPort, bPort, cable (-1 when down)}]. */
+  chart.conditions = () => conditions.map(({state, a, b, aPort, bPort, cable}) => ({state, a, b, aPort, bPort, cable}));
+  /** Client coordinates of node i (null if off-canvas or unknown). */
+  chart.nodeAt = (i) => {
+    if (!fabric || !px || !(i >= 0 && i < fabric.n)) return null;
+    const sx = tx + k * px[i];
+    if (sx < 0 || sx > width) return null;
+    const box = canvas.node().getBoundingClientRect();
+    return {x: box.left + sx, y: box.top + py[i]};
   };
   /** Bundles drawn in the last redraw (0: cables drawn one by one). */
   chart.bundlesDrawn = () => bundlesDrawn;

@@ -6,6 +6,8 @@
 // row keeps its nodes in x order with the zoom each label needs, so a zoom costs a binary search and a walk over
 // the nodes on screen of the rows whose labels can fit at all.
 
+import {lowerBound} from "./layout.js";
+
 /** Space kept between two labels of a row, px. */
 export const LABEL_PAD = 4;
 
@@ -59,18 +61,6 @@ export function labelIndex(lay, widths) {
     if (ids.length) rows.push({tier, nodes, x, need, least, most});
   }
   return {rows};
-}
-
-// First index of sorted xs whose value is >= v.
-function lowerBound(xs, v) {
-  let lo = 0;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (xs[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**

@@ -262,8 +262,13 @@ export function keepLayout(fabric, previous) {
     spanStart, spanEnd, switchOf, kept};
 }
 
-// First index of sorted xs whose value is >= v.
-function lowerBound(xs, v) {
+/**
+ * First index of sorted `xs` whose value is >= `v`.
+ * @param {ArrayLike<number>} xs sorted ascending
+ * @param {number} v
+ * @returns {number}
+ */
+export function lowerBound(xs, v) {
   let lo = 0;
   let hi = xs.length;
   while (lo < hi) {

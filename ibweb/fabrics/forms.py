@@ -129,25 +129,20 @@ class FabricCreateForm(forms.ModelForm):
             topology = topology_from_upload(upload)
         else:
             topology = self._generated(data)
-        self.instance.mode = FabricMode.EMULATED
-        self.instance.spec = {"topology": topology, "jobs": [], "background": DEFAULT_BACKGROUND}
-        self.instance.routing_options = self._guid_files(data)
-        self.instance.routing_engine = data.get("routing_engine") or self.instance.routing_engine
-        try:
-            self.instance.clean()
-        except ValidationError as exc:
-            if "routing_options" in exc.message_dict:
-                raise ValidationError({"root_guid_file": exc.message_dict["routing_options"]}) from None
-            messages = exc.message_dict.get("spec", exc.messages)
-            if data.get("source") == TopologySource.UPLOAD:
-                raise ValidationError({"topology_file": messages}) from None
-            raise ValidationError({"generator": messages}) from None
+        field = "topology_file" if data.get("source") == TopologySource.UPLOAD else "generator"
+        self._set_mode(data, FabricMode.EMULATED, {"topology": topology, "jobs": [], "background": DEFAULT_BACKGROUND},
+                       spec_field=field)
         return data
 
     def _watched(self, data: dict) -> dict:
         """A telemetry-fed fabric: no scenario (its collector discovers the topology)."""
-        self.instance.mode = FabricMode.TELEMETRY
-        self.instance.spec = {}
+        self._set_mode(data, FabricMode.TELEMETRY, {})
+        return data
+
+    def _set_mode(self, data: dict, mode: str, spec: dict, spec_field: str | None = None) -> None:
+        """Give the new fabric its mode, spec and routing and check it: a guid file's error at its field, the
+        spec's at ``spec_field``."""
+        self.instance.mode, self.instance.spec = mode, spec
         self.instance.routing_options = self._guid_files(data)
         self.instance.routing_engine = data.get("routing_engine") or self.instance.routing_engine
         try:
@@ -155,8 +150,9 @@ class FabricCreateForm(forms.ModelForm):
         except ValidationError as exc:
             if "routing_options" in exc.message_dict:
                 raise ValidationError({"root_guid_file": exc.message_dict["routing_options"]}) from None
-            raise
-        return data
+            if spec_field is None:
+                raise
+            raise ValidationError({spec_field: exc.message_dict.get("spec", exc.messages)}) from None
 
     def _guid_files(self, data: dict) -> dict:
         """The uploaded guid files as ``routing_options`` (:mod:`fabric_engine.routing.options`)."""

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from ibweb.live.runner import FabricRunner
@@ -22,16 +21,9 @@ from ibweb.telemetry.models import CollectorConfig
 from ibweb.telemetry.sweeps import run_sweep
 from ibweb.tenancy.models import AuditEntry
 
-from .test_telemetry_routing import DATA, drop, make
+from .test_telemetry_routing import DATA, _clean_cache, drop, make  # noqa: F401 (autouse: a clean cache)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _clean_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def conditions(engine: FabricRunner) -> list[dict]:
@@ -53,12 +45,18 @@ def operator(perms=("view_all_tenants", "change_fabric")) -> APIClient:
     return client
 
 
-def test_a_cut_cable_stays_until_relinked_and_a_good_discovery_becomes_the_reference(tmp_path):
+def watched(tmp_path: Path) -> tuple[CollectorConfig, FabricRunner, float]:
+    """A drop-directory fabric discovered once (the ibsim fat tree as built) and its started runner."""
     config = make("lab", tmp_path)
     t = time.time() - 100
     sweep(config, tmp_path, "iblinkinfo.txt", t)
     engine = FabricRunner(config.fabric)
     asyncio.run(engine.start())
+    return config, engine, t
+
+
+def test_a_cut_cable_stays_until_relinked_and_a_good_discovery_becomes_the_reference(tmp_path):
+    config, engine, t = watched(tmp_path)
     config.refresh_from_db()
     assert config.reference == (DATA / "iblinkinfo.txt").read_text() and config.reference_by == ""
     assert conditions(engine) == []
@@ -84,11 +82,7 @@ def test_a_cut_cable_stays_until_relinked_and_a_good_discovery_becomes_the_refer
 
 
 def test_accepting_the_current_cabling_ends_its_conditions_and_is_audited(tmp_path):
-    config = make("lab", tmp_path)
-    t = time.time() - 100
-    sweep(config, tmp_path, "iblinkinfo.txt", t)
-    engine = FabricRunner(config.fabric)
-    asyncio.run(engine.start())
+    config, engine, t = watched(tmp_path)
     sweep(config, tmp_path, "iblinkinfo_unlinked.txt", t + 10)
     assert [c["kind"] for c in conditions(engine)] == ["link_down"]
     url = "/api/telemetry/fabrics/lab/reference/"

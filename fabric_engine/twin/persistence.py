@@ -30,6 +30,9 @@ __all__ = ["DeviationTracker", "TrackerUpdate", "alert_of", "without_jobs"]
 
 _SEVERITY = {"no_route": "critical", "down": "critical", "below": "warning", "unexplained": "warning",
              "above": "warning"}
+#: Kinds that persist as one: an excess on a port is the same deviation whether or not a known job's traffic
+#: shares its link ("above" or "unexplained" after a re-route); the alert says what the newest comparison saw.
+_PERSISTS_AS = {"above": "unexplained"}
 _WHAT = {
     "below": "carries far less than its jobs should drive",
     "unexplained": "carries traffic no known job explains",
@@ -135,7 +138,7 @@ class DeviationTracker:
     def update(self, deviations: list[dict], t: float) -> TrackerUpdate:
         """Count one comparison's ``deviations`` (dicts with ``kind`` and ``key``) and apply the rule."""
         up = TrackerUpdate()
-        now = {(d["kind"], d["key"]): d for d in deviations}
+        now = {(_PERSISTS_AS.get(d["kind"], d["kind"]), d["key"]): d for d in deviations}
         for k, dev in now.items():  # a loop over this comparison's deviations (a ranked, bounded list)
             entry = self._entries.get(k)
             if entry is None:

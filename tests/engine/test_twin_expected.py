@@ -223,3 +223,13 @@ def test_more_than_its_job_drives_on_a_job_link_is_above_expected_and_names_the_
     assert "above expected" in alert["message"] and "no known job" not in alert["message"]
     fact = fact_of(alert, {"101": "acme", "102": "globex"})
     assert (fact.job, fact.tenant) == ("102", "globex")
+
+
+def test_an_excess_that_turns_from_unexplained_to_above_is_one_deviation():
+    t = DeviationTracker(raise_after=2, clear_after=1)
+    dev = {"key": "0x2/1", "label": "spine01 port 1 -> leaf02 port 5", "expected_gbps": 0.0, "observed_gbps": 90.0}
+    assert t.update([{**dev, "kind": "unexplained"}], t=0.0).raised == []
+    # a re-route puts a known job on the link: the same excess, now above what that job should drive
+    [alert] = t.update([{**dev, "kind": "above", "expected_gbps": 10.0, "jobs": ["4243"]}], t=1.0).raised
+    assert (alert["deviation"], alert["jobs"], alert["since"]) == ("above", ["4243"], 0.0)
+    assert "above expected" in alert["message"]

@@ -27,14 +27,15 @@ def add_input_arguments(p: argparse.ArgumentParser, dest: str = "from_fmt") -> N
 
 
 def read_fabric(path: str, args: argparse.Namespace, dest: str = "from_fmt", quiet: bool = False) -> Fabric:
-    """The fabric in ``path``, read as ``args`` say; its warnings go to stderr unless ``quiet``."""
+    """The fabric in the file ``path`` (a command-line argument: always a file, read as a ``Path``), read as
+    ``args`` say; its warnings go to stderr unless ``quiet``."""
     from . import formats
     from .formats import node_name_map
     from .formats._input import read_text
 
     names = None
     if getattr(args, "node_name_map", None):
-        names = node_name_map.read(read_text(args.node_name_map, max_bytes=64 * 2**20), args.node_name_map)
+        names = node_name_map.read(read_text(Path(args.node_name_map), max_bytes=64 * 2**20), args.node_name_map)
     fabric = formats.read(Path(path), fmt=getattr(args, dest, None), node_name_map=names)
     if not quiet:
         print_warnings(fabric, path)

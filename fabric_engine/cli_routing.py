@@ -89,7 +89,7 @@ def _load(args: argparse.Namespace):
 
     fabric = read_fabric(args.fabric, args)
     if getattr(args, "lfts", None):
-        return fabric, load_lfts(fabric, args.lfts)
+        return fabric, load_lfts(fabric, Path(args.lfts))
     return fabric, _route(fabric, args)
 
 

@@ -32,7 +32,7 @@ def _routing(args: argparse.Namespace):
         load = getattr(routing, "from_opensm_dump", None) or getattr(routing, "load_lfts", None)
         if load is None:
             raise FabricEngineError(f"{args.lfts}: no OpenSM LFT dump reader is available in fabric_engine.routing")
-        return load(fabric, args.lfts)
+        return load(fabric, Path(args.lfts))
     return route(fabric, args.engine)
 
 

@@ -95,34 +95,44 @@ def detect_bytes(data: bytes, name: str, source: str | None = None) -> str:
     return detect(to_text(data, source or name), name, source or name)
 
 
-def read(path_or_text: str | bytes | Path, fmt: str | None = None, source: str | None = None,
+def read(data: str | bytes | Path, fmt: str | None = None, source: str | None = None,
          node_name_map: dict[int, str] | None = None) -> Fabric:
-    """Read a fabric from a file path or from the file's text.
+    """Read a fabric from a file (a ``Path``) or from the file's content (``str`` or ``bytes``).
+
+    What ``data`` is is decided by its type alone: a ``str`` is always the text, never a file name,
+    whatever it looks like (``"/etc/passwd"`` is one line of text that no format reads). Only trusted
+    callers (the CLI, settings, a collector's configured paths) pass a ``Path``; what comes from a
+    request is ``bytes`` or ``str``.
 
     Parameters
     ----------
-    path_or_text : str, bytes or Path
-        A ``Path`` (of a file, or of ibdiagnet's output folder), a string naming an existing file (no
-        newline in it), or the text (``bytes`` are decoded as UTF-8, e.g. an upload); files and bytes may
-        be gzip-compressed, or an archive of ibdiagnet's folder.
-    fmt : {"ibnetdiscover", "ibsim", "json"}, optional
+    data : Path, str or bytes
+        A ``Path`` of a file or of ibdiagnet's output folder; or the content (``bytes`` are decoded as
+        UTF-8, e.g. an upload). Files and bytes may be gzip-compressed, or an archive of ibdiagnet's folder.
+    fmt : {"ibnetdiscover", "ibnetdiscover-ports", "ibdiagnet", "ibsim", "json"}, optional
         The format; inferred when omitted (see :func:`detect`).
     source : str, optional
-        Name used in error messages (default: the path, or ``"<text>"``).
+        Name used in error messages and to infer the format by extension (default: the path, or ``"<text>"``).
     node_name_map : dict, optional
         Node GUID -> name (:func:`.node_name_map.read`), replacing NodeDescriptions of ``ibnetdiscover`` text.
+
+    >>> read("/etc/passwd", "json")  # one line of text, never the file
+    Traceback (most recent call last):
+    ...
+    fabric_engine.errors.FormatError: <text>:1: invalid JSON: Expecting value
     """
     name = None
-    if isinstance(path_or_text, Path) and path_or_text.is_dir():
-        return ibdiagnet.read_folder(path_or_text)
-    if isinstance(path_or_text, Path) or (
-            isinstance(path_or_text, str) and "\n" not in path_or_text and os.path.isfile(path_or_text)):
-        name = str(path_or_text)
+    if isinstance(data, os.PathLike):
+        path = Path(data)
+        if path.is_dir():
+            return ibdiagnet.read_folder(path)
+        name = str(path)
         source = source or name
-        data = read_bytes(path_or_text, source)
-    else:
-        data = path_or_text
+        data = read_bytes(path, source)
+    elif isinstance(data, str | bytes):
         source = source or "<text>"
+    else:
+        raise TypeError(f"read() takes a Path, str or bytes, not {type(data).__name__}")
     if isinstance(data, bytes) and fmt in (None, "ibdiagnet") and is_archive(data):
         return ibdiagnet.read_archive(data, source)
     data = to_text(data, source)

@@ -1,9 +1,13 @@
 """The one way in for every input file: bytes from a path or an upload, gunzipped, decoded.
 
+Which one is decided by the caller, never guessed from a string: text from a request is only ever
+passed to :func:`to_text`; only trusted callers name a file (``pathlib.Path``) to :func:`read_text`.
+
 Every reader (fabric files, OpenSM LFT dumps, partitions.conf, uploads, the CLI) gets its
-text from :func:`read_text` or :func:`to_text`, so a gzip-compressed file (``.gz`` from a
-log collector, ``ibdiagnet`` archives, ``opensm-lfts.dump.gz``) is read transparently
-wherever a plain one is. Compression is recognised by the gzip magic number (RFC 1952,
+text from :func:`read_text` (a file that a trusted caller names: the CLI, settings, a collector's
+configured path) or :func:`to_text` (content: an upload, a request's text), so a gzip-compressed
+file (``.gz`` from a log collector, ``ibdiagnet`` archives, ``opensm-lfts.dump.gz``) is read
+transparently wherever a plain one is. Compression is recognised by the gzip magic number (RFC 1952,
 ``1f 8b``), never by the file name. Decompression is streamed and stops at ``max_bytes``
 (a gzip bomb is refused before it is inflated), a truncated or corrupt stream is a
 :class:`~fabric_engine.errors.FormatError` naming the source, and so is binary data

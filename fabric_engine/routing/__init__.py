@@ -48,7 +48,9 @@ def engine_choices() -> list[tuple[str, str]]:
 def load_lfts(fabric: Fabric, path, complete: bool = True) -> Routing:
     """The :class:`Routing` in an ``opensm-lfts.dump`` or ``ibroute`` output file (gzip or not), mapped onto ``fabric``.
 
-    With ``complete`` (the default) every switch of ``fabric`` must have a table in the file.
+    ``path`` names the file (a ``Path`` from a trusted caller: the CLI, a collector's configured path); the
+    text of an upload goes to :func:`fabric_engine.formats.opensm_lfts.read` instead. With ``complete`` (the
+    default) every switch of ``fabric`` must have a table in the file.
     """
     from ..formats import opensm_lfts
     from ..formats._input import read_text

@@ -34,15 +34,15 @@ MAX_GUID_FILE_BYTES = 16 * 2**20
 _NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*")
 
 
-def _text(path_or_text: str | os.PathLike, source: str | None) -> tuple[str, str]:
-    """``(source, text)`` of a path (size checked first, gzip allowed) or of the text itself."""
+def _text(data: str | os.PathLike, source: str | None) -> tuple[str, str]:
+    """``(source, text)`` of a path (size checked first, gzip allowed) or of the text itself (decided by type)."""
     from ..formats._input import read_text
 
-    is_path = isinstance(path_or_text, os.PathLike) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and Path(path_or_text).is_file())
-    if not is_path:
-        return source or "<guids>", str(path_or_text)
-    p = Path(path_or_text)
+    if isinstance(data, str):
+        return source or "<guids>", data
+    if not isinstance(data, os.PathLike):
+        raise TypeError(f"read_guids() takes a Path or the text (str), not {type(data).__name__}")
+    p = Path(data)
     source = source or str(p)
     try:
         size = p.stat().st_size
@@ -53,13 +53,15 @@ def _text(path_or_text: str | os.PathLike, source: str | None) -> tuple[str, str
     return source, read_text(p, source, max_bytes=MAX_GUID_FILE_BYTES)
 
 
-def read_guids(path_or_text: str | os.PathLike, source: str | None = None) -> list[int]:
-    """The GUIDs of a GUID file (a path, or the text itself), in file order, as OpenSM parses them (module doc).
+def read_guids(data: str | os.PathLike, source: str | None = None) -> list[int]:
+    """The GUIDs of a GUID file, in file order, as OpenSM parses them (module doc).
 
-    Raises :class:`~fabric_engine.errors.FormatError` naming the file and line of a line OpenSM would
-    refuse, of a GUID beyond 64 bits, or for a file over :data:`MAX_GUID_FILE_BYTES`.
+    ``data`` is a ``Path`` of the file (trusted callers: the CLI) or the file's text: a ``str`` is always
+    the text, never a file name. Raises :class:`~fabric_engine.errors.FormatError` naming the file and
+    line of a line OpenSM would refuse, of a GUID beyond 64 bits, or for a file over
+    :data:`MAX_GUID_FILE_BYTES`.
     """
-    return parse_guids(*reversed(_text(path_or_text, source)))
+    return parse_guids(*reversed(_text(data, source)))
 
 
 def parse_guids(text: str, source: str = "<guids>") -> list[int]:

@@ -58,14 +58,15 @@ def find_roots(fabric: Fabric, dist: np.ndarray | None = None) -> np.ndarray:
     return np.flatnonzero((over90 == 1) & (over5 == 1)).astype(np.int64)
 
 
-def read_root_guids(path_or_text, source: str | None = None) -> list[int]:
-    """GUIDs of a root GUID file (OpenSM ``--root_guid_file``), read as OpenSM does (:func:`.guid_files.read_guids`).
+def read_root_guids(data, source: str | None = None) -> list[int]:
+    """GUIDs of a root GUID file (OpenSM ``--root_guid_file``), read as OpenSM does (:func:`.guid_files.read_guids`):
+    ``data`` is a ``Path`` of the file or its text (a ``str`` is never taken for a file name).
 
     Raises :class:`~fabric_engine.errors.FormatError` naming the file and line of anything else.
     """
     from .guid_files import read_guids
 
-    return read_guids(path_or_text, source)
+    return read_guids(data, source)
 
 
 def updn_ranks(fabric: Fabric, roots: Sequence[int | str] | None = None,

@@ -183,7 +183,10 @@ def plan_from_fabric(fabric: Fabric, source: str = "<design>") -> Plan:
 
 
 def read_plan(data: str | bytes, name: str = "<plan>") -> Plan:
-    """A plan from an upload: CSV, or a topology file of the design (format told by content, then by ``name``)."""
+    """A plan from an upload: CSV, or a topology file of the design (format told by content, then by ``name``).
+
+    ``data`` is the plan's content: a ``str`` is its text, never the name of a file to read (issue 26).
+    """
     from .. import formats
 
     text = _decode(data, name)

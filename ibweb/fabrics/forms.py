@@ -27,7 +27,7 @@ from .choices import FabricMode, Generator, TopologySource
 from .generators import GENERATOR_INFO, Param, parameters, topology_of
 from .models import Fabric
 from .preview import topology_errors
-from .uploads import guid_list, topology_from_upload
+from .uploads import NOT_A_PATH, guid_list, topology_from_upload
 
 DEFAULT_BACKGROUND = {"fraction": 0.25, "gbps": 20}
 #: The third way to a fabric: a real one, watched by a collector (mode ``telemetry``, no scenario).
@@ -65,6 +65,11 @@ def _valid(p: Param) -> str:
     lo = f"{p.min:,g}" if p.min is not None else "…"
     hi = f"{p.max:,g}" if p.max is not None else "…"
     return f"{lo} to {hi}"
+
+
+def _named(form: forms.Form, name: str) -> bool:
+    """Whether a file field came as text (a file name or path, never read: issue 26) instead of a file."""
+    return bool(str(form.data.get(form.add_prefix(name), "")).strip())
 
 
 def field_name(generator: str, param: str) -> str:
@@ -125,7 +130,8 @@ class FabricCreateForm(forms.ModelForm):
         if data.get("source") == TopologySource.UPLOAD:
             upload = data.get("topology_file")
             if not upload:
-                raise ValidationError({"topology_file": "choose a file to upload"})
+                raise ValidationError({"topology_file": NOT_A_PATH if _named(self, "topology_file")
+                                       else "choose a file to upload"})
             topology = topology_from_upload(upload)
         else:
             topology = self._generated(data)
@@ -161,6 +167,8 @@ class FabricCreateForm(forms.ModelForm):
             upload = data.get(name)
             if upload:
                 lists[key] = guid_list(upload, name)
+            elif _named(self, name):
+                raise ValidationError({name: NOT_A_PATH})
         return options_json(**lists)
 
     def _generated(self, data: dict) -> dict:
@@ -380,6 +388,8 @@ class TwinForm(forms.Form):
     def clean_plan_file(self) -> UploadedFile | None:
         upload = self.cleaned_data.get("plan_file")
         if not upload:
+            if _named(self, "plan_file"):
+                raise ValidationError(NOT_A_PATH)
             return upload
         if upload.size > MAX_PLAN_BYTES:
             raise ValidationError(f"{upload.name}: {upload.size} bytes, more than the limit of {MAX_PLAN_BYTES}")

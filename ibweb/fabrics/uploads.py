@@ -1,5 +1,11 @@
 """Fabrics from uploaded topology files (ibnetdiscover output and its dialects, ibsim net files, ibweb JSON;
-gzip or not)."""
+gzip or not).
+
+An upload is its bytes, read as they came (:func:`fabric_engine.formats.read` of ``bytes``): nothing from a
+request names a file on the server (issue 26). A ``topology_file`` (or GUID file) that is a text field
+instead of a file, such as ``/etc/passwd``, is refused with :data:`NOT_A_PATH` at its field; a fabric's
+``spec`` holds the topology itself, never a file name.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,8 @@ from fabric_engine.routing.guid_files import MAX_GUID_FILE_BYTES, parse_guids
 #: Largest topology file accepted: the ibnetdiscover output of the largest radix-64 subnet (45,248 hosts,
 #: 3,878 switches) is 24 MiB; real NodeDescriptions are longer, so the limit leaves more than twice that.
 MAX_UPLOAD_BYTES = 64 * 2**20
+#: The answer to a file field sent as text (a file name or path): the server reads only what is uploaded.
+NOT_A_PATH = "upload the file itself (multipart/form-data): a file name or path is never read on the server"
 
 
 def topology_from_upload(uploaded, field: str = "topology_file") -> dict:

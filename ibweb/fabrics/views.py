@@ -31,7 +31,7 @@ from .forms import COMMANDS_WARNING, DEFAULT_BACKGROUND, WATCH, CollectorForm, F
 from .generators import GENERATOR_INFO, GROUPS, schema, topology_of
 from .preview import line_of, summary, topology_errors
 from .routing_estimate import load_model
-from .uploads import fabric_from_upload
+from .uploads import NOT_A_PATH, fabric_from_upload
 
 #: What the twin's parts need beyond configuring a collector (the admin and the plan page ask the same).
 TWIN_PERMISSIONS = {"job_source": "twin.add_jobsource", "plan_file": "twin.change_cablingplan"}
@@ -141,7 +141,7 @@ class _PreviewBody(serializers.Serializer):
     generator = serializers.ChoiceField(choices=list(GENERATOR_INFO), required=False)
     params = serializers.DictField(required=False, default=dict)
     routing_engine = serializers.ChoiceField(choices=[e for e, _ in ROUTING_ENGINES], default="minhop")
-    topology_file = serializers.FileField(required=False)
+    topology_file = serializers.FileField(required=False, error_messages={"invalid": NOT_A_PATH})
 
 
 class FabricPreviewView(APIView):

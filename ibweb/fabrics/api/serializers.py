@@ -4,16 +4,20 @@ from rest_framework import serializers
 from ibweb.access import NOTHING, scenario_spec, view_of
 
 from ..models import Fabric
-from ..uploads import topology_from_upload
+from ..uploads import NOT_A_PATH, topology_from_upload
 
 
 class FabricSerializer(serializers.ModelSerializer):
-    """A fabric; create one from a ``spec`` (generator) or a multipart ``topology_file`` upload."""
+    """A fabric; create one from a ``spec`` (generator) or a multipart ``topology_file`` upload.
+
+    ``topology_file`` is the uploaded file's content; a file name or path in its place is a 400 at the
+    field (:data:`~ibweb.fabrics.uploads.NOT_A_PATH`): the API never reads a file of the server (issue 26).
+    """
 
     url = serializers.HyperlinkedIdentityField(view_name="fabrics-api:fabric-detail", lookup_field="slug")
-    topology_file = serializers.FileField(write_only=True, required=False,
+    topology_file = serializers.FileField(write_only=True, required=False, error_messages={"invalid": NOT_A_PATH},
                                           help_text="ibnetdiscover output (any dialect), an ibdiagnet archive, "
-                                                    "an ibsim net file or ibweb JSON.")
+                                                    "an ibsim net file or ibweb JSON: the file itself, uploaded.")
 
     class Meta:
         model = Fabric

@@ -179,13 +179,13 @@ class PlanView(APIView):
             if f.size > plans.MAX_PLAN_BYTES:
                 raise exceptions.ValidationError({"file": f"{f.size} bytes, more than the limit of "
                                                           f"{plans.MAX_PLAN_BYTES}"})
-            name, data = f.name, f.read()
-        else:
-            name, data = body.validated_data.get("filename") or "plan.csv", body.validated_data["text"]
+            field, name, data = "file", f.name, f.read()
+        else:  # the plan's text, never the name of a file to read (issue 26)
+            field, name, data = "text", body.validated_data.get("filename") or "plan.csv", body.validated_data["text"]
         try:
             row = plans.upload(fabric, name, data, request.user)
         except DjangoValidationError as exc:
-            raise exceptions.ValidationError({"file": exc.messages}) from None
+            raise exceptions.ValidationError({field: exc.messages}) from None
         engine.bump_config(fabric.pk)
         return Response({"fabric": fabric.slug, "plan": {"filename": row.filename, "cables": row.cables,
                                                          "uploaded": row.uploaded}},

@@ -16,10 +16,21 @@ Per directed link ``d`` (from port ``ps`` of node ``s`` to port ``pt`` of node `
   ``rate / (1 - wait_share)``, so ``offered / capacity`` is the same congestion
   signal the emulator reports.
 * error counters of ``(s, ps)`` against :class:`Thresholds` -> alerts.
+
+Counters are checked before they become rates (issue 26; :mod:`.rates`): a read older
+than the previous one, a read from the future, two reads closer than
+:data:`~.rates.MIN_INTERVAL_S`, or a data counter giving more than
+:data:`~.rates.CAPACITY_MARGIN` times its link's ``capacity_gbps`` is *held*: no rate
+from it (when the other end's counter is good, the link's rate comes from that one;
+otherwise the link is stale, rate 0), and a ``counter_suspect`` alert (warning) names
+the port, the counter, the reason and the figures. A 64-bit counter that went
+backwards is a reset, never a wrap: its rate is the new value's only when that is
+plausible.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,13 +41,30 @@ from ..state import FabricState
 from ..topology import KIND_HOST, Fabric
 from .alerts import Thresholds, error_alerts
 from .counters import COLUMN, CounterSamples, port_key
-from .rates import LATCHED, RESET, STALE, WRAPPED, CounterDeltas, counter_deltas
+from .rates import (
+    CAPACITY_MARGIN,
+    FUTURE,
+    FUTURE_MARGIN_S,
+    LATCHED,
+    MIN_INTERVAL_S,
+    OUT_OF_ORDER,
+    OVER_CAPACITY,
+    RESET,
+    STALE,
+    SUSPECT,
+    TOO_CLOSE,
+    WRAPPED,
+    CounterDeltas,
+    counter_deltas,
+)
 
 __all__ = ["Observation", "observe", "link_port_keys"]
 
 _XD, _RD, _XW = COLUMN["PortXmitData"], COLUMN["PortRcvData"], COLUMN["PortXmitWait"]
 #: Waiting share above which ``offered`` is capped (a port that waited all the time).
 _MAX_WAIT = 0.99
+#: Held reads listed one alert each (the rest are counted in one more alert).
+_SUSPECT_ALERTS = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,7 +74,8 @@ class Observation:
     ``state`` is the :class:`FabricState` (``rate_gbps``, ``util``, ``offered_gbps``,
     ``xmit_wait``, ``capacity_gbps``, alerts). Per directed link ``[2L]``: ``stale`` bool,
     ``flags`` uint8 (``rates`` flags of the counters used), ``wait_share`` float32 (time
-    share the out port waited). ``deltas`` keeps every port's increases.
+    share the out port waited); a stale link's flags are those of both its counters, so a held
+    read shows why (``rates.SUSPECT`` bits). ``deltas`` keeps every port's increases.
     """
 
     state: FabricState
@@ -68,9 +97,13 @@ def _label(fabric: Fabric, d: int) -> str:
     return f"{fabric.node_name[fabric.dl_src[d]]} port {int(fabric.dl_src_port[d])}"
 
 
+def _in_label(fabric: Fabric, d: int) -> str:
+    return f"{fabric.node_name[fabric.dl_dst[d]]} port {int(fabric.dl_dst_port[d])}"
+
+
 def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: int, t: float | None = None,
             tick_s: float = 1.0, wrap: bool = False, tick_code: int = 0,
-            thresholds: Thresholds | None = None, hotspots: int = 10) -> Observation:
+            thresholds: Thresholds | None = None, hotspots: int = 10, now: float | None = None) -> Observation:
     """The fabric's state between sweep ``prev`` and sweep ``cur``.
 
     Parameters
@@ -89,6 +122,8 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
         Basic counters of this fabric wrap instead of latching.
     tick_code : int
         ``Tick`` of PortSamplesControl (0..255): one counter tick is ``tick_code + 1`` symbol times.
+    now : float, optional
+        The clock that reads from the future are held against; defaults to ``time.time()``.
 
     Examples
     --------
@@ -103,9 +138,18 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
     ([4.0, 4.0], [0.5, 0.5])
     """
     f = fabric
-    deltas = counter_deltas(prev, cur, wrap=wrap)
+    now = time.time() if now is None else float(now)
+    deltas = counter_deltas(prev, cur, wrap=wrap, now=now)
     xkey, rkey = link_port_keys(f)
     xrow, rrow = deltas.lookup(xkey), deltas.lookup(rkey)
+    cap = f.capacity_gbps
+    # the data counters at either end of a link may not carry more than the link can, with a margin for clocks
+    max_rate = np.full(deltas.delta.shape, np.inf)
+    most = cap * (CAPACITY_MARGIN * 1e9 / 8.0)  # bytes/s
+    for rows, c in ((xrow, _XD), (rrow, _RD)):
+        on = (rows >= 0) & (cap > 0)
+        max_rate[rows[on], c] = most[on]
+    deltas = deltas.hold_over(max_rate)
     rate = deltas.rate
     flags = deltas.flags
 
@@ -121,9 +165,8 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
     use_x = x_ok
     bytes_s = np.where(use_x, x_bps, np.where(r_ok, r_bps, 0.0))
     stale = ~(x_ok | r_ok)
-    link_flags = np.where(use_x, x_fl, np.where(r_ok, r_fl, STALE)).astype(np.uint8)
+    link_flags = np.where(use_x, x_fl, np.where(r_ok, r_fl, x_fl | r_fl | STALE)).astype(np.uint8)
     rate_gbps = bytes_s * 8.0 / 1e9
-    cap = f.capacity_gbps
     util = np.divide(rate_gbps, cap, out=np.zeros_like(rate_gbps), where=cap > 0)
     w_rate, w_ok, _ = col(xrow, _XW)
     width2 = np.concatenate([f.width, f.width]).astype(np.float64)
@@ -136,6 +179,7 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
     when = float(t) if t is not None else (float(newest.max()) if newest.size else 0.0)
     alerts = error_alerts(deltas, xrow, lambda k: _label(f, k), np.arange(2 * f.num_links), thresholds)
     alerts += _counter_alerts(f, stale, link_flags)
+    alerts += _suspect_alerts(f, deltas, xrow, rrow, now)
     n = 2 * f.num_links
     hot = rank_hotspots(offered, rate_gbps, cap, xmit_wait, np.zeros(n), sp.csr_matrix((0, n)), np.zeros(0),
                         np.zeros(0, np.int64), [], count=hotspots) if hotspots else []
@@ -163,4 +207,73 @@ def _counter_alerts(fabric: Fabric, stale: np.ndarray, flags: np.ndarray) -> lis
             out.append({"kind": kind, "severity": severity, "count": int(links.size),
                         "links": links[:50].tolist(), "message": f"{links.size} links: {what} ({first}"
                                                                   + (", ..." if links.size > 3 else "") + ")"})
+    return out
+
+
+#: Why a read was held, most telling first: (flag, ``reason`` of the alert).
+_REASONS = ((FUTURE, "future"), (OUT_OF_ORDER, "out_of_order"), (TOO_CLOSE, "too_close"),
+            (OVER_CAPACITY, "over_capacity"))
+
+
+def _suspect_alerts(fabric: Fabric, deltas: CounterDeltas, xrow: np.ndarray, rrow: np.ndarray, now: float,
+                    limit: int = _SUSPECT_ALERTS) -> list[dict]:
+    """One ``counter_suspect`` alert per held data counter of a link end (at most ``limit``, then one summary).
+
+    Each names the port (``port``, so that views that may not name its host get it hidden), the
+    ``counter``, the directed ``link`` it counts, the ``reason`` (``future``, ``out_of_order``,
+    ``too_close``, ``over_capacity``) and the figures: ``read_at``, ``dt_s``, ``words`` (the
+    increase the counters gave, in 4-octet words), ``rate_gbps`` (what it would have been),
+    ``capacity_gbps``, and ``reset`` (the counter also went backwards).
+    """
+    f = fabric
+    cap = f.capacity_gbps
+    hits = []  # (links, rows, column, counter name, label of the port)
+    for rows, c, name, label in ((xrow, _XD, "PortXmitData", _label), (rrow, _RD, "PortRcvData", _in_label)):
+        fl = deltas.flags[np.maximum(rows, 0), c]
+        links = np.flatnonzero((rows >= 0) & ((fl & SUSPECT) > 0))
+        if links.size:
+            hits.append((links, rows[links], c, name, label))
+    total = sum(len(h[0]) for h in hits)
+    if not total:
+        return []
+    gbps = deltas.implied_rate * 8.0 / 1e9
+    out = []
+    for links, rows, c, name, label in hits:
+        for d, r in zip(links[:limit - len(out)].tolist(), rows[:limit - len(out)].tolist(), strict=True):
+            fl = int(deltas.flags[r, c])  # the few listed ports only
+            reason = next(why for bit, why in _REASONS if fl & bit)
+            t, dt = float(deltas.t[r, c]), float(deltas.dt[r, c])
+            words = float(deltas.delta[r, c]) / 4.0
+            figures = {
+                "future": f"read at {max(t, t - dt):.3f}, {max(t, t - dt) - now:,.0f} s ahead of the clock "
+                          f"(at most {FUTURE_MARGIN_S:g} s)",
+                "out_of_order": f"read at {t:.3f}, {-dt:.3f} s before the previous read",
+                "too_close": f"{dt * 1e3:.1f} ms after the previous read (at least {MIN_INTERVAL_S * 1e3:g} ms)"
+                             + (f"; {words:,.0f} words would read as {gbps[r, c]:,.0f} Gb/s" if dt > 0 else ""),
+                "over_capacity": f"{words:,.0f} words in {dt:.3f} s = {gbps[r, c]:,.0f} Gb/s, over "
+                                 f"{CAPACITY_MARGIN:g}x the link's {cap[d]:g} Gb/s",
+            }[reason]
+            reset = bool(fl & RESET)
+            port = label(f, d)
+            out.append({
+                "kind": "counter_suspect", "severity": "warning", "port": port, "counter": name, "link": d,
+                "reason": reason, "read_at": round(t, 3), "dt_s": round(dt, 6), "words": words,
+                "rate_gbps": round(float(gbps[r, c]), 3), "capacity_gbps": float(cap[d]), "reset": reset,
+                "message": f"{port}: {name} held, no rate ({reason.replace('_', ' ')}"
+                           + (", after going backwards" if reset else "") + f"): {figures}",
+            })
+        if len(out) >= limit:
+            break
+    if total > len(out):
+        counts = {why: 0 for _, why in _REASONS}
+        for _links, rows, c, *_ in hits:
+            fl = deltas.flags[rows, c]
+            taken = np.zeros(len(rows), dtype=bool)
+            for bit, why in _REASONS:  # each counter under its most telling reason
+                mine = ((fl & bit) > 0) & ~taken
+                counts[why] += int(mine.sum())
+                taken |= mine
+        why = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n)
+        out.append({"kind": "counter_suspect", "severity": "warning", "count": total, "listed": len(out),
+                    "message": f"{total} data counters held, no rate ({why}); {len(out)} listed"})
     return out

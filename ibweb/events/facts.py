@@ -4,8 +4,10 @@ The engine raises alerts as plain dicts in each frame (``frame["alerts"]``): job
 alerts of the emulator (``no_route``, ``isolation``, ``sharp_fallback``), port
 error alerts and topology events of telemetry-fed fabrics (``errors``,
 ``link_down``, ``node_vanished``, ... from :mod:`fabric_engine.telemetry.diff`),
+``counter_suspect`` (a held counter read: ``port``, ``counter``, ``link``, ``reason``),
 ``routing``, ``stale`` and ``sweep_failures``. :func:`fact_of` turns one into an
-:class:`AlertFact`.
+:class:`AlertFact`; an alert's ``port`` (``"gpu0001 port 1"``) names its node, listed in
+``hosts`` so that views that may not see that host get it hidden.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ __all__ = ["AlertFact", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN"]
 
 #: Severity of the alert kinds that carry none.
 SEVERITY_OF_KIND = {"no_route": "critical", "isolation": "critical", "sharp_fallback": "warning",
-                    "stale": "warning", "sweep_failures": "warning", "routing": "info"}
+                    "stale": "warning", "sweep_failures": "warning", "routing": "info",
+                    "counter_suspect": "warning"}
 #: Kinds about a job: the job's tenant owns the event.
 JOB_KINDS = ("no_route", "isolation", "sharp_fallback")
 _SEVERITIES = {"info": "info", "warning": "warning", "critical": "critical", "error": "critical"}

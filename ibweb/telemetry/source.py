@@ -10,7 +10,10 @@ history, ``/metrics``, policy and per-view frames.
 state. Sweeps come from Celery (beat + workers), from the push API, or, in the embedded default
 (Celery eager), from a background thread this source starts when one is due. A sweep that
 hangs never blocks a tick: states keep coming, and data older than the collector's
-``stale_after_s`` is shown as stale (rate 0, one alert). A discovery that cannot be parsed
+``stale_after_s`` is shown as stale (rate 0, one alert). Counters are checked before they
+become rates (:func:`~fabric_engine.telemetry.observe`, against this tick's clock): a read out
+of order, from the future, too close to the previous one or beyond its link's capacity gives
+no rate and a ``counter_suspect`` alert. A discovery that cannot be parsed
 marks its sweep failed, raises one alert, and is not parsed again (the previous topology stays).
 
 Routing (:mod:`.routing`): each discovery is routed with OpenSM's LFT dump when the
@@ -318,7 +321,7 @@ class TelemetrySource:
         pair = (prev and prev["id"], newest and newest["id"], self._linkinfo)
         if prev is not None and newest is not None and pair != self._used:
             obs = observe(f, prev["samples"], newest["samples"], seq=self.seq, tick_s=self.tick_s,
-                          wrap=c.wrap_counters, tick_code=c.tick_code, thresholds=c.alert_thresholds())
+                          wrap=c.wrap_counters, tick_code=c.tick_code, thresholds=c.alert_thresholds(), now=now)
             self._state, self._used, self._stale = obs.state, pair, obs.stale
             self._counters = (totals_from_samples(f, newest["samples"]), newest["t"])
         # the newest routing event of this sweep (the sweep record keeps all of them)

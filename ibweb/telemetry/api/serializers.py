@@ -1,9 +1,12 @@
+import time
+
+import numpy as np
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from fabric_engine.errors import FabricEngineError, FormatError
-from fabric_engine.telemetry import CounterSamples, read_discovery
+from fabric_engine.telemetry import FUTURE_MARGIN_S, CounterSamples, read_discovery
 from fabric_engine.topology.limits import MAX_FABRIC_PORTS
 
 from .. import store
@@ -73,7 +76,8 @@ class SamplePushSerializer(serializers.Serializer):
     "counters": {"PortXmitData": 123, ...}}, ...], "iblinkinfo": "<iblinkinfo output>"}``
 
     Everything is checked before anything is stored (issue 14): every sample (LID
-    1..0xBFFF, port 0..255, a finite time, known counters that fit their width), and the
+    1..0xBFFF, port 0..255, a finite time no more than ``FUTURE_MARGIN_S`` (300 s) ahead of
+    this server's clock (issue 26), known counters that fit their width), and the
     discovery is parsed *and* built into a fabric, as the engine will, so a discovery
     the engine could not use is a 400 naming its line, never a stored sweep.
     """
@@ -91,10 +95,19 @@ class SamplePushSerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         try:
-            attrs["parsed"] = CounterSamples.from_records(attrs["samples"], source="samples").merged()
+            raw = CounterSamples.from_records(attrs["samples"], source="samples")
         except FormatError as exc:
             where = f"samples[{exc.line - 1}]" if exc.line is not None else "samples"
             raise serializers.ValidationError({"samples": f"{where}: {exc.message}"}) from exc
+        # issue 26: a sample from the future would be held by the engine anyway; refuse it here, naming it
+        now = time.time()
+        ahead = np.flatnonzero((raw.t > now + FUTURE_MARGIN_S).any(axis=1))
+        if ahead.size:
+            i = int(ahead[0])
+            t = float(raw.t[i].max())
+            raise serializers.ValidationError({"samples": f"samples[{i}]: t: {t!r} is {t - now:,.0f} s ahead of "
+                                                          f"this server's clock (at most {FUTURE_MARGIN_S:g} s)"})
+        attrs["parsed"] = raw.merged()
         if "iblinkinfo" in attrs:
             try:
                 read_discovery(attrs["iblinkinfo"], source="iblinkinfo")

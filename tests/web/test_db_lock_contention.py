@@ -41,7 +41,7 @@ from ibweb.twin.models import JobSource, ScheduledJob
 from .tenancy_fixtures import fabric, host_guid, partitions, tenants  # noqa: F401
 from .test_telemetry_routing import drop as fill_drop_dir
 
-pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's single write lock (embedded default)")
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's single write lock (embedded default)")
 
 SIGNALS = 40
 POLLS = 12
@@ -117,6 +117,7 @@ def test_retry_gives_up_on_other_errors_and_inside_a_transaction():
     assert retry_locked(flaky, sleep=lambda s: None) == "written"
 
 
+@sqlite_only
 @pytest.mark.django_db(transaction=True)
 def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_busy_timeout, partitions):  # noqa: F811
     row = Fabric.objects.create(name="Busy", slug="busy", mode=FabricMode.TELEMETRY)

@@ -39,12 +39,13 @@ def set_reference(config_id: int, linkinfo: str, by: str = "") -> datetime:
 _COUNTS: dict[tuple[int, datetime | None], tuple] = {}
 
 
-def _counts(config_id: int, at: datetime | None, text: str) -> tuple[int | None, int | None, int | None]:
-    """Switches, hosts and cables of a reference (parsed once per version; None where it does not read)."""
-    key = (config_id, at)
+def _counts(config: CollectorConfig) -> tuple[int | None, int | None, int | None]:
+    """Switches, hosts and cables of a collector's reference, parsed once per version (None where it does not
+    read); the reference text (megabytes on a large fabric, deferred by callers) is loaded only then."""
+    key = (config.pk, config.reference_at)
     if key not in _COUNTS:
         try:
-            f = fabric_from_linkinfo(parse_iblinkinfo(text))
+            f = fabric_from_linkinfo(parse_iblinkinfo(config.reference))
             _COUNTS[key] = (int(f.num_switches), int(f.num_hosts), int(f.num_links))
         except FabricEngineError:
             _COUNTS[key] = (None, None, None)
@@ -56,8 +57,8 @@ def _counts(config_id: int, at: datetime | None, text: str) -> tuple[int | None,
 def reference_summary(config: CollectorConfig) -> dict:
     """``{"at", "by", "switches", "hosts", "cables"}`` of a collector's reference (counts None if unreadable)."""
     counts = dict.fromkeys(("switches", "hosts", "cables"))
-    if config.reference:
-        counts = dict(zip(counts, _counts(config.pk, config.reference_at, config.reference), strict=True))
+    if config.reference_at is not None:
+        counts = dict(zip(counts, _counts(config), strict=True))
     return {"at": config.reference_at.isoformat() if config.reference_at else None,
             "by": config.reference_by or None, **counts}
 

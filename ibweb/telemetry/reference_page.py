@@ -23,7 +23,7 @@ def reference_context(user, fabric) -> dict | None:
     visitor may not see every host)."""
     if not view_of(user).sees_all:
         return None
-    config = CollectorConfig.objects.filter(fabric=fabric).first()
+    config = CollectorConfig.objects.filter(fabric=fabric).defer("reference").first()
     if config is None:
         return None
     return {**reference_summary(config), "can_accept": may_accept_cabling(user)}

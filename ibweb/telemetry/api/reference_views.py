@@ -43,8 +43,8 @@ class ReferenceCablingView(APIView):
 
     def _config(self, request, slug: str) -> CollectorConfig:
         fabrics = visible_fabrics(view_of(request.user))
-        return get_object_or_404(CollectorConfig.objects.select_related("fabric"), fabric__in=fabrics,
-                                 fabric__slug=slug)
+        return get_object_or_404(CollectorConfig.objects.select_related("fabric").defer("reference"),
+                                 fabric__in=fabrics, fabric__slug=slug)
 
     def get(self, request, slug: str):
         return Response(reference_summary(self._config(request, slug)))

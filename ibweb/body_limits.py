@@ -10,6 +10,9 @@ view runs, and DRF parses JSON from the stream without
   with ``1009`` (message too big) on a larger message.
 * :class:`JSONParser`, :class:`FormParser` and :class:`MultiPartParser`, the DRF
   parsers, check the same cap (for servers and test clients that bypass the ASGI app).
+  The JSON parser then reads through :func:`ibweb.json_input.loads` (issue 26): a body nested
+  deeper than 64 levels, or of more objects and arrays than :func:`max_json_containers` or
+  more values than :func:`max_json_values` allow, is a 400 before it is parsed.
 
 The cap of a path is the first of :data:`BODY_LIMITS` whose pattern matches, else
 ``settings.IBWEB_MAX_BODY_BYTES``. Sizes, all from the environment:
@@ -32,14 +35,16 @@ setting                        default    what needs it
 
 from __future__ import annotations
 
-import io
+import codecs
 import re
 
 from django.conf import settings
 from rest_framework import exceptions, parsers
 
+from .json_input import JSONInputError, loads
+
 __all__ = ["BODY_LIMITS", "body_limit", "too_large_message", "BodyLimitMiddleware", "PayloadTooLarge",
-           "JSONParser", "FormParser", "MultiPartParser", "max_json_containers"]
+           "JSONParser", "FormParser", "MultiPartParser", "max_json_containers", "max_json_values"]
 
 #: (path pattern, setting that holds its cap, what it is for); first match wins.
 BODY_LIMITS: tuple[tuple[re.Pattern, str, str], ...] = (
@@ -191,19 +196,40 @@ def max_json_containers(limit: int) -> int:
     return max(1024, limit // BYTES_PER_CONTAINER)
 
 
+#: Bytes of an upload's or push's cap per JSON value it may hold: a value is two bytes of JSON at least, and
+#: 8 (a pointer) to 32 (a float) once parsed. A full counter push (1,048,576 samples of about 28 values)
+#: needs 29 M of the 33.5 M its 256 MiB allow.
+BYTES_PER_VALUE = 8
+
+
+def max_json_values(limit: int) -> int:
+    """The most JSON values a body under a cap of ``limit`` bytes may hold: ``settings.IBWEB_MAX_JSON_VALUES``
+    (1,000,000), or one per :data:`BYTES_PER_VALUE` of a cap above ``IBWEB_MAX_BODY_BYTES`` (uploads, pushes)."""
+    if limit <= settings.IBWEB_MAX_BODY_BYTES:
+        return settings.IBWEB_MAX_JSON_VALUES
+    return max(settings.IBWEB_MAX_JSON_VALUES, limit // BYTES_PER_VALUE)
+
+
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser: bodies above the path's cap are a 413, bodies of more objects and arrays than
-    :func:`max_json_containers` a 400, both before anything is parsed."""
+    """DRF's JSON parser through :func:`ibweb.json_input.loads`: bodies above the path's cap are a 413; bodies
+    nested deeper than 64 levels, of more objects and arrays than :func:`max_json_containers` or more values
+    than :func:`max_json_values` a 400, all before anything is parsed."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         limit = _check(parser_context)
         request = (parser_context or {}).get("request")
         body = _Capped(stream, limit, getattr(request, "path", "")).read()
-        containers = body.count(b"{") + body.count(b"[")  # an upper bound: strings may hold either
-        most = max_json_containers(limit)
-        if containers > most:
-            raise exceptions.ParseError(f"JSON body of {containers:,} objects and arrays; at most {most:,} here")
-        return super().parse(io.BytesIO(body), media_type, parser_context)
+        encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
+        try:
+            if codecs.lookup(encoding).name != "utf-8":  # the scan reads UTF-8
+                body = body.decode(encoding).encode("utf-8", "surrogatepass")
+            return loads(body, max_values=max_json_values(limit), max_containers=max_json_containers(limit),
+                         what="JSON body")
+        except (LookupError, UnicodeError) as exc:
+            raise exceptions.ParseError(f"JSON body not in its charset {encoding[:40]!r}: "
+                                        f"{exc.__class__.__name__}") from None
+        except JSONInputError as exc:
+            raise exceptions.ParseError(str(exc)) from None
 
 
 class FormParser(parsers.FormParser):

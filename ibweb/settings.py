@@ -162,6 +162,9 @@ IBWEB_MAX_BODY_BYTES = env.integer("IBWEB_MAX_BODY_BYTES", 8 << 20, minimum=1 <<
 IBWEB_MAX_UPLOAD_BYTES = env.integer("IBWEB_MAX_UPLOAD_BYTES", 65 << 20, minimum=1 << 16)
 IBWEB_MAX_PUSH_BYTES = env.integer("IBWEB_MAX_PUSH_BYTES", 256 << 20, minimum=1 << 16)
 IBWEB_MAX_WS_MESSAGE_BYTES = env.integer("IBWEB_MAX_WS_MESSAGE_BYTES", 64 << 10, minimum=1 << 10)
+#: Most values in a JSON body or websocket message (issue 26; ibweb/json_input.py); an upload or push route
+#: allows one per 8 bytes of its cap if that is more (ibweb.body_limits.max_json_values). Nesting: 64 levels.
+IBWEB_MAX_JSON_VALUES = env.integer("IBWEB_MAX_JSON_VALUES", 1_000_000, minimum=1000)
 #: Seconds a websocket may keep its write buffer above the high-water mark before it is closed (ibweb.wsflow).
 IBWEB_FEED_STALL_S = env.integer("IBWEB_FEED_STALL_S", 30, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 << 20  # form fields and request.body, files excluded

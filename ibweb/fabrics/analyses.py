@@ -85,10 +85,16 @@ _KNOWN = {
 MAX_FAILED_SWITCHES = 64
 
 
+def _shown(value: object) -> str:
+    """``value`` as an error message quotes it: a list or object sent in place of a scalar can be large."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _int(params: dict, name: str, default: int) -> int:
     value = params.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ParamError(name, f"expected an integer, got {value!r}")
+        raise ParamError(name, f"expected an integer, got {_shown(value)}")
     low, high = LIMITS[name]
     if not low <= value <= high:
         raise ParamError(name, f"{value} is outside {low}..{high}")
@@ -99,8 +105,10 @@ def _choice(params: dict, name: str, default: str | None, choices) -> str:
     value = params.get(name, default)
     if value is None:
         raise ParamError(name, f"required: one of {', '.join(sorted(choices))}")
+    if not isinstance(value, str):  # a list or object is not even hashable (issue 26: a 500 before)
+        raise ParamError(name, f"expected a string, one of {', '.join(sorted(choices))}; got {_shown(value)}")
     if value not in choices:
-        raise ParamError(name, f"{value!r} is not one of {', '.join(sorted(choices))}")
+        raise ParamError(name, f"{_shown(value)} is not one of {', '.join(sorted(choices))}")
     return value
 
 
@@ -110,7 +118,7 @@ def _cables(params: dict, num_links: int) -> list[int]:
         raise ParamError("failed_cables", "required: a non-empty list of cable indices")
     for i, c in enumerate(raw):
         if isinstance(c, bool) or not isinstance(c, int):
-            raise ParamError("failed_cables", f"item {i}: expected a cable index, got {c!r}")
+            raise ParamError("failed_cables", f"item {i}: expected a cable index, got {_shown(c)}")
         if not 0 <= c < num_links:
             raise ParamError("failed_cables", f"item {i}: cable {c} is outside 0..{num_links - 1}")
     if len(set(raw)) != len(raw):
@@ -156,7 +164,7 @@ def clean_params(kind: str, params: object, num_links: int) -> dict:
     if kind == AnalysisKind.WHATIF_ROCE:
         same = params.get("same_seed", False)
         if not isinstance(same, bool):
-            raise ParamError("same_seed", f"expected true or false, got {same!r}")
+            raise ParamError("same_seed", f"expected true or false, got {_shown(same)}")
         return {"qps": _int(params, "qps", 1), "seed": _int(params, "seed", 1), "same_seed": same}
     if kind == AnalysisKind.WHATIF_LIVE:
         return _live_params(params, num_links)

@@ -14,7 +14,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework import serializers
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,6 +22,7 @@ from fabric_engine.errors import FabricEngineError
 from fabric_engine.scenario import build_fabric
 from fabric_engine.topology.limits import check_generator_parameters
 from ibweb.access import view_of
+from ibweb.body_limits import FormParser, JSONParser, MultiPartParser
 from ibweb.telemetry.trial import MAX_TRIAL_SWITCHES, may_try
 from ibweb.twin.engine import bump_config
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from typing import NamedTuple
 from urllib.parse import parse_qs
@@ -31,6 +32,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ibweb.access import progress_message, view_from_key, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
+from ibweb.json_input import JSONInputError, loads
 from ibweb.wsflow import flow_of
 
 from . import viewreg
@@ -48,6 +50,8 @@ from .groups import (
     view_group,
     with_ids,
 )
+
+log = logging.getLogger(__name__)
 
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
@@ -308,19 +312,26 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None) -> None:
         """Clients may only send ``{"type": "ping"}`` (answered with ``pong``); anything else closes the socket.
 
+        A message is read by :func:`ibweb.json_input.loads` (nesting and size checked before it is parsed);
+        one that is not a ping closes the socket with 4400 and one short log line, never its text (issue 26).
         The pong goes out through the sender task: this handler never waits for the socket to take it.
         """
+        if getattr(self, "_refused", False):  # messages already on their way when the socket was closed
+            return
         if text_data is None:
+            self._refused = True
             await self.close(code=CLOSE_UNSUPPORTED_DATA)
             return
         try:
-            message = json.loads(text_data)
-        except ValueError:
-            message = None
+            message, why = loads(text_data), "not a ping"
+        except JSONInputError as exc:
+            message, why = None, str(exc)
         if isinstance(message, dict) and message.get("type") == "ping":
             self._pongs = min(self._pongs + 1, MAX_PENDING_PONGS)
             self._wake.set()
         else:
+            self._refused = True
+            log.info("feed socket of fabric %s closed with %d: %s", self.fabric_id, CLOSE_BAD_MESSAGE, why[:120])
             await self.close(code=CLOSE_BAD_MESSAGE)
 
     async def disconnect(self, code) -> None:

@@ -10,13 +10,13 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fabric_engine.telemetry.prometheus import CONTENT_TYPE, metric_families, render_families
 from ibweb.access import View, redaction, view_of, visible_fabrics
+from ibweb.body_limits import JSONParser
 from ibweb.fabrics.choices import ROUTING_ENGINES
 from ibweb.fabrics.forms import CollectorForm
 from ibweb.feed_metrics import render_feed_metrics

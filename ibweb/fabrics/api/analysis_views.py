@@ -28,6 +28,7 @@ from ibweb.access import (
     view_of,
     visible_fabrics,
 )
+from ibweb.json_input import JSONField
 
 from ..analyses import AnalysisKind, ParamError, clean_params
 from ..models import Analysis, Fabric
@@ -41,11 +42,11 @@ class AnalysisSerializer(serializers.ModelSerializer):
 
     fabric = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    params = serializers.JSONField(required=False, default=dict,
-                                   help_text="ebb: patterns, seed, method, pattern, engine; whatif_links: "
-                                             "failed_cables, ebb_patterns, seed; whatif_engine: engine, "
-                                             "ebb_patterns, seed; whatif_roce: qps, seed, same_seed; whatif_live: "
-                                             "failed_cables, failed_switches, engine.")
+    params = JSONField(required=False, default=dict,
+                       help_text="ebb: patterns, seed, method, pattern, engine; whatif_links: "
+                                 "failed_cables, ebb_patterns, seed; whatif_engine: engine, "
+                                 "ebb_patterns, seed; whatif_roce: qps, seed, same_seed; whatif_live: "
+                                 "failed_cables, failed_switches, engine.")
 
     class Meta:
         model = Analysis

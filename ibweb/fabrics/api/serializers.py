@@ -25,6 +25,11 @@ class FabricSerializer(serializers.ModelSerializer):
                   "spec", "created", "updated", "topology_file"]
         read_only_fields = ["created", "updated"]
 
+    def validate_spec(self, value):
+        if not isinstance(value, dict):  # issue 26: a list here was a 500
+            raise serializers.ValidationError("expected an object: {\"topology\": {...}, \"jobs\": [...]}")
+        return value
+
     def validate(self, attrs: dict) -> dict:
         upload = attrs.pop("topology_file", None)
         if upload is not None:

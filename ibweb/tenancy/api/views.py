@@ -9,7 +9,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,6 +23,7 @@ from ibweb.access import (
     visible_service_classes,
     visible_tenants,
 )
+from ibweb.body_limits import JSONParser
 from ibweb.fabrics.models import Fabric
 from ibweb.permissions import AllTenantsRead
 
@@ -361,7 +361,8 @@ class OpenSMFileView(APIView):
         f = get_object_or_404(visible_fabrics(view_of(request.user)), slug=fabric)
         if filename != "partitions.conf":
             raise ValidationError({"file": ["only partitions.conf can be imported"]})
-        text = request.data if isinstance(request.data, str) else request.data.get("text")
+        data = request.data
+        text = data if isinstance(data, str) else data.get("text") if isinstance(data, dict) else None
         if not isinstance(text, str) or not text.strip():
             raise ValidationError({"text": ["send the partitions.conf text"]})
         replace = str(request.query_params.get("merge", "")).lower() not in ("1", "true", "yes")

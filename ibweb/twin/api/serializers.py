@@ -11,6 +11,7 @@ from rest_framework import serializers
 from fabric_engine.errors import FormatError
 from fabric_engine.twin import SchedulerJob, expand_hostlist, hostlist_size
 from fabric_engine.twin.slurm import MAX_FIELD_CHARS
+from ibweb.json_input import JSONField
 
 from ..models import JobSource, ScheduledJob
 
@@ -70,7 +71,7 @@ class JobPushSerializer(serializers.Serializer):
     Errors name the job (``jobs[3].hosts: ...``); nothing is stored unless all of it is valid.
     """
 
-    jobs = serializers.JSONField(default=list, help_text=f"0..{MAX_PUSH_JOBS:,} job objects.")
+    jobs = JSONField(default=list, help_text=f"0..{MAX_PUSH_JOBS:,} job objects.")
     replace = serializers.BooleanField(default=False)
     ended = serializers.ListField(child=serializers.CharField(max_length=64), default=list, max_length=MAX_PUSH_JOBS)
 

@@ -22,13 +22,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import authentication, exceptions, permissions, status, viewsets
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fabric_engine.errors import FabricEngineError
 from ibweb.access import view_of, visible_fabrics
 from ibweb.bearer import BearerAuthentication, TokenThrottle
+from ibweb.body_limits import FormParser, JSONParser, MultiPartParser
 from ibweb.fabrics.models import Fabric
 
 from .. import engine, plans

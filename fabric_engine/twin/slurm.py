@@ -162,6 +162,10 @@ def parse_slurm_jobs(data: str | bytes, *, max_hosts: int, source: str = "<squeu
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(source, exc.lineno, f"not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise FormatError(source, None, "not JSON Slurm writes: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise FormatError(source, None, f"not JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs", []), list):
         raise FormatError(source, None, "not Slurm JSON: expected an object with a 'jobs' list")
     _slurm_errors(doc, source)

@@ -116,6 +116,8 @@ def _doc(**fields) -> str:
     (_doc(job_state=[1]), "field 'job_state'"),
     (_doc(start_time={"set": True, "infinite": False, "number": "x"}), "field 'start_time': not a time"),
     (json.dumps({"jobs": [{"job_id": 1, "job_state": "RUNNING", "nodes": "n1"}] * 2}), "listed twice"),
+    ('{"jobs": ' + "[" * 100_000 + "]" * 100_000 + "}", "s.json: not JSON Slurm writes: nested too deeply"),
+    ('{"jobs": [{"job_id": ' + "9" * 5000 + "}]}", "s.json: not JSON: Exceeds the limit"),
 ])
 def test_slurm_json_errors_name_source_record_and_field(text, message):
     with pytest.raises(FormatError, match=message):

@@ -38,6 +38,8 @@ IBWEB_PUBLIC_READ = env.flag("IBWEB_PUBLIC_READ", not PRODUCTION)
 #: Run the engine loop inside the web process (off when ``run_engine`` processes do it).
 IBWEB_ENGINE_EMBEDDED = env.flag("IBWEB_ENGINE_EMBEDDED", True)
 IBWEB_TICK_MIN_S = 0.05
+#: Engine processes on one Redis beat this often; one silent for three beats is gone (ibweb.live.share).
+IBWEB_ENGINE_BEAT_S = env.integer("IBWEB_ENGINE_BEAT_MS", 1000, minimum=100) / 1000
 #: Recent ticks each fabric's link history ring keeps (10 minutes at a 1 s tick), at least 120.
 IBWEB_HISTORY_TICKS = env.integer("IBWEB_HISTORY_TICKS", 600, minimum=120)
 

@@ -56,11 +56,18 @@ class LeaderLock:
         """Whether another process leads the fabric now (its lock is set and not ours)."""
         return not self.held and bool(await self.redis.exists(self.key))
 
-    async def release(self) -> None:
+    async def resign(self) -> None:
+        """Give the lock up (if held) and stay able to take it again: a handover to another process."""
         if self.held:
-            await self.redis.eval(_RELEASE, 1, self.key, self.token)
             self.held = False
-        await self.redis.aclose()
+            await self.redis.eval(_RELEASE, 1, self.key, self.token)
+
+    async def release(self) -> None:
+        """Give the lock up for good: the runner stops."""
+        try:
+            await self.resign()
+        finally:
+            await self.redis.aclose()
 
 
 class NoLock:

@@ -55,6 +55,7 @@ from .groups import (
     topology_base,
 )
 from .leader import LeaderLock, NoLock
+from .share import FabricShare
 from .signals import fabric_alerts, frame_published, topology_published
 from .sources import source_for
 
@@ -106,8 +107,10 @@ class FabricRunner:
         The fabric; its ``mode`` chooses the source (:func:`~ibweb.live.sources.source_for`).
     """
 
-    def __init__(self, row) -> None:
+    def __init__(self, row, share: FabricShare | None = None) -> None:
         self.row = row
+        self.share = share  # the process's place among engine processes on Redis (None: it leads alone)
+        self._free_since: float | None = None  # when this standby first saw the fabric's lock free
         self.fabric_id = row.pk
         self.slug = row.slug
         self.name = row.name
@@ -429,7 +432,7 @@ class FabricRunner:
             while not self._stopping:
                 try:
                     was_leader = lock.held
-                    if await lock.hold():
+                    if await self._may_lead(lock) and await lock.hold():
                         if not was_leader and isinstance(lock, LeaderLock):
                             self.seq = max(self.seq, await last_seq(self.fabric_id))
                             log.info("fabric %s: this process leads from seq %d", self.slug, self.seq)
@@ -442,6 +445,33 @@ class FabricRunner:
                 await asyncio.sleep(max(0.0, next_at - time.monotonic()))
         finally:
             await asyncio.shield(self.stop(lock))
+
+    async def _may_lead(self, lock) -> bool:
+        """Whether to hold the lock this tick, with engine processes sharing the fabrics (:mod:`ibweb.live.share`).
+
+        Yes when it is held and still assigned here, or assigned here, or left free by everyone for longer
+        than a member's beat can lapse (the process it is assigned to does not take it). A held lock of a
+        fabric now assigned elsewhere is handed over once the assignment has settled.
+        """
+        share = self.share
+        if share is None or not isinstance(lock, LeaderLock):
+            return True
+        if lock.held:
+            if share.mine(self.fabric_id) or not share.settled():
+                return True
+            await lock.resign()
+            self._free_since = None
+            log.info("fabric %s: handed over to engine process %s at seq %d", self.slug,
+                     share.assignment.get(self.fabric_id), self.seq)
+            return False
+        if share.mine(self.fabric_id):
+            return True
+        if not share.settled() or await lock.led_elsewhere():
+            self._free_since = None
+            return False
+        now = time.monotonic()
+        self._free_since = self._free_since or now
+        return now - self._free_since >= share.ttl_s + 2 * share.beat_s
 
     def request_stop(self) -> None:
         """End :meth:`run` after the current tick, even if a library swallowed the task's cancellation.

@@ -6,12 +6,14 @@ import asyncio
 import logging
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db.models import Q
 
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 
 from .runner import FabricRunner
+from .share import FabricShare
 from .sources import NoSource
 
 __all__ = ["EngineSupervisor"]
@@ -27,6 +29,9 @@ class EngineSupervisor:
     setting saved in the admin or the API takes effect within seconds in whichever
     process runs the engine. Emulated fabrics, and telemetry-fed ones with a collector; each
     gets a :class:`~ibweb.live.runner.FabricRunner` with the source of its mode.
+
+    With Redis, the process beats as one of the engine processes (:class:`~ibweb.live.share.FabricShare`)
+    and its runners lead only the fabrics assigned to it, so processes share the fabrics evenly.
     """
 
     def __init__(self, slugs: list[str] | None = None, reconcile_s: float = 2.0) -> None:
@@ -36,11 +41,16 @@ class EngineSupervisor:
         self.engines: dict[int, FabricRunner] = {}
         self.versions: dict[int, object] = {}
         self._loop: asyncio.Task | None = None
+        self.share = FabricShare(settings.REDIS_URL, beat_s=settings.IBWEB_ENGINE_BEAT_S,
+                                 ttl_s=3 * settings.IBWEB_ENGINE_BEAT_S) if settings.REDIS_URL else None
+        self._beats: asyncio.Task | None = None
 
     async def start(self) -> None:
         """Start every fabric's engine now, then keep reconciling in the background."""
         await self.reconcile()
         self._loop = asyncio.create_task(self._reconcile_forever(), name="engine:supervisor")
+        if self.share is not None:
+            self._beats = asyncio.create_task(self._beat_forever(), name="engine:share")
 
     async def wait(self) -> None:
         """Run until cancelled."""
@@ -54,7 +64,7 @@ class EngineSupervisor:
         for pk, fabric in rows.items():
             if pk not in self.tasks:
                 try:
-                    engine = FabricRunner(fabric)
+                    engine = FabricRunner(fabric, share=self.share)
                 except NoSource as exc:
                     log.error("fabric %s: %s", fabric.slug, exc)
                     continue
@@ -70,6 +80,14 @@ class EngineSupervisor:
                 await self.reconcile()
             except Exception:  # the database may be away for a while; keep the running engines
                 log.exception("engine supervisor: reconcile failed")
+
+    async def _beat_forever(self) -> None:
+        while True:
+            try:
+                await self.share.beat(self.tasks)
+            except Exception:  # Redis away: the leader locks lapse too; beat again when it is back
+                log.exception("engine supervisor: beat failed")
+            await asyncio.sleep(self.share.beat_s)
 
     async def _stop_one(self, pk: int) -> None:
         task = self.tasks.pop(pk)
@@ -89,5 +107,13 @@ class EngineSupervisor:
         if self._loop is not None:
             self._loop.cancel()
             await asyncio.gather(self._loop, return_exceptions=True)
+        if self._beats is not None:
+            self._beats.cancel()
+            await asyncio.gather(self._beats, return_exceptions=True)
+        if self.share is not None:  # the others take this process's fabrics as their locks come free
+            try:
+                await self.share.leave()
+            except Exception:
+                log.exception("engine supervisor: could not leave the engine processes' set")
         for pk in list(self.tasks):
             await self._stop_one(pk)

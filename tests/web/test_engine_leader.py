@@ -18,8 +18,8 @@ from tests.services import require_redis
 pytestmark = pytest.mark.services
 
 
-def _run_engine(env: dict, log) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "manage.py", "run_engine", "demo"], cwd=ROOT, env=env,
+def _run_engine(env: dict, log, slugs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "manage.py", "run_engine", *slugs], cwd=ROOT, env=env,
                             stdout=log, stderr=subprocess.STDOUT)
 
 
@@ -40,9 +40,10 @@ class Engines:
         self.procs: dict[str, subprocess.Popen] = {}
         self.logs: dict = {}
 
-    def start(self, name: str) -> None:
+    def start(self, name: str, slugs=("demo",)) -> None:
+        """Start ``run_engine`` for ``slugs`` (none: every fabric) as ``name``."""
         self.logs[name] = self.tmp / f"{name}.log"
-        self.procs[name] = _run_engine(self.env, self.logs[name].open("wb"))
+        self.procs[name] = _run_engine(self.env, self.logs[name].open("wb"), slugs)
 
     def leader(self, timeout: float = 30) -> str:
         """The engine that leads (waits for one)."""
@@ -62,8 +63,8 @@ ENV = {"IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
 
 
 @contextlib.contextmanager
-def engines(tmp_path):
-    with running_server(tmp_path, extra_env={**ENV, "REDIS_URL": require_redis(db=7)}) as server:
+def engines(tmp_path, fabrics: list[dict] | None = None):
+    with running_server(tmp_path, extra_env={**ENV, "REDIS_URL": require_redis(db=7)}, fabrics=fabrics) as server:
         group = Engines(tmp_path, server)
         try:
             yield group

@@ -3,13 +3,13 @@
 import asyncio
 import contextlib
 import json
-import re
 import time
 
 import pytest
 import websockets
 
 from ibweb.live.share import assign
+from tests.engine_share import wait_for_shares
 from tests.web.test_engine_leader import engines
 
 pytestmark = pytest.mark.services
@@ -17,7 +17,6 @@ pytestmark = pytest.mark.services
 SMALL = [{"name": f"Small {i}", "slug": f"small{i}", "tick_s": 0.5,
           "spec": {"topology": {"generator": "fat_tree", "hosts": 16, "radix": 8}, "jobs": []}} for i in range(5)]
 SLUGS = ["demo"] + [f["slug"] for f in SMALL]
-EVENT = re.compile(r"fabric (\S+): (this process leads|handed over)")
 
 
 def test_assignment_is_balanced_and_only_to_members_that_run_the_fabric():
@@ -32,30 +31,11 @@ def test_assignment_is_balanced_and_only_to_members_that_run_the_fabric():
     assert assign({}) == {} and assign({"p0": []}) == {}
 
 
-def _leads(log_text: str) -> set[str]:
-    """The fabrics a process leads now, from its log: the last of 'leads' and 'handed over' for each."""
-    now: dict[str, bool] = {}
-    for slug, what in EVENT.findall(log_text):
-        now[slug] = what == "this process leads"
-    return {slug for slug, leads in now.items() if leads}
-
-
-def _wait_for_shares(group, names: list[str], sizes: list[int], timeout_s: float = 60) -> dict[str, set[str]]:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        shares = {n: _leads(group.logs[n].read_text()) for n in names}
-        led = [s for share in shares.values() for s in share]
-        if sorted(len(s) for s in shares.values()) == sizes and sorted(led) == sorted(SLUGS):
-            return shares
-        assert time.monotonic() < deadline, f"fabrics not shared as {sizes}: {shares}"
-        time.sleep(0.5)
-
-
 def test_three_engine_processes_share_six_fabrics_and_a_killed_ones_move_with_their_sequence(tmp_path):
     with engines(tmp_path, fabrics=SMALL) as group:
         for name in ("a", "b", "c"):
             group.start(name, slugs=[])
-        shares = _wait_for_shares(group, ["a", "b", "c"], [2, 2, 2])
+        shares = wait_for_shares(group, ["a", "b", "c"], SLUGS, [2, 2, 2])
         victim = "b"
         watched = sorted(shares[victim])[0]
 
@@ -76,7 +56,7 @@ def test_three_engine_processes_share_six_fabrics_and_a_killed_ones_move_with_th
             return seqs, max(gaps)
 
         seqs, longest_gap_s = asyncio.run(watch())
-        after = _wait_for_shares(group, ["a", "c"], [3, 3])
+        after = wait_for_shares(group, ["a", "c"], SLUGS, [3, 3])
     assert watched in after["a"] | after["c"]
     assert len(seqs) >= 12, seqs
     assert seqs == sorted(set(seqs)), f"sequence numbers must keep increasing across the takeover: {seqs}"

@@ -156,7 +156,7 @@ class FabricRunner:
             await progress(0.8, "publishing the fabric")
             await self.publish_topology(announce=False)
         await progress(1.0, "running", status="done")
-        log.info("fabric %s: engine started%s", self.slug, "" if announce else " (standby: another process leads)")
+        log.info("fabric %s: engine started%s", self.slug, "" if announce else " (another process leads or led it)")
         if published:
             await broadcast_snapshot(self.fabric_id)
 
@@ -421,18 +421,24 @@ class FabricRunner:
         """
         lock = LeaderLock(settings.REDIS_URL, self.fabric_id, ttl_s=max(3.0, 3 * self.tick_s)) if (
             settings.REDIS_URL) else NoLock()
-        try:
-            standby = await lock.led_elsewhere()
-        except Exception:  # Redis unreachable: say that this start is under way
-            log.exception("fabric %s: cannot read its leader lock", self.slug)
-            standby = False
-        await self.start(publish=isinstance(lock, NoLock), announce=not standby)
+        # Sharing fabrics with other engine processes, a runner builds its source only once the fabric is its
+        # to lead (a cold standby: each process holds its share in memory, not every fabric).
+        started = False
+        if self.share is None or not isinstance(lock, LeaderLock):
+            await self._start_under(lock)
+            started = True
         next_at = time.monotonic()
         try:
             while not self._stopping:
                 try:
                     was_leader = lock.held
-                    if await self._may_lead(lock) and await lock.hold():
+                    may_lead = await self._may_lead(lock)
+                    if may_lead and not started:  # not before the members settled: a share may still move
+                        may_lead = self.share.settled()
+                        if may_lead:
+                            await self._start_under(lock)
+                            started = True
+                    if may_lead and await lock.hold():
                         if not was_leader and isinstance(lock, LeaderLock):
                             self.seq = max(self.seq, await last_seq(self.fabric_id))
                             log.info("fabric %s: this process leads from seq %d", self.slug, self.seq)
@@ -445,6 +451,15 @@ class FabricRunner:
                 await asyncio.sleep(max(0.0, next_at - time.monotonic()))
         finally:
             await asyncio.shield(self.stop(lock))
+
+    async def _start_under(self, lock) -> None:
+        """Start the source; its clients are told of the start unless another process leads or led the fabric."""
+        try:
+            standby = await lock.led_elsewhere() or (self.share is not None and await last_seq(self.fabric_id) > 0)
+        except Exception:  # Redis unreachable: say that this start is under way
+            log.exception("fabric %s: cannot read its leader lock", self.slug)
+            standby = False
+        await self.start(publish=isinstance(lock, NoLock), announce=not standby)
 
     async def _may_lead(self, lock) -> bool:
         """Whether to hold the lock this tick, with engine processes sharing the fabrics (:mod:`ibweb.live.share`).

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .allocator import keep_freed_memory
+from .cli_counters import perfquery_summary, print_perfquery_summary
 from .cli_input import add_input_arguments, ibdiagnet_counters, read_fabric
 from .errors import FabricEngineError
 from .topology import KIND_SWITCH, ROLES, SPEEDS, TIER_NAMES, Fabric
@@ -203,12 +204,15 @@ def describe(fabric: Fabric) -> dict:
     for k in np.unique(rate_key):
         sel = rate_key == k
         links[f"{int(k) // 16}x{SPEEDS[int(k) % 16]}"] = {"links": int(sel.sum()), "gbps_each": float(cap[sel][0])}
-    # Oversubscription per switch tier: capacity towards lower tiers / capacity towards higher tiers.
+    # Oversubscription per switch tier: capacity towards lower tiers / capacity towards higher tiers
+    # (an Aggregation Node's cable is its switch's own SHARP resource, not capacity towards hosts).
     tier = f.tier.astype(np.int64)
     ta, tb = tier[f.a_node], tier[f.b_node]
+    to_an = np.isin(f.a_node, f.aggregation_nodes) | np.isin(f.b_node, f.aggregation_nodes)
+    cap_hosts = np.where(to_an, 0.0, cap)
     over = {}
     for t in np.unique(tier[f.switches]).tolist():
-        down = cap[(ta == t) & (tb < t)].sum() + cap[(tb == t) & (ta < t)].sum()
+        down = cap_hosts[(ta == t) & (tb < t)].sum() + cap_hosts[(tb == t) & (ta < t)].sum()
         up = cap[(ta == t) & (tb > t)].sum() + cap[(tb == t) & (ta > t)].sum()
         if up > 0:
             over[TIER_NAMES[t]] = round(float(down / up), 3)
@@ -232,8 +236,17 @@ def _info_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
-@command("info", help="describe a fabric file (or ibdiagnet's output folder or archive)", arguments=_info_arguments)
+@command("info", help="describe a fabric file (or ibdiagnet's output folder or archive, or perfquery's output)",
+         arguments=_info_arguments)
 def info_command(args: argparse.Namespace) -> int:
+    if args.from_fmt is None and Path(args.file).is_file():
+        summary = perfquery_summary(args.file, quiet=args.json)
+        if summary is not None:
+            if args.json:
+                print(json.dumps(summary, indent=2))
+            else:
+                print_perfquery_summary(args.file, summary)
+            return 0
     d = describe(read_fabric(args.file, args, quiet=args.json))
     counters = ibdiagnet_counters(args.file) if args.from_fmt in (None, "ibdiagnet") else None
     if counters is not None:

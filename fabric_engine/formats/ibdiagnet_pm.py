@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import FormatError
-from ..telemetry.counters import BASIC_BITS, COLUMN, COLUMNS, EXTENDED_COLUMNS, CounterSamples
+from ..telemetry.counters import BASIC_BITS, COLUMN, COLUMNS, DETAIL_BITS, EXTENDED_COLUMNS, CounterSamples
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
 
 __all__ = ["counter_column", "samples_from_columns", "counters_from_pm"]
@@ -35,7 +35,7 @@ _NO_READING = frozenset({"", "N/A", "NA", "ERR", "-1", "0xfffffffffffffffe", "0x
 _BY_KEY: dict[str, tuple[int, int]] = {}
 for _name in COLUMNS:
     _key = _name.lower()
-    _BY_KEY[_key] = (COLUMN[_name], BASIC_BITS.get(_name, 64))
+    _BY_KEY[_key] = (COLUMN[_name], {**BASIC_BITS, **DETAIL_BITS}.get(_name, 64))
     for _suffix in ("extended", "ext"):
         _BY_KEY.setdefault(_key + _suffix, (COLUMN[_name], 64))
 # Spellings other tools' readers of ibdiagnet2.pm use.

@@ -7,7 +7,8 @@
  * check with a message (ranges, widths, order, stray lines) stays in perfquery.py.
  *
  * Lines, as the regular expressions of perfquery.py define them:
- *   header  "# Port counters: Lid N port P..." or "# Port extended counters: Lid N port P..."
+ *   header  "# Port counters: Lid N port P...", "# Port extended counters: Lid N port P...",
+ *           "# PortRcvErrorDetails counters: ..." or "# PortXmitDiscardDetails counters: ..." (perfquery -E, -D)
  *   field   "Name:....value" (Name of [A-Za-z0-9_], dots, a value without spaces, trailing blanks)
  *   blank, or a comment (starting with '#'); anything else is a stray line.
  */
@@ -22,7 +23,7 @@ enum { KIND_HEADER = 0, KIND_FIELD = 1 };
 
 typedef struct {
     int8_t *kind;     /* per header or field line */
-    int8_t *ext;      /* header: extended counters */
+    int8_t *ext;      /* header: 0 PortCounters, 1 extended, 2 RcvErrorDetails, 3 XmitDiscardDetails */
     int64_t *line;    /* 1-based line number */
     int64_t *a;       /* header: LID; field: column (-1: not tracked) */
     int64_t *b;       /* header: port; field: 1 if the value is not a 64-bit decimal */
@@ -73,15 +74,21 @@ static int match(const unsigned char *p, const unsigned char *end, const char *l
 
 /* A header line; returns 1 and fills ext, lid, port, or 0 if the line is not one. */
 static int header(const unsigned char *p, const unsigned char *end, int8_t *ext, int64_t *lid, int64_t *port) {
-    if (!match(p, end, "# Port ")) return 0;
-    p += 7;
+    if (!match(p, end, "# Port")) return 0;
+    p += 6;
     *ext = 0;
-    if (match(p, end, "extended ")) {
+    if (match(p, end, " extended")) {
         *ext = 1;
         p += 9;
+    } else if (match(p, end, "RcvErrorDetails")) {
+        *ext = 2;
+        p += 15;
+    } else if (match(p, end, "XmitDiscardDetails")) {
+        *ext = 3;
+        p += 18;
     }
-    if (!match(p, end, "counters: Lid ")) return 0;
-    p += 14;
+    if (!match(p, end, " counters: Lid ")) return 0;
+    p += 15;
     int64_t len;
     *lid = header_number(p, end, &len);
     if (!len) return 0;

@@ -2,7 +2,8 @@
 
 The counters are those of the PerfMgt ``PortCounters`` and ``PortCountersExtended``
 attributes (InfiniBand Architecture Specification Vol. 1, Release 1.3, 16.1.3.5 and
-16.1.4.11), under the field names ``perfquery`` prints. Widths are the basic
+16.1.4.11) and of the ``PortRcvErrorDetails`` and ``PortXmitDiscardDetails`` attributes, under
+the field names ``perfquery`` prints. Widths are the basic
 attribute's; the data and packet counters are 64 bits wide when they come from
 ``PortCountersExtended`` (``perfquery -x``). ``PortXmitData`` and ``PortRcvData``
 count 4-octet words in both attributes, so byte counts are the counter times 4.
@@ -23,7 +24,8 @@ import numpy as np
 from ..errors import FormatError
 
 __all__ = [
-    "COLUMNS", "COLUMN", "BASIC_BITS", "EXTENDED_COLUMNS", "DATA_COLUMNS", "ERROR_COUNTERS", "WORD_BYTES",
+    "COLUMNS", "COLUMN", "BASIC_BITS", "DETAIL_ATTRIBUTES", "DETAIL_BITS", "DETAIL_COLUMNS", "EXTENDED_COLUMNS",
+    "DATA_COLUMNS", "ERROR_COUNTERS", "WORD_BYTES",
     "CounterSamples", "port_key",
 ]
 
@@ -34,6 +36,11 @@ COLUMNS: tuple[str, ...] = (
     "PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "QP1Dropped",
     "VL15Dropped", "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortXmitWait",
     "PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts",
+    # PortRcvErrorDetails (perfquery -E) and PortXmitDiscardDetails (perfquery -D): what PortRcvErrors
+    # and PortXmitDiscards count, by cause
+    "PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors", "PortDLIDMappingErrors",
+    "PortVLMappingErrors", "PortLoopingErrors",
+    "PortInactiveDiscards", "PortNeighborMTUDiscards", "PortSwLifetimeLimitDiscards", "PortSwHOQLifetimeLimitDiscards",
 )
 #: Column index by counter name.
 COLUMN: dict[str, int] = {name: i for i, name in enumerate(COLUMNS)}
@@ -45,6 +52,14 @@ BASIC_BITS: dict[str, int] = {
     "ExcessiveBufferOverrunErrors": 4, "QP1Dropped": 16, "VL15Dropped": 16, "PortXmitData": 32,
     "PortRcvData": 32, "PortXmitPkts": 32, "PortRcvPkts": 32, "PortXmitWait": 32,
 }
+#: Counters of the detail attributes, by attribute as perfquery's block headers name it (IBA 1.3, 16.1.4.1-2;
+#: libibmad's fields.c): all 16 bits wide.
+DETAIL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "PortRcvErrorDetails": COLUMNS[22:28],
+    "PortXmitDiscardDetails": COLUMNS[28:32],
+}
+DETAIL_COLUMNS: tuple[str, ...] = COLUMNS[22:32]
+DETAIL_BITS: dict[str, int] = dict.fromkeys(DETAIL_COLUMNS, 16)
 #: Counters of ``PortCountersExtended`` (all 64 bits wide).
 EXTENDED_COLUMNS: tuple[str, ...] = (
     "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortUnicastXmitPkts", "PortUnicastRcvPkts",
@@ -52,10 +67,11 @@ EXTENDED_COLUMNS: tuple[str, ...] = (
 )
 #: Counters that count 4-octet words.
 DATA_COLUMNS: tuple[str, ...] = ("PortXmitData", "PortRcvData")
-#: Error counters, the ones that raise alerts.
-ERROR_COUNTERS: tuple[str, ...] = COLUMNS[:13]
+#: Error counters, the ones that raise alerts: PortCounters' errors and discards and their details.
+ERROR_COUNTERS: tuple[str, ...] = COLUMNS[:13] + DETAIL_COLUMNS
 WORD_BYTES = 4
 
+_WIDTH = {**BASIC_BITS, **DETAIL_BITS}
 _PERFQUERY_ALIASES = {"PortMultiCastXmitPkts": "PortMulticastXmitPkts", "PortMultiCastRcvPkts": "PortMulticastRcvPkts"}
 
 
@@ -185,7 +201,7 @@ class CounterSamples:
                 col = COLUMN.get(name)
                 if col is None:
                     raise FormatError(source, i + 1, f"unknown counter {str(name)[:40]!r}")
-                width = 64 if extended and name in EXTENDED_COLUMNS else BASIC_BITS.get(name, 64)
+                width = 64 if extended and name in EXTENDED_COLUMNS else _WIDTH.get(name, 64)
                 v = _integer(value)
                 if v is None:
                     raise FormatError(source, i + 1, f"{name}: {str(value)[:40]!r} is not an integer")

@@ -332,11 +332,26 @@ def _tiers(kind: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return tier.astype(np.int8)
 
 
+def _unique_names(desc: np.ndarray, guid: np.ndarray) -> tuple[np.ndarray, dict[str, str]]:
+    """Display names: a NodeDescription several nodes share (factory ``ubuntu mlx5_0``, ``localhost HCA-1``,
+    unmanaged switches) gets each node's GUID appended, as the topology readers do; returns the names and
+    ``{node index: NodeDescription}`` of the renamed nodes."""
+    _, inverse, counts = np.unique(desc, return_inverse=True, return_counts=True)
+    shared = np.flatnonzero(counts[inverse] > 1)
+    if not shared.size:
+        return desc, {}
+    names = desc.astype(object)
+    for i in shared.tolist():
+        names[i] = f"{desc[i]} 0x{int(guid[i]):016x}"
+    return names.astype(str), {str(i): str(desc[i]) for i in shared.tolist()}
+
+
 def fabric_from_linkinfo(info: LinkInfo, name: str = "telemetry") -> Fabric:
     """The fabric of ``info``'s cabled ports; LIDs, GUIDs, widths and speeds as reported.
 
     Cables are the port lines whose physical state is ``LinkUp``, each counted once
-    however many of its ends were listed. Raises :class:`FormatError` naming
+    however many of its ends were listed. Nodes sharing a NodeDescription are shown as
+    ``"<description> 0x<guid>"``, the description kept in ``meta["node_desc"]``. Raises :class:`FormatError` naming
     ``info.source`` (and the line, where one is to blame): no port lines, a far end
     whose LID no listed node owns, or a fabric :meth:`Fabric.build` refuses (LIDs
     not unique, a port used twice, ...).
@@ -390,13 +405,17 @@ def fabric_from_linkinfo(info: LinkInfo, name: str = "telemetry") -> Fabric:
     role = np.where(kind == KIND_SWITCH, ROLES.index("switch"), ROLES.index("gpu"))
     width = info.width[sel]
     speed = info.speed[sel]
+    names, renamed = _unique_names(info.node_name, info.node_guid)
+    meta = {"source": "iblinkinfo", "link_state": info.state[sel].tolist()}
+    if renamed:
+        meta["node_desc"] = renamed
     try:
         return Fabric.build(
-            name, kind=kind, node_name=info.node_name, guid=info.node_guid, lid=lid, nports=nports, role=role,
+            name, kind=kind, node_name=names, guid=info.node_guid, lid=lid, nports=nports, role=role,
             tier=_tiers(kind, a_node, b_node), port_lid=port_lid, port_guid=port_guid,
             a_node=a_node, a_port=a_port, b_node=b_node, b_port=b_port,
             width=np.where(width > 0, width, 4), speed=np.where(speed >= 0, speed, SPEEDS.index("SDR")),
-            meta={"source": "iblinkinfo", "link_state": info.state[sel].tolist()},
+            meta=meta,
         )
     except TopologyError as exc:
         raise FormatError(source, None, str(exc)) from None

@@ -20,8 +20,13 @@ What real clusters write, as infiniband-diags' ``perfquery.c`` prints it:
   block, all 64 bits wide there (so every counter of an extended block is read as 64-bit);
 * basic blocks whose ``CapMask`` lacks bit 12 (PortXmitWait supported): perfquery prints
   ``PortXmitWait`` as 0 without reading it, so it is taken as not read (``bits`` 0);
-* ``-E``, ``-D``, ``-X``, ``-S``, ``-T``, ``-c``, ``--oprcvcounters`` ... blocks
-  (``# PortRcvErrorDetails counters: Lid 12 port 1``, ``# PortSamplesControl: ...``):
+* ``-E`` and ``-D`` (``# PortRcvErrorDetails counters: Lid 12 port 1``, ``# PortXmitDiscardDetails
+  counters: ...``, as ``common_func`` of rdma-core's ``infiniband-diags/perfquery.c`` prints them, one block
+  per run, ``port 255`` with ``-a``; the field names and their 16-bit widths are libibmad's ``fields.c``):
+  their counters are read into the detail columns of the port (:data:`~.counters.DETAIL_COLUMNS`); a
+  counter of another attribute inside such a block is an error naming its line;
+* ``-X``, ``-S``, ``-T``, ``-c``, ``--oprcvcounters``, ``--flowctlcounters``, ``--vloppackets`` ... blocks
+  (``# PortOpRcvCounters counters: Lid 12 port 1``, ``# PortSamplesControl: ...``):
   counter sets ibweb does not model; each block is checked line by line and skipped
   with a warning, so none of its fields is taken for a counter of the block before it.
   So are port counter blocks whose header is not ``Lid N port P`` (``Lid 5 Gid ... port 1``);
@@ -48,22 +53,28 @@ from ..captured import BOM_REMOVED, warning
 from ..captured import noise as noise_reason
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
-from .counters import BASIC_BITS, COLUMN, COLUMNS, CounterSamples
+from .counters import BASIC_BITS, COLUMN, COLUMNS, DETAIL_ATTRIBUTES, DETAIL_COLUMNS, CounterSamples
 
 try:  # built by ``pip install -e .`` (setup.py); the regular expressions below read the same lines, slower
     from . import _perfquery
 except ImportError:  # pragma: no cover - a checkout whose extensions were not built
     _perfquery = None
 
-__all__ = ["parse_perfquery", "parse_perfquery_many", "noise_reason", "make_warning"]
+__all__ = ["parse_perfquery", "parse_perfquery_many", "noise_reason", "make_warning", "is_perfquery"]
 
-_HEADER = re.compile(r"^# Port (extended )?counters: Lid (\d+) port (\d+)\b[^\n]*$", re.M)
+# The attribute after "# Port" (group 1: "" PortCounters, " extended", "RcvErrorDetails", "XmitDiscardDetails"),
+# the LID and the port.
+_HEADER = re.compile(r"^# Port( extended|RcvErrorDetails|XmitDiscardDetails)? counters: Lid (\d+) port (\d+)\b[^\n]*$",
+                     re.M)
 # A field's value starts at its first character that is not a dot, so the dots and the value never compete
 # for the same characters: matching is linear in the line's length.
 _FIELD = re.compile(r"^(\w+):\.*([^\s.]\S*)[ \t]*$", re.M)
 # Header or field line, in one pass: (ext, lid, port, name, value).
-_LINE = re.compile(r"^(?:# Port (extended )?counters: Lid (\d+) port (\d+)\b[^\n]*|(\w+):\.*([^\s.]\S*)[ \t]*)$",
-                   re.M)
+_LINE = re.compile(r"^(?:# Port( extended|RcvErrorDetails|XmitDiscardDetails)? counters: Lid (\d+) port (\d+)\b[^\n]*"
+                   r"|(\w+):\.*([^\s.]\S*)[ \t]*)$", re.M)
+#: Block kinds, as the compiled lexer numbers them: the attribute a header names.
+_KIND = {"": 0, " extended": 1, "RcvErrorDetails": 2, "XmitDiscardDetails": 3}
+_KIND_NAME = ("PortCounters", "PortCountersExtended", "PortRcvErrorDetails", "PortXmitDiscardDetails")
 # The header of a block of another attribute (``-E``: "# PortRcvErrorDetails counters: Lid 12 port 1",
 # ``-c``: "# PortSamplesControl: Lid 12 port 1") or of port counters not addressed by a LID alone. The digit
 # runs are possessive: giving digits back would rescan the rest of the line once per digit.
@@ -79,6 +90,17 @@ _BASIC_W = np.array([BASIC_BITS.get(n, 64) for n in COLUMNS], dtype=np.uint8)
 # PortCountersExtended: the data and packet counters, and (CapMask2 bit 1) the error counters and PortXmitWait,
 # are all 64 bits wide.
 _EXT_W = np.full(len(COLUMNS), 64, dtype=np.uint8)
+# Width of each counter in a block of each kind (rows: _KIND); 0 where the attribute has no such counter.
+_WIDTH = np.zeros((4, len(COLUMNS)), dtype=np.uint8)
+_WIDTH[0], _WIDTH[1] = _BASIC_W, _EXT_W
+_WIDTH[:2, [COLUMN[n] for n in DETAIL_COLUMNS]] = 0
+for _k, _attr in ((2, "PortRcvErrorDetails"), (3, "PortXmitDiscardDetails")):
+    _WIDTH[_k, [COLUMN[n] for n in DETAIL_ATTRIBUTES[_attr]]] = 16
+
+def is_perfquery(text: str) -> bool:
+    """Whether ``text`` has a block header of a counter set this module reads (how ``info`` tells the format)."""
+    return _HEADER.search(text.replace("\ufeff", "")) is not None
+
 
 # ------------------------------------------------------------------ captured-terminal noise
 def make_warning(source: str, line: int, text: str, reason: str) -> dict:
@@ -117,8 +139,8 @@ def _is_plain(text: str, fields: int, headers: int) -> bool:
 def _skip_reason(name: str) -> str:
     if name in ("Port", "Port extended"):
         return "port counters not addressed as 'Lid N port P' (ibweb keys ports by LID): block skipped"
-    return (f"{name[:40]}: a counter set ibweb does not read (it reads PortCounters and PortCountersExtended): "
-            "block skipped")
+    return (f"{name[:40]}: a counter set ibweb does not read (it reads PortCounters, PortCountersExtended, "
+            "PortRcvErrorDetails and PortXmitDiscardDetails): block skipped")
 
 
 def _clean(text: str, source: str, warnings: list | None) -> str:
@@ -182,7 +204,7 @@ def _drop_unread_xmit_wait(text: str, ext: np.ndarray, values: np.ndarray, bits:
         return
     for block, header in enumerate(_HEADER.finditer(text)):
         cap = _CAPMASK.search(header.group(0))
-        if cap is not None and not ext[block] and not int(cap.group(1), 16) & _XMIT_WAIT_SUPPORTED:
+        if cap is not None and ext[block] == 0 and not int(cap.group(1), 16) & _XMIT_WAIT_SUPPORTED:
             values[block, _XMIT_WAIT], bits[block, _XMIT_WAIT] = 0, 0
 
 
@@ -254,7 +276,7 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery", warnings: li
         bad = next(int(i) for i in keep if _counter_value(raw[i]) is None)
         raise FormatError(source, _match_line(text, bad),
                           f"{names[bad]}: {raw[bad][:40]!r} is not a non-negative integer of at most 64 bits") from None
-    ext = np.array([ext_s[i] == "extended " for i in hdr], dtype=bool)
+    ext = np.array([_KIND[ext_s[i]] for i in hdr], dtype=np.int8)
     lid = np.array([_number(lid_s[i]) for i in hdr], dtype=np.int64)
     port = np.array([_number(port_s[i]) for i in hdr], dtype=np.int64)
     out_of_range = (port > MAX_NODE_PORTS) & (port != 255) | (lid > MAX_UNICAST_LID) | (lid <= 0)
@@ -273,8 +295,13 @@ def _samples(text: str, t: float, source: str, ext: np.ndarray, lid: np.ndarray,
     values = np.zeros((nblocks, c), np.uint64)
     bits = np.zeros((nblocks, c), np.uint8)
     values[rows, cols] = vals
-    width = np.where(ext[:, None], _EXT_W[None, :], _BASIC_W[None, :])
-    bits[rows, cols] = width[rows, cols]
+    width = _WIDTH[ext[rows], cols]
+    if not width.all():
+        k = int(np.flatnonzero(width == 0)[0])
+        b, col = int(rows[k]), int(cols[k])
+        raise FormatError(source, _locate(text, b, COLUMNS[col]),
+                          f"{COLUMNS[col]}: not a counter of a {_KIND_NAME[ext[b]]} block")
+    bits[rows, cols] = width
     too_wide = (bits < 64) & (values >> np.minimum(bits, 63).astype(np.uint64) > 0)
     if too_wide.any():
         b, col = (int(x[0]) for x in np.nonzero(too_wide))
@@ -330,7 +357,7 @@ def _parse_lexed(text: str, t: float, source: str, warnings: list | None = None)
         raise FormatError(source, int(line[bad[0]]),
                           f"{name}: {val!r} is not a non-negative integer of at most 64 bits")
     lid, port = a[hdr], b[hdr]
-    ext = ext_all[hdr].astype(bool)
+    ext = ext_all[hdr]
     out_of_range = (port > MAX_NODE_PORTS) & (port != 255) | (lid > MAX_UNICAST_LID) | (lid <= 0)
     if out_of_range.any():
         k = int(np.flatnonzero(out_of_range)[0])
@@ -374,7 +401,7 @@ def _parse_many_lexed(outputs: list[tuple[str, float, str]]) -> CounterSamples |
         (kind, ext, _, a, b, value), stray, headers = _lex(text)
         if marks or stray or _hashes(text) != headers:
             return None
-        if not ext[kind == 0].all() and _xmit_wait_unsupported(text):  # only basic blocks have the quirk
+        if (ext[kind == 0] == 0).any() and _xmit_wait_unsupported(text):  # only basic blocks have the quirk
             return None
         if len(kind) == 0:
             continue
@@ -390,7 +417,7 @@ def _parse_many_lexed(outputs: list[tuple[str, float, str]]) -> CounterSamples |
     if (fld & (b != 0) & (a >= 0)).any():
         return None
     hdr = np.flatnonzero(is_hdr)
-    lid, port, ext = a[hdr], b[hdr], ext[hdr].astype(bool)
+    lid, port, ext = a[hdr], b[hdr], ext[hdr]
     if ((port > MAX_NODE_PORTS) & (port != 255) | (lid > MAX_UNICAST_LID) | (lid <= 0)).any():
         return None
     block = np.cumsum(is_hdr) - 1
@@ -399,7 +426,9 @@ def _parse_many_lexed(outputs: list[tuple[str, float, str]]) -> CounterSamples |
     bits = np.zeros((len(hdr), len(COLUMNS)), np.uint8)
     rows, cc = block[keep], _NAME_COL[a[keep]]
     values[rows, cc] = value[keep]
-    bits[rows, cc] = np.where(ext[rows], _EXT_W[cc], _BASIC_W[cc])
+    bits[rows, cc] = _WIDTH[ext[rows], cc]
+    if not bits[rows, cc].all():  # a counter in a block of another attribute: the one-by-one parse names it
+        return None
     if ((bits < 64) & (values >> np.minimum(bits, 63).astype(np.uint64) > 0)).any():
         return None
     t_block = np.repeat([t for t, _ in stamps], [n for _, n in stamps])

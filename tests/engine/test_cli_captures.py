@@ -52,3 +52,54 @@ def test_convert_keeps_chassis_and_reads_ports_reports_and_name_maps(tmp_path, c
     assert main(["convert", str(CAPTURES / "ibnetdiscover" / "ibdiagnet_ndr.ibnetdiscover"), str(tmp_path / "n.json"),
                  "--node-name-map", str(names)]) == 0
     assert "leaf-a01" in formats.read(tmp_path / "n.json").node_name.tolist()
+
+
+def test_info_of_perfquery_captures_shows_detail_counters_as_errors(capsys):
+    """`info` of `perfquery -x`, `perfquery`, `-E` and `-D` of one port, captured together (issue 22)."""
+    d, err = info(capsys, str(CAPTURES / "perfquery" / "x_basic_E_D_one_port.txt"))
+    assert (d["ports"], d["lids"], d["with_errors"]) == (1, [12], 1)
+    assert {"PortLocalPhysicalErrors", "PortSwHOQLifetimeLimitDiscards", "PortXmitWait"} <= set(d["counters"])
+    assert d["errors"] == {"SymbolErrorCounter": {"total": 4, "ports": 1},
+                           "LinkErrorRecoveryCounter": {"total": 1, "ports": 1},
+                           "PortRcvErrors": {"total": 21, "ports": 1}, "PortXmitDiscards": {"total": 9, "ports": 1},
+                           "PortLocalPhysicalErrors": {"total": 17, "ports": 1},
+                           "PortBufferOverrunErrors": {"total": 3, "ports": 1},
+                           "PortLoopingErrors": {"total": 1, "ports": 1},
+                           "PortInactiveDiscards": {"total": 9, "ports": 1}}
+    assert [w["line"] for w in d["warnings"]] == [1, 13, 36, 46] and err == ""
+    assert main(["info", str(CAPTURES / "perfquery" / "E_D_several_lids.txt")]) == 0
+    out = capsys.readouterr()
+    assert "perfquery E_D_several_lids.txt: 4 ports sampled, 10 counters read, 4 ports with error counts" in out.out
+    assert "PortSwHOQLifetimeLimitDiscards              7 on 1 port\n" in out.out
+    assert out.err.splitlines()[1].endswith("E_D_several_lids.txt:29: shell prompt: [root@ufm01 ~]# perfquery -E -a 21")
+
+
+def test_info_of_a_broken_perfquery_detail_line_names_file_and_line(capsys):
+    path = str(CAPTURES / "perfquery" / "broken_detail_value.txt")
+    assert main(["info", path]) != 0
+    err = capsys.readouterr().err
+    assert "broken_detail_value.txt" in err and "6" in err and "PortBufferOverrunErrors: '3O'" in err
+
+
+def test_route_prints_the_skipped_lines_of_a_noisy_capture_on_stderr(capsys):
+    """`route` reads a PuTTY log like `info` does: the tables on stdout, every skipped line on stderr."""
+    path = str(CAPTURES / "ibnetdiscover" / "captured_putty_crlf.txt")
+    assert main(["route", path, "--engine", "minhop", "--dump-lfts", "-"]) == 0
+    out = capsys.readouterr()
+    assert "warning" not in out.out and "Unicast lids" in out.out
+    warnings = [ln for ln in out.err.splitlines() if ln.startswith("warning: ")]
+    assert [ln.split(":")[2] for ln in warnings] == ["1", "2", "3", "4", "84", "114"]
+    assert warnings[0].endswith("captured_putty_crlf.txt:1: terminal logger banner skipped: "
+                                "=~=~=~=~=~=~=~=~=~=~=~= PuTTY log 2026.11.30 09:12:40 =~=~=~=~=~=~=~=~=~=~=~=")
+    assert ":3: tool diagnostic (stderr) skipped: src/query_smp.c:195;" in warnings[2]
+    assert warnings[-1].endswith(":114: shell prompt skipped: [root@ufm01 ~]#")
+
+
+def test_info_oversubscription_leaves_aggregation_node_cables_out(capsys):
+    """The leaf of a split-mode HDR switch: 6 x 100 Gb/s down, 2 x 100 up; its AN's 200 Gb/s is not host traffic."""
+    d, _ = info(capsys, str(CAPTURES / "ibnetdiscover" / "hdr_split_mode_an_port_81.ibnetdiscover"))
+    assert d["oversubscription"] == {"leaf": 3.0}
+    assert (d["nodes"]["hosts"], d["nodes"]["switches"], d["sharp"], d["links"]["total"]) == (
+        6, 2, {"aggregation_nodes": 2, "switches": 2}, 10)
+    d, _ = info(capsys, str(CAPTURES / "ibnetdiscover" / "ibdiagnet_cage_split_labels.ibnetdiscover"))
+    assert d["oversubscription"] == {"leaf": 2.0}  # 4 x 400 down, 2 x 400 up

@@ -203,3 +203,60 @@ def test_sharp_uses_the_fabrics_aggregation_node_inventory():
     assert am.allocate("a", "t", np.array(on_a)).tree is not None
     refused = am.allocate("b", "t", np.array(on_b))
     assert refused.tree is None and "has no SHARP Aggregation Node" in refused.reason
+
+
+# ------------------------------------------------------------------ shapes of issue 22 with a fixture each
+def link_speeds(f) -> dict[tuple[int, int, int, int], str]:
+    """Speed of every cable, keyed as :func:`cables` keys it."""
+    out = {}
+    for a, ap, b, bp, s in zip(f.a_node, f.a_port, f.b_node, f.b_port, f.speed, strict=True):
+        ends = sorted([(int(f.guid[a]), int(ap)), (int(f.guid[b]), int(bp))])
+        out[(*ends[0], *ends[1])] = SPEEDS[s]
+    return out
+
+
+def test_ndr_cage_and_split_port_labels_followed_by_the_port_guid():
+    """ibdiagnet's `[1](B134D0F0/0/1/1)(<guid>)`: the number before the labels is the port, the labels are not."""
+    f = read("ibdiagnet_cage_split_labels.ibnetdiscover")
+    assert (f.num_switches, f.num_hosts, len(f.aggregation_nodes), f.num_links) == (2, 4, 2, 8)
+    assert f.meta.get("warnings", []) == []
+    spine, leaf = 0xB8CEF60300120001, 0xB8CEF60300120002
+    hosts = [0x0C42A10300002010 + 0x10 * i for i in range(4)]
+    assert cables(f) == {(spine, 1, leaf, 33), (spine, 2, leaf, 34), (spine, 65, spine + 0x1000, 1),
+                         (leaf, 65, leaf + 0x1000, 1)} | {(h, 1, leaf, i + 1) for i, h in enumerate(hosts)}
+    # the CA's own "(guid)" label is its port GUID; the switch's cage labels never are
+    gpu = f.node("gpu-a01")
+    assert f.node(0x0C42A10300002011) == gpu and f.meta["node_desc"][str(gpu)] == "gpu-a01 mlx5_0"
+    assert int(f.nports[f.node("leaf-a")]) == 65 and set(link_speeds(f).values()) == {"NDR"}
+
+
+def test_forty_port_switch_in_split_mode_has_its_aggregation_node_on_port_81():
+    """A 40-port HDR switch split into 80 ports (2xHDR): ports 1..80, the SHARP Aggregation Node on 81."""
+    f = read("hdr_split_mode_an_port_81.ibnetdiscover")
+    assert (f.num_switches, f.num_hosts, len(f.aggregation_nodes), f.num_links) == (2, 6, 2, 10)
+    leaf, spine = f.node("MF0;leaf-s01:MQM8790/U1"), f.node("MF0;spine-s01:MQM8700/U1")
+    assert (int(f.nports[leaf]), int(f.nports[spine])) == (81, 41)
+    lg, sg = 0x98039B0300A70001, 0x98039B0300A70002
+    c = cables(f)
+    assert {(lg, 81, lg + 0x10, 1), (sg, 41, sg + 0x10, 1), (lg, 79, sg, 1), (lg, 80, sg, 2)} <= c
+    assert {ROLES[r] for r in f.role[f.aggregation_nodes]} == {"aggregation"}
+    assert not np.isin(f.aggregation_nodes, f.hosts).any() and len(f.aggregation_switches) == 2
+    assert sorted(TIER_NAMES[t] for t in f.tier[f.switches]) == ["leaf", "spine"]
+    assert sorted(f"{w}x{SPEEDS[s]}" for w, s in zip(f.width, f.speed, strict=True)) == ["2xHDR"] * 8 + ["4xHDR"] * 2
+
+
+def test_hdr_link_trained_down_to_sdr_and_factory_descriptions_on_several_hosts():
+    """Three hosts still called `ubuntu mlx5_0`, one HCA whose HDR link came up at SDR."""
+    f = read("factory_names_sdr_link.ibnetdiscover")
+    assert (f.num_switches, f.num_hosts, len(f.aggregation_nodes), f.num_links) == (1, 4, 0, 4)
+    names = f.node_name.tolist()
+    assert len(set(names)) == len(names)
+    assert sorted(n for n in names if n.startswith("ubuntu")) == [
+        f"ubuntu mlx5_0 0x{0x0C42A10300E00000 + 0x100 * i:016x}" for i in range(3)]
+    descs = f.meta["node_desc"]
+    assert sorted(descs[str(int(n))] for n in f.hosts) == ["gpu04 mlx5_0"] + ["ubuntu mlx5_0"] * 3
+    sw = 0x0C42A103007B0001
+    assert link_speeds(f) == {(sw, i + 1, 0x0C42A10300E00000 + 0x100 * i, 1): ("SDR" if i == 3 else "HDR")
+                              for i in range(4)}
+    sdr = int(np.flatnonzero(np.array([SPEEDS[s] for s in f.speed]) == "SDR")[0])
+    assert float(f.capacity_gbps[sdr]) == 8.0  # 4 lanes x 2.5 Gb/s, 8b/10b

@@ -183,6 +183,12 @@ def test_counter_sample_from_db_csv_pm_info():
 def test_counter_sample_from_pm_equals_the_db_csv_one():
     a = ib.counters_from_db_csv(DB_CSV, t=5.0).merged()
     b = ib.counters_from_pm(PM, "ibdiagnet2.pm", t=5.0).merged()
+    # ibdiagnet2.pm also has PortRcvErrorDetails' port_local_physical_errors, which this db_csv's PM_INFO lacks
+    local = COLUMN["PortLocalPhysicalErrors"]
+    assert (a.bits[:, local] == 0).all() and sorted(b.bits[:, local].tolist()) == [0] * 2 + [16] * 18  # 2 NA
+    assert not b.values[:, local].any()
+    b = type(b)(b.lid, b.port, b.values, np.where(np.arange(b.bits.shape[1]) == local, 0, b.bits).astype(np.uint8),
+                np.where(np.arange(b.t.shape[1]) == local, 0.0, b.t))
     for attr in ("lid", "port", "values", "bits", "t"):
         assert np.array_equal(getattr(a, attr), getattr(b, attr)), attr
 

@@ -61,28 +61,95 @@ def port_row(info, port: int, node: str | None = None) -> int:
 
 
 # ------------------------------------------------------------------------------------------ perfquery
-def test_rcv_error_details_block_is_skipped_with_a_warning():
-    """`perfquery -E 12 1`: PortRcvErrorDetails is not a counter set ibweb models."""
+DETAILS = ("PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors", "PortDLIDMappingErrors",
+           "PortVLMappingErrors", "PortLoopingErrors", "PortInactiveDiscards", "PortNeighborMTUDiscards",
+           "PortSwLifetimeLimitDiscards", "PortSwHOQLifetimeLimitDiscards")
+
+
+def details(samples, row: int) -> dict:
+    return {name: value(samples, row, name) for name in DETAILS if width(samples, row, name)}
+
+
+def test_rcv_error_details_of_one_port_are_read_as_16_bit_counters():
+    """`perfquery -E 12 1` (issue 22): PortRcvErrorDetails' six counters become the port's detail columns."""
     s, warnings = pq("rcv_error_details.txt")
-    assert len(s) == 0
-    assert warnings == [{"line": 1, "text": "# PortRcvErrorDetails counters: Lid 12 port 1",
-                         "reason": warnings[0]["reason"], "source": "rcv_error_details.txt"}]
-    assert "PortRcvErrorDetails" in warnings[0]["reason"] and "skipped" in warnings[0]["reason"]
+    assert (s.lid.tolist(), s.port.tolist(), warnings) == ([12], [1], [])
+    assert details(s, 0) == {"PortLocalPhysicalErrors": 17, "PortMalformedPktErrors": 0, "PortBufferOverrunErrors": 3,
+                             "PortDLIDMappingErrors": 0, "PortVLMappingErrors": 0, "PortLoopingErrors": 0}
+    assert {width(s, 0, n) for n in DETAILS[:6]} == {16} and {width(s, 0, n) for n in DETAILS[6:]} == {0}
+    assert width(s, 0, "PortRcvErrors") == 0 and width(s, 0, "PortXmitData") == 0
 
 
-def test_detail_blocks_between_port_counters_leave_their_counters_alone():
-    """-E, -D, --oprcvcounters, --flowctlcounters, --vloppackets blocks after a basic block are not read into it."""
+def test_detail_runs_of_several_lids_and_all_ports_with_prompts():
+    """A loop of `perfquery -E LID 1`, `-E -a` (port 255) and `-D`, prompts between the runs."""
+    s, warnings = pq("E_D_several_lids.txt")
+    assert (s.lid.tolist(), s.port.tolist()) == ([12, 14, 17, 21, 12], [1, 1, 1, 255, 1])
+    assert lines(warnings) == [1, 29, 39, 47] and {w["reason"] for w in warnings} == {"shell prompt"}
+    assert details(s, 1)["PortDLIDMappingErrors"] == 5 and details(s, 1)["PortMalformedPktErrors"] == 2
+    assert details(s, 2)["PortLocalPhysicalErrors"] == 65535  # the widest 16-bit value
+    assert details(s, 3) == dict(zip(DETAILS[:6], (40, 1, 2, 3, 4, 5), strict=True))
+    assert details(s, 4) == dict(zip(DETAILS[6:], (9, 0, 2, 7), strict=True))
+    merged = s.merged()  # -E and -D of LID 12 port 1 are one port
+    assert (merged.lid.tolist(), merged.port.tolist()) == ([12, 14, 17, 21], [1, 1, 1, 255])
+    row = merged.lid.tolist().index(12)
+    assert details(merged, row) == {**dict.fromkeys(DETAILS, 0), "PortLocalPhysicalErrors": 17,
+                                    "PortBufferOverrunErrors": 3, "PortInactiveDiscards": 9,
+                                    "PortSwLifetimeLimitDiscards": 2, "PortSwHOQLifetimeLimitDiscards": 7}
+
+
+def test_extended_basic_and_detail_reads_of_one_port_merge_into_one_row():
+    """`perfquery -x`, `perfquery`, `-E` and `-D` of one port, captured together: one row with every counter."""
+    warnings: list = []
+    text = (PQ / "x_basic_E_D_one_port.txt").read_text()
+    s = parse_perfquery_many([(text, 10.0, "x_basic_E_D_one_port.txt")], warnings=warnings)
+    assert (s.lid.tolist(), s.port.tolist(), lines(warnings)) == ([12], [1], [1, 13, 36, 46])
+    assert (value(s, 0, "PortXmitData"), width(s, 0, "PortXmitData")) == (98765432109876, 64)
+    assert [value(s, 0, n) for n in ("PortRcvErrors", "PortXmitDiscards", "PortXmitWait")] == [21, 9, 774411]
+    assert details(s, 0) == {**dict.fromkeys(DETAILS, 0), "PortLocalPhysicalErrors": 17,
+                             "PortBufferOverrunErrors": 3, "PortLoopingErrors": 1, "PortInactiveDiscards": 9}
+
+
+def test_detail_counters_count_as_errors():
+    from fabric_engine.telemetry import ERROR_COUNTERS
+    assert set(DETAILS) <= set(ERROR_COUNTERS)
+
+
+@pytest.mark.parametrize(("text", "line", "words"), [
+    ("# PortRcvErrorDetails counters: Lid 2 port 3\nPortLoopingErrors:....65536\n", 2, "does not fit in 16 bits"),
+    ("# Port counters: Lid 2 port 3\nPortLoopingErrors:....1\n", 2,
+     "PortLoopingErrors: not a counter of a PortCounters block"),
+    ("# PortRcvErrorDetails counters: Lid 2 port 3\nPortInactiveDiscards:....1\n", 2,
+     "PortInactiveDiscards: not a counter of a PortRcvErrorDetails block"),
+    ("# PortXmitDiscardDetails counters: Lid 0 port 3\nPortInactiveDiscards:....1\n", 1, "out of range"),
+])
+def test_misplaced_or_too_wide_detail_counters_name_their_line(text, line, words, monkeypatch):
+    for lexer in (perfquery_module._perfquery, None):
+        monkeypatch.setattr(perfquery_module, "_perfquery", lexer)
+        with pytest.raises(FormatError) as err:
+            parse_perfquery(text, 1.0, "pq")
+        assert (err.value.line, words in err.value.message) == (line, True), err.value.message
+        with pytest.raises(FormatError):
+            parse_perfquery_many([(text, 1.0, "pq")])
+
+
+def test_detail_blocks_between_port_counters_are_read_and_the_others_skipped():
+    """-E and -D blocks after a basic block are read into the port; --oprcvcounters, --flowctlcounters and
+    --vloppackets blocks are skipped, and nothing of them becomes a counter."""
     s, warnings = pq("basic_and_detail_blocks.txt")
+    assert (s.lid.tolist(), s.port.tolist()) == ([12, 12, 12, 12], [1, 1, 1, 2])
+    s = s.merged()
     assert (s.lid.tolist(), s.port.tolist()) == ([12, 12], [1, 2])
     expected = {"SymbolErrorCounter": 4, "LinkErrorRecoveryCounter": 1, "PortRcvErrors": 21, "PortXmitDiscards": 9,
                 "PortXmitData": 2147483647, "PortRcvData": 1893441122, "PortXmitPkts": 41022311,
                 "PortRcvPkts": 39876123, "PortXmitWait": 774411, "LocalLinkIntegrityErrors": 0}
     assert {name: value(s, 0, name) for name in expected} == expected
+    assert details(s, 0) == {**dict.fromkeys(DETAILS, 0), "PortLocalPhysicalErrors": 17,
+                             "PortBufferOverrunErrors": 3, "PortLoopingErrors": 1, "PortInactiveDiscards": 9}
+    assert details(s, 1) == {}
     assert (value(s, 1, "PortXmitData"), value(s, 1, "PortXmitWait"), width(s, 1, "PortXmitWait")) == (1234, 0, 32)
     assert width(s, 0, "PortUnicastXmitPkts") == 0  # nothing of the skipped blocks became a counter
-    assert lines(warnings) == [23, 32, 39, 44, 49]
-    assert [w["text"].split()[1] for w in warnings] == ["PortRcvErrorDetails", "PortXmitDiscardDetails",
-                                                        "PortOpRcvCounters", "PortFlowCtlCounters", "PortVLOpPackets"]
+    assert lines(warnings) == [39, 44, 49]
+    assert [w["text"].split()[1] for w in warnings] == ["PortOpRcvCounters", "PortFlowCtlCounters", "PortVLOpPackets"]
 
 
 def test_extended_block_of_capmask2_hardware_reads_64_bit_error_counters():
@@ -195,7 +262,7 @@ def test_many_outputs_collect_the_warnings_of_each():
     merged = parse_perfquery_many(outputs, warnings=warnings)
     assert sorted(zip(merged.lid.tolist(), merged.port.tolist(), strict=True)) == [(5, 1), (7, 1), (12, 1), (12, 2)]
     assert [(w["source"], w["line"]) for w in warnings] == [("putty_session.log", n) for n in (1, 2, 14, 26)] + [
-        ("basic_and_detail_blocks.txt", n) for n in (23, 32, 39, 44, 49)]
+        ("basic_and_detail_blocks.txt", n) for n in (39, 44, 49)]
 
 
 @pytest.mark.parametrize(("line", "reason"), [
@@ -238,6 +305,8 @@ def test_port_counters_not_addressed_by_a_lid_alone_are_skipped():
 @pytest.mark.parametrize(("name", "line", "words"), [
     ("broken_cut_line.txt", 7, "not a perfquery counter line: 'PortRcvPk'"),
     ("broken_inside_skipped_block.txt", 4, "not a perfquery counter line: 'PortBufferOverrunErrors 3'"),
+    ("broken_detail_value.txt", 6, "PortBufferOverrunErrors: '3O' is not a non-negative integer"),
+    ("broken_counter_of_another_block.txt", 5, "PortXmitDiscards: not a counter of a PortXmitDiscardDetails block"),
 ])
 def test_a_broken_line_inside_a_block_is_still_an_error(name, line, words):
     with pytest.raises(FormatError) as err:
@@ -312,6 +381,26 @@ def test_line_mode_ndr_fabric_builds_the_same_cables():
     assert int(f.nports[stor]) == 2 and int(f.lid[stor]) == 13
     d = f.out_link(f.node("leaf01"), 5)
     assert f.node_name[f.dl_dst[d]] == "spine01" and int(f.dl_dst_port[d]) == 1
+
+
+def test_hdr_port_trained_down_to_sdr_and_hosts_sharing_a_factory_description():
+    """iblinkinfo of an HDR switch: one HCA up at 2.5 Gbps (SDR) with the `( Could be 53.125 Gbps)` hint, three
+    hosts still called `ubuntu mlx5_0` (issue 22): display names unique by GUID, NodeDescriptions kept."""
+    info, warnings = ib("sdr_trained_down.txt")
+    assert warnings == [] and info.node_kind.tolist() == [KIND_SWITCH] + [KIND_HOST] * 4
+    r = port_row(info, 4, "MF0;lab-sw1:MQM8700/U1")
+    assert (int(info.width[r]), int(info.speed[r]), int(info.remote_lid[r])) == (4, SPEEDS.index("SDR"), 34)
+    assert int(info.speed[port_row(info, 1, "MF0;lab-sw1:MQM8700/U1")]) == HDR
+    f = fabric_from_linkinfo(info, "lab")
+    assert (f.num_switches, f.num_hosts, f.num_links) == (1, 4, 4)
+    names = f.node_name.tolist()
+    assert len(set(names)) == len(names)
+    assert sorted(n for n in names if n.startswith("ubuntu")) == [
+        f"ubuntu mlx5_0 0x{0x0C42A10300E00001 + 0x100 * i:016x}" for i in range(3)]
+    assert sorted(f.meta["node_desc"].values()) == ["ubuntu mlx5_0"] * 3
+    gpu04 = f.node("gpu04 mlx5_0")
+    d = f.out_link(gpu04, 1)
+    assert SPEEDS[f.speed[d % f.num_links]] == "SDR" and sorted(SPEEDS[s] for s in f.speed) == ["HDR"] * 3 + ["SDR"]
 
 
 def test_putty_session_with_stderr_fdr10_switch_settings_and_a_port_not_available():

@@ -37,7 +37,7 @@ from pathlib import Path
 from ..errors import FormatError
 from ..topology import Fabric
 from . import ibdiagnet, ibnetdiscover, ibnetdiscover_ports, ibsim, json_format
-from ._input import read_bytes, read_text, to_text
+from ._input import MAX_TEXT_BYTES, read_bytes, read_text, to_text
 from .ibdiagnet_archive import is_archive
 
 __all__ = ["FORMATS", "WRITABLE", "EXTENSIONS", "detect", "detect_bytes", "format_from_name", "read", "write",
@@ -88,15 +88,15 @@ def _check_fmt(fmt: str, source: str) -> str:
     return fmt
 
 
-def detect_bytes(data: bytes, name: str, source: str | None = None) -> str:
+def detect_bytes(data: bytes, name: str, source: str | None = None, max_bytes: int = MAX_TEXT_BYTES) -> str:
     """The format of an upload's bytes: an archive is ibdiagnet's folder, else :func:`detect` on its text."""
     if is_archive(data):
         return "ibdiagnet"
-    return detect(to_text(data, source or name), name, source or name)
+    return detect(to_text(data, source or name, max_bytes), name, source or name)
 
 
 def read(data: str | bytes | Path, fmt: str | None = None, source: str | None = None,
-         node_name_map: dict[int, str] | None = None) -> Fabric:
+         node_name_map: dict[int, str] | None = None, max_bytes: int = MAX_TEXT_BYTES) -> Fabric:
     """Read a fabric from a file (a ``Path``) or from the file's content (``str`` or ``bytes``).
 
     What ``data`` is is decided by its type alone: a ``str`` is always the text, never a file name,
@@ -115,6 +115,8 @@ def read(data: str | bytes | Path, fmt: str | None = None, source: str | None = 
         Name used in error messages and to infer the format by extension (default: the path, or ``"<text>"``).
     node_name_map : dict, optional
         Node GUID -> name (:func:`.node_name_map.read`), replacing NodeDescriptions of ``ibnetdiscover`` text.
+    max_bytes : int, optional
+        The most text ``data`` may hold once decompressed (an archive: each file, and all its members together).
 
     >>> read("/etc/passwd", "json")  # one line of text, never the file
     Traceback (most recent call last):
@@ -134,8 +136,8 @@ def read(data: str | bytes | Path, fmt: str | None = None, source: str | None = 
     else:
         raise TypeError(f"read() takes a Path, str or bytes, not {type(data).__name__}")
     if isinstance(data, bytes) and fmt in (None, "ibdiagnet") and is_archive(data):
-        return ibdiagnet.read_archive(data, source)
-    data = to_text(data, source)
+        return ibdiagnet.read_archive(data, source, max_bytes)
+    data = to_text(data, source, max_bytes)
     fmt = _check_fmt(fmt, source) if fmt else detect(data, name or source, source)
     if fmt == "json":
         return json_format.from_json(data, source)

@@ -8,8 +8,9 @@ text from :func:`read_text` (a file that a trusted caller names: the CLI, settin
 configured path) or :func:`to_text` (content: an upload, a request's text), so a gzip-compressed
 file (``.gz`` from a log collector, ``ibdiagnet`` archives, ``opensm-lfts.dump.gz``) is read
 transparently wherever a plain one is. Compression is recognised by the gzip magic number (RFC 1952,
-``1f 8b``), never by the file name. Decompression is streamed and stops at ``max_bytes``
-(a gzip bomb is refused before it is inflated), a truncated or corrupt stream is a
+``1f 8b``), never by the file name. Decompression is streamed and stops at ``max_bytes``, or (content
+from a request) as soon as it expands more than ``max_ratio``-fold: a gzip bomb is refused before it is
+inflated (issue 26). A truncated or corrupt stream is a
 :class:`~fabric_engine.errors.FormatError` naming the source, and so is binary data
 (NUL bytes) or text that is not UTF-8, with the line where it starts.
 
@@ -26,13 +27,15 @@ from pathlib import Path
 
 from ..errors import FormatError
 
-__all__ = ["GZIP_MAGIC", "MAX_TEXT_BYTES", "is_gzip", "gunzip", "to_text", "read_bytes", "read_text"]
+__all__ = ["GZIP_MAGIC", "MAX_TEXT_BYTES", "RATIO_FLOOR", "is_gzip", "gunzip", "to_text", "read_bytes", "read_text"]
 
 #: The first two bytes of every gzip member (RFC 1952, section 2.3.1).
 GZIP_MAGIC = b"\x1f\x8b"
 #: Largest text accepted after decompression, in bytes (an LFT dump of a 2,048-host tree is about 15 MB).
 MAX_TEXT_BYTES = 4 * 2**30
 _CHUNK = 1 << 20
+#: Output below which the ratio of :func:`gunzip` is not checked: a small file may deflate well.
+RATIO_FLOOR = 1 << 20
 
 
 def is_gzip(data: bytes) -> bool:
@@ -40,47 +43,62 @@ def is_gzip(data: bytes) -> bool:
     return data[:2] == GZIP_MAGIC
 
 
-def gunzip(data: bytes, source: str, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
-    """Inflate every gzip member of ``data``; raises :class:`FormatError` when corrupt, truncated or too large."""
+def gunzip(data: bytes, source: str, max_bytes: int = MAX_TEXT_BYTES, max_ratio: float | None = None) -> bytes:
+    """Inflate every gzip member of ``data``; raises :class:`FormatError` when corrupt, truncated or too large.
+
+    Checked as it inflates, a megabyte at a time, before the output is held: at most ``max_bytes`` out, and
+    (``max_ratio``, for content from a request) at most ``max_ratio`` bytes out per byte in once the output
+    passes :data:`RATIO_FLOOR` (text deflates about 10:1, a gzip bomb 1,000:1).
+    """
     out: list[bytes] = []
     total = 0
+    done = 0  # bytes of ``data`` before the current member
     rest = data
+
+    def account(chunk: bytes, d) -> None:
+        nonlocal total
+        total += len(chunk)
+        if total > max_bytes:
+            raise FormatError(source, None, f"more than {max_bytes:,} bytes once decompressed")
+        if max_ratio is not None and total > RATIO_FLOOR:
+            consumed = done + len(rest) - len(d.unconsumed_tail) - len(d.unused_data)
+            if total > max_ratio * max(consumed, 1):
+                raise FormatError(source, None, f"expands more than {max_ratio:g}-fold once decompressed "
+                                                f"(a decompression bomb?): refused")
+        out.append(chunk)
+
     while rest:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         buf = rest
         try:
             while buf:
-                chunk = d.decompress(buf, _CHUNK)
-                total += len(chunk)
-                if total > max_bytes:
-                    raise FormatError(source, None, f"more than {max_bytes:,} bytes once decompressed")
-                out.append(chunk)
+                account(d.decompress(buf, _CHUNK), d)
                 buf = d.unconsumed_tail
             while not d.eof:  # output still buffered inside the decompressor
                 chunk = d.decompress(b"", _CHUNK)
                 if not chunk:
                     break
-                total += len(chunk)
-                if total > max_bytes:
-                    raise FormatError(source, None, f"more than {max_bytes:,} bytes once decompressed")
-                out.append(chunk)
+                account(chunk, d)
         except zlib.error as exc:
             raise FormatError(source, None, f"corrupt gzip data ({exc})") from None
         if not d.eof:
             raise FormatError(source, None, "truncated gzip data (the compressed stream ends early)")
+        done += len(rest) - len(d.unused_data)
         rest = d.unused_data.lstrip(b"\x00")  # members may be concatenated (and padded with zeros)
+        done += len(d.unused_data) - len(rest)
         if rest and not is_gzip(rest):
             raise FormatError(source, None, "trailing bytes after the gzip data")
     return b"".join(out)
 
 
-def to_text(data: bytes | str, source: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
-    """The UTF-8 text of ``data`` (gunzipped when compressed); binary or non-UTF-8 data is a :class:`FormatError`."""
+def to_text(data: bytes | str, source: str, max_bytes: int = MAX_TEXT_BYTES, max_ratio: float | None = None) -> str:
+    """The UTF-8 text of ``data`` (gunzipped when compressed, see :func:`gunzip`); binary or non-UTF-8 data is a
+    :class:`FormatError`."""
     if isinstance(data, str):
         text = data
     else:
         if is_gzip(data):
-            data = gunzip(data, source, max_bytes)
+            data = gunzip(data, source, max_bytes, max_ratio)
         elif len(data) > max_bytes:
             raise FormatError(source, None, f"larger than {max_bytes:,} bytes")
         try:

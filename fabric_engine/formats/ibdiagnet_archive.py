@@ -4,7 +4,7 @@ Operators send ibdiagnet's output folder (``/var/tmp/ibdiagnet2``) as a ``.tar.g
 ``.tar``, ``.tar.bz2``, ``.tar.xz``) or a ``.zip``, or one of its files alone, possibly gzipped. Only
 the members named :data:`KNOWN` (optionally ``.gz``) are read, in whatever subfolder they are; the
 rest is listed, never read. Before anything is decompressed into memory: at most :data:`MAX_MEMBERS`
-members, member sizes summing to at most :data:`MAX_ARCHIVE_BYTES`, each file read at most
+members, member sizes summing to at most :data:`MAX_ARCHIVE_BYTES` (and ``max_bytes``), each file read at most
 ``max_bytes`` (:data:`~fabric_engine.formats._input.MAX_TEXT_BYTES`). A member whose name is absolute
 or climbs out with ``..`` makes the whole archive refused, as does a known name that is a link, or
 two members of one kind (two captures in one archive). Only the standard library reads archives.
@@ -235,11 +235,15 @@ def _tar(tf: tarfile.TarFile, source: str, max_bytes: int) -> Bundle:
             if total > MAX_ARCHIVE_BYTES:
                 raise FormatError(source, None, f"members of more than {MAX_ARCHIVE_BYTES:,} bytes in all")
             _check_name(source, info.name)
-            if kind_of(info.name) is None or info.isdir():
-                continue
-            if not info.isfile():
+            known = kind_of(info.name) is not None and not info.isdir()
+            if known and not info.isfile():
                 raise FormatError(source, None, f"archive member {info.name!r} is a link or device, not a file")
-            _add(found, source, info.name, info.size, float(info.mtime), max_bytes)
+            if known:
+                _add(found, source, info.name, info.size, float(info.mtime), max_bytes)
+            if total > max_bytes:  # walking a compressed tar inflates all of it
+                raise FormatError(source, None, f"members of more than {max_bytes:,} bytes in all")
+            if not known:
+                continue
             infos[info.name] = info
     except FormatError:
         raise

@@ -9,6 +9,8 @@ from django.core.exceptions import ValidationError
 from fabric_engine.errors import FormatError
 from fabric_engine.formats import to_text
 
+from ..fabrics.uploads import MAX_UPLOAD_BYTES
+from ..inflate import inflated
 from .choices import Membership
 from .inventory import hosts_matching
 from .models import Partition
@@ -91,7 +93,10 @@ class ImportForm(forms.Form):
         upload = data.get("file")
         if upload is not None:
             try:
-                data["text"] = to_text(upload.read(), getattr(upload, "name", "upload"))
+                name = getattr(upload, "name", "upload")
+                data["text"] = to_text(inflated(upload.read(), name, "file", MAX_UPLOAD_BYTES), name)
+            except ValidationError as exc:
+                self.add_error(None, exc)
             except FormatError as exc:
                 self.add_error("file", str(exc))
         if not (data.get("text") or "").strip():

@@ -19,13 +19,19 @@ from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY, PartitionSpec,
 
 from . import audit
 from .choices import AuditAction
-from .inventory import UnknownGuid, check_guids
-from .models import Partition, PartitionMember
+from .inventory import unknown_guids
+from .models import AuditEntry, Partition, PartitionMember
+from .signals import policy_changed
 
-__all__ = ["ImportResult", "import_partitions_conf"]
+__all__ = ["ImportResult", "import_partitions_conf", "MAX_IMPORT_PARTITIONS"]
 
 _KEYWORD_FIELDS = {"ALL_CAS": "all_cas", "ALL_SWITCHES": "all_switches", "ALL_ROUTERS": "all_routers",
                    "SELF": "self_port"}
+#: Most partitions one import may define: about 3 s of work (0.3 ms each, ``tests/bench/bench_hostile_requests.py``);
+#: a P_Key table holds 128 on most adapters, so a subnet's real files hold far fewer.
+MAX_IMPORT_PARTITIONS = 10_000
+#: The fields an import sets on a partition it updates (besides a new name).
+_UPDATED_FIELDS = ["ipoib", "index0", "mtu", "rate", "sl", "default_membership", *_KEYWORD_FIELDS.values()]
 
 
 @dataclass
@@ -73,20 +79,27 @@ def import_partitions_conf(fabric, text: str, user=None, source: str = "partitio
     or merged when ``replace_members`` is false); the default partition 0x7fff is
     managed by ibweb and skipped with a note; a definition without a P_Key gets the
     lowest free one. Raises :class:`FormatError` (nothing saved).
+
+    Every statement is checked in file order against the state the statements before it leave (names
+    unique per fabric, GUIDs ports of the fabric: one inventory read for all), then everything is written
+    in a few bulk statements: the cost is a handful of queries, not a dozen per partition (issue 26:
+    3,000 partitions took 24 s).
     """
     specs = opensm_partitions.parse(text, source)
+    if len(specs) > MAX_IMPORT_PARTITIONS:
+        raise FormatError(source, None, f"{len(specs):,} partitions; an import may hold at most "
+                                        f"{MAX_IMPORT_PARTITIONS:,}")
     result = ImportResult()
     try:
         with transaction.atomic():
-            # the fabric's partitions under row locks: API and admin writers of them wait for the import
-            existing = {p.pkey: p for p in Partition.objects.select_for_update().filter(fabric=fabric)}
-            free = _free_pkeys(set(existing) | {s.pkey for s in specs if s.pkey is not None} | {DEFAULT_PKEY})
+            plan = _Plan(fabric, specs, source, replace_members)
             for spec in specs:
                 if spec.pkey == DEFAULT_PKEY:
                     result.notes.append(f"{source}:{spec.line}: the default partition 0x7fff is managed by ibweb; "
                                         "not imported")
                     continue
-                _import_one(fabric, spec, existing, free, user, source, result, replace_members)
+                plan.add(spec)
+            plan.write(user, result)
     except ValidationError as exc:  # raised with the line already attached below
         raise FormatError(source, getattr(exc, "line", None), _message(exc)) from None
     return result
@@ -97,42 +110,105 @@ def _fail(exc: ValidationError, line: int | None) -> ValidationError:
     return exc
 
 
-def _import_one(fabric, spec: PartitionSpec, existing: dict, free, user, source: str, result: ImportResult,
-                replace_members: bool) -> None:
-    if spec.mgroups:
-        raise _fail(ValidationError("mgid= multicast group definitions are not supported by ibweb"), spec.mgroups[0][1])
-    for flag, attr in (("scope", "scope"), ("Q_Key", "qkey"), ("TClass", "tclass")):
-        if getattr(spec, attr) is not None:
-            raise _fail(ValidationError(f"flag {flag}= is not stored by ibweb; remove it"), spec.line)
-    if not spec.name:
-        raise _fail(ValidationError({"name": "a partition needs a name"}), spec.line)
-    pkey = spec.pkey if spec.pkey is not None else next(free)
-    row = existing.get(pkey)
-    created = row is None
-    before = None if created else audit.snapshot(row)
-    if created:
-        row = Partition(fabric=fabric, pkey=pkey)
-    values = {"name": spec.name, "ipoib": spec.ipoib, "index0": spec.indx0, "mtu": spec.mtu, "rate": spec.rate,
-              "sl": spec.sl, "default_membership": spec.defmember,
-              **{f: "" for f in _KEYWORD_FIELDS.values()}, **_keywords(spec, source)}
-    for k, v in values.items():
-        setattr(row, k, v)
-    try:
-        row.full_clean()
-    except ValidationError as exc:
-        raise _fail(exc, spec.line) from None
-    guids = [(format_guid(m.target), m.membership, m.line) for m in spec.members if not isinstance(m.target, str)]
-    try:
-        check_guids(fabric, [g for g, _, _ in guids], field="guid")
-    except UnknownGuid as exc:
-        raise _fail(exc, next(line for g, _, line in guids if g == exc.guid)) from None
-    row.save()
-    existing[pkey] = row
-    keep = {} if replace_members else dict(row.members.values_list("guid", "membership"))
-    for g, m, _ in guids:
-        keep[g] = opensm_partitions.combine_membership(keep[g], m) if g in keep else m
-    row.members.all().delete()
-    PartitionMember.objects.bulk_create([PartitionMember(partition=row, guid=g, membership=m) for g, m in keep.items()])
-    result.members += len(guids)
-    (result.created if created else result.updated).append(str(row))
-    audit.record(user, AuditAction.IMPORT if created else AuditAction.UPDATE, row, before=before, via="import")
+class _Plan:
+    """The partitions an import creates or changes, validated one statement at a time, then written in bulk."""
+
+    def __init__(self, fabric, specs: list[PartitionSpec], source: str, replace_members: bool) -> None:
+        self.fabric, self.source, self.replace_members = fabric, source, replace_members
+        # the fabric's partitions under row locks: API and admin writers of them wait for the import
+        self.existing = {p.pkey: p for p in Partition.objects.select_for_update().filter(fabric=fabric)}
+        self.members: dict[int, dict[str, str]] = {pk: {} for pk in self.existing}
+        for pkey, guid, membership in PartitionMember.objects.filter(partition__fabric=fabric).values_list(
+                "partition__pkey", "guid", "membership"):
+            self.members[pkey][guid] = membership
+        self.name_owner = {p.name: pkey for pkey, p in self.existing.items()}
+        self.free = _free_pkeys(set(self.existing) | {s.pkey for s in specs if s.pkey is not None} | {DEFAULT_PKEY})
+        self.guids = sorted({format_guid(m.target) for s in specs for m in s.members if not isinstance(m.target, str)})
+        self.unknown: set[str] | None = None
+        self.changes: list[tuple[Partition, dict | None, dict[str, str], int]] = []  # row, before, members, listed
+
+    def _unknown(self) -> set[str]:
+        if self.unknown is None:  # read once, at the first statement that gets this far (errors stay in file order)
+            self.unknown = unknown_guids(self.fabric, self.guids)
+        return self.unknown
+
+    def add(self, spec: PartitionSpec) -> None:
+        """Check ``spec`` against the model, the names so far and the inventory; :class:`ValidationError` with
+        ``line``."""
+        if spec.mgroups:
+            raise _fail(ValidationError("mgid= multicast group definitions are not supported by ibweb"),
+                        spec.mgroups[0][1])
+        for flag, attr in (("scope", "scope"), ("Q_Key", "qkey"), ("TClass", "tclass")):
+            if getattr(spec, attr) is not None:
+                raise _fail(ValidationError(f"flag {flag}= is not stored by ibweb; remove it"), spec.line)
+        if not spec.name:
+            raise _fail(ValidationError({"name": "a partition needs a name"}), spec.line)
+        pkey = spec.pkey if spec.pkey is not None else next(self.free)
+        row = self.existing.get(pkey)
+        created = row is None
+        before = None if created else audit.snapshot(row, self.members[pkey])
+        if created:
+            row = Partition(fabric=self.fabric, pkey=pkey)
+        values = {"name": spec.name, "ipoib": spec.ipoib, "index0": spec.indx0, "mtu": spec.mtu, "rate": spec.rate,
+                  "sl": spec.sl, "default_membership": spec.defmember,
+                  **{f: "" for f in _KEYWORD_FIELDS.values()}, **_keywords(spec, self.source)}
+        old_name = row.name
+        for k, v in values.items():
+            setattr(row, k, v)
+        try:  # the fabric is the one locked above; uniqueness is checked here against the import's own state
+            row.full_clean(exclude=["fabric", "tenant", "service_class"], validate_unique=False,
+                           validate_constraints=False)
+        except ValidationError as exc:
+            raise _fail(exc, spec.line) from None
+        if self.name_owner.get(row.name, pkey) != pkey:
+            raise _fail(ValidationError({"name": f"partition name {row.name!r} is already used in this fabric"}),
+                        spec.line)
+        guids = [(format_guid(m.target), m.membership, m.line) for m in spec.members if not isinstance(m.target, str)]
+        unknown = self._unknown()
+        bad = [(g, line) for g, _, line in guids if g in unknown]
+        if bad:
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            raise _fail(ValidationError({"guid": f"GUID {bad[0][0]} is not a port of fabric {self.fabric.slug}{more}"}),
+                        bad[0][1])
+        if not created and self.name_owner.get(old_name) == pkey:
+            del self.name_owner[old_name]
+        self.name_owner[row.name] = pkey
+        self.existing[pkey] = row
+        keep = {} if self.replace_members else dict(self.members.get(pkey, {}))
+        for g, m, _ in guids:
+            keep[g] = opensm_partitions.combine_membership(keep[g], m) if g in keep else m
+        self.members[pkey] = keep
+        self.changes.append((row, before, keep, len(guids)))
+
+    def write(self, user, result: ImportResult) -> None:
+        """Store every change: partitions, their members, one audit entry each; one policy bump for all."""
+        for row, before, _, _ in self.changes:  # a renamed row frees its old name first, in file order
+            if before is not None and before["name"] != row.name:
+                row.save()
+        Partition.objects.bulk_create([row for row, before, _, _ in self.changes if before is None])
+        groups: dict[tuple, list[int]] = {}  # rows that change, by their new values: one UPDATE per kind
+        for row, before, _, _ in self.changes:
+            if before is not None and before["name"] == row.name:
+                values = tuple(getattr(row, f) for f in _UPDATED_FIELDS)
+                if values != tuple(before[f] for f in _UPDATED_FIELDS):
+                    groups.setdefault(values, []).append(row.pk)
+        for values, pks in groups.items():
+            for lo in range(0, len(pks), 500):
+                Partition.objects.filter(pk__in=pks[lo:lo + 500]).update(**dict(zip(_UPDATED_FIELDS, values,
+                                                                                      strict=True)))
+        ids = [row.pk for row, _, _, _ in self.changes]
+        for lo in range(0, len(ids), 500):  # no per-member signal: one policy bump below stands for all of them
+            stale = PartitionMember.objects.filter(partition_id__in=ids[lo:lo + 500])
+            stale._raw_delete(stale.db)
+        PartitionMember.objects.bulk_create(
+            [PartitionMember(partition=row, guid=g, membership=m) for row, _, keep, _ in self.changes
+             for g, m in keep.items()], batch_size=2000)
+        entries = []
+        for row, before, keep, listed in self.changes:
+            result.members += listed
+            (result.created if before is None else result.updated).append(str(row))
+            entries.append(audit.entry(user, AuditAction.IMPORT if before is None else AuditAction.UPDATE, row,
+                                       before=before, after=audit.snapshot(row, keep), via="import"))
+        AuditEntry.objects.bulk_create(entries, batch_size=1000)
+        if self.changes:
+            policy_changed(self.fabric.pk)

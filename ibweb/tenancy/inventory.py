@@ -23,7 +23,8 @@ from fabric_engine.scenario import build_fabric
 from fabric_engine.topology import Fabric
 from ibweb.runtime import record
 
-__all__ = ["UnknownGuid", "fabric_inventory", "normalize_guid", "check_guids", "hosts_matching", "member_nodes"]
+__all__ = ["UnknownGuid", "fabric_inventory", "normalize_guid", "check_guids", "unknown_guids", "hosts_matching",
+           "member_nodes"]
 
 _GUID_RE = re.compile(r"^(0[xX])?[0-9a-fA-F]{1,16}$")
 
@@ -76,21 +77,36 @@ def normalize_guid(text: str | int, field: str = "guid") -> str:
     return format_guid(value)
 
 
+def _lookup(inv: Fabric, guids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(port slot of each GUID, whether it is a port)`` in ``inv``, one sorted search for all of them."""
+    values = np.array([int(g, 16) for g in guids], dtype=np.uint64)
+    order = np.argsort(inv.port_guid)
+    sorted_guid = inv.port_guid[order]
+    pos = np.minimum(np.searchsorted(sorted_guid, values), len(sorted_guid) - 1)
+    return order[pos], sorted_guid[pos] == values
+
+
+def unknown_guids(fabric, guids: list[str]) -> set[str]:
+    """The GUIDs (already normalized) among ``guids`` that are not ports of ``fabric``: one inventory read for all."""
+    inv = fabric_inventory(fabric)
+    if not guids:
+        return set()
+    _, known = _lookup(inv, guids)
+    return {guids[i] for i in np.flatnonzero(~known)}
+
+
 def check_guids(fabric, guids: list[str], field: str = "guids") -> np.ndarray:
     """Node index of every port GUID (already normalized); :class:`ValidationError` names the first unknown one."""
     inv = fabric_inventory(fabric)
     if not guids:
         return np.zeros(0, dtype=np.int64)
-    values = np.array([int(g, 16) for g in guids], dtype=np.uint64)
-    order = np.argsort(inv.port_guid)
-    sorted_guid = inv.port_guid[order]
-    pos = np.minimum(np.searchsorted(sorted_guid, values), len(sorted_guid) - 1)
-    missing = np.flatnonzero(sorted_guid[pos] != values)
+    slots, known = _lookup(inv, guids)
+    missing = np.flatnonzero(~known)
     if missing.size:
         bad = guids[int(missing[0])]
         more = f" (and {missing.size - 1} more)" if missing.size > 1 else ""
         raise UnknownGuid({field: f"GUID {bad} is not a port of fabric {fabric.slug}{more}"}, bad)
-    return inv.port_node[order[pos]].astype(np.int64)
+    return inv.port_node[slots].astype(np.int64)
 
 
 def hosts_matching(fabric, pattern: str) -> list[str]:

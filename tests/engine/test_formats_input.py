@@ -42,3 +42,32 @@ def test_binary_data_is_refused_with_its_line():
     assert (exc.value.source, exc.value.line) == ("f.ibnd", 2)
     with pytest.raises(FormatError, match="corrupt gzip"):
         formats.read(b"\x1f\x8b\x08\x00" + b"\xff" * 40, source="f.gz")
+
+
+def test_a_gzip_bomb_is_refused_by_its_ratio_after_the_first_megabyte():
+    """Issue 26: checked as it inflates, so a bomb costs a megabyte of output, not its whole size."""
+    bomb = gzip.compress(b"# a comment line of ibnetdiscover\n" * (1 << 20), 9)  # 34 MiB, about 1,000:1
+    with pytest.raises(FormatError, match="expands more than 100-fold once decompressed") as exc:
+        gunzip(bomb, "bomb.gz", max_ratio=100)
+    assert exc.value.source == "bomb.gz"
+    assert gunzip(bomb, "bomb.gz", max_ratio=1000).count(b"\n") > 0  # the ratio is what refused it
+    small = gzip.compress(b"\n" * (512 << 10))  # 512 KiB of one byte: below the floor, accepted at any ratio
+    assert len(to_text(small, "small.gz", max_ratio=2)) == 512 << 10
+    text = formats.write(fat_tree(hosts=2048, radix=64), "ibnetdiscover").encode() * 2
+    assert len(text) > 1 << 20 and gunzip(gzip.compress(text, 9), "real.gz", max_ratio=100) == text
+
+
+def test_read_and_archives_keep_to_max_bytes(tmp_path):
+    import io
+    import tarfile
+
+    text = formats.write(fat_tree(hosts=16, radix=8), "ibnetdiscover")
+    with pytest.raises(FormatError, match="more than 1,000 bytes once decompressed"):
+        formats.read(gzip.compress(text.encode()), source="f.gz", max_bytes=1000)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        info = tarfile.TarInfo("ibdiagnet2/ibdiagnet2.log")  # not read, yet inflated to walk the archive
+        info.size = 5000
+        tf.addfile(info, io.BytesIO(b"x" * 5000))
+    with pytest.raises(FormatError, match="members of more than 4,000 bytes in all"):
+        formats.read(buf.getvalue(), source="run.tar.gz", max_bytes=4000)

@@ -142,6 +142,23 @@ class Capture:
     counters: CounterSamples | None
     files: dict[str, str] = field(default_factory=dict)
 
+    def counter_summary(self) -> dict:
+        """What the run's port counters say: ``{"ports": sampled, "with_errors": ports with a non-zero error
+        counter, "errors": {counter: ports where it is non-zero}, "file": where they come from}``."""
+        import numpy as np
+
+        from ..telemetry.counters import COLUMN, ERROR_COUNTERS
+
+        samples = self.counters
+        if samples is None:
+            return {"ports": 0, "with_errors": 0, "errors": {}, "file": None}
+        cols = [COLUMN[c] for c in ERROR_COUNTERS]
+        errors = (samples.values[:, cols] > 0) & (samples.bits[:, cols] > 0)
+        per_counter = errors.sum(axis=0)
+        return {"ports": len(samples), "with_errors": int(np.count_nonzero(errors.any(axis=1))),
+                "errors": {c: int(n) for c, n in zip(ERROR_COUNTERS, per_counter, strict=True) if n},
+                "file": self.files.get("pm") or self.files.get("db_csv")}
+
 
 def _load(bundle: Bundle, name: str, counters: bool, t: float | None) -> Capture:
     topo = next((k for k in ("db_csv", "lst") if k in bundle.members), None)
@@ -181,6 +198,9 @@ def read_folder(path: str | os.PathLike) -> Fabric:
     return load_folder(path, counters=False).fabric
 
 
-def read_archive(data: bytes, source: str = "upload") -> Fabric:
-    """The fabric of an uploaded ibdiagnet archive (``.tar.gz``, ``.zip`` ...): db_csv first, then lst."""
-    return load_archive(data, source, counters=False).fabric
+def read_archive(data: bytes, source: str = "upload", max_bytes: int = MAX_TEXT_BYTES) -> Fabric:
+    """The fabric of an uploaded ibdiagnet archive (``.tar.gz``, ``.zip`` ...): db_csv first, then lst.
+
+    ``max_bytes``: the most a file of it, and all of its members together, may hold.
+    """
+    return load_archive(data, source, counters=False, max_bytes=max_bytes).fabric

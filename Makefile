@@ -15,7 +15,7 @@ FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/pack
 
 run: setup ## serve the live demo on http://$(HOST):$(PORT)/
 	@echo "ibweb is starting on http://$(HOST):$(PORT)/  (demo fabric: http://$(HOST):$(PORT)/fabrics/demo/)"
-	$(BIN)/uvicorn ibweb.asgi:application --host $(HOST) --port $(PORT) --lifespan on --ws-max-size 1048576 --ws ibweb.wsdeflate:WebSocketProtocol --log-level warning
+	$(BIN)/python -m ibweb.serve ibweb.asgi:application --host $(HOST) --port $(PORT) --lifespan on --ws-max-size 1048576 --ws ibweb.wsdeflate:WebSocketProtocol --log-level warning
 
 setup: venv frontend db
 

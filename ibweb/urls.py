@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from .health import healthz
-from .security import admin_login, site_login
+from .signin import admin_login, password_reset, site_login
 
 urlpatterns = [
     path("", include("ibweb.fabrics.urls")),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/login/", admin_login),  # before the admin's own: the same throttle as the site's sign-in
     path("admin/", admin.site.urls),
     path("accounts/login/", site_login, name="login"),
+    path("accounts/password_reset/", password_reset, name="password_reset"),  # throttled, before auth.urls
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/fabrics/", include("ibweb.fabrics.api.urls")),
     path("api/fabrics/", include("ibweb.live.api.urls")),

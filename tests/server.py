@@ -93,7 +93,7 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
     session_key = _manage(env, "shell", "-c", _OPERATOR_SESSION).split()[-1]
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--lifespan", "on", "--ws", "ibweb.wsdeflate:WebSocketProtocol"],
         cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )

@@ -15,6 +15,9 @@ and client messages never wait for the socket (a ``pong`` goes out through the s
 When the user's access changes (tenants, groups, permissions, active flag: see
 :mod:`ibweb.live.receivers`) the socket asks again: a socket whose view changed moves to the new
 view's group and is sent a new snapshot; one that may no longer see the fabric is closed with 4403.
+A signed-in socket whose sign-in ended (password changed, user deactivated or deleted, session
+ended: :mod:`ibweb.live.session_check`) is closed with 4401, on that notice or within
+``IBWEB_SESSION_RECHECK_S`` when the change happened where the notice cannot come from (another process).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import time
 from typing import NamedTuple
 from urllib.parse import parse_qs
@@ -29,6 +33,7 @@ from urllib.parse import parse_qs
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from ibweb.access import progress_message, view_from_key, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
@@ -50,6 +55,7 @@ from .groups import (
     view_group,
     with_ids,
 )
+from .session_check import still_signed_in
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +63,8 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
 CLOSE_UNAVAILABLE = 4503
 CLOSE_BAD_MESSAGE = 4400
+#: The socket's sign-in ended (password changed, deactivated, signed out): sign in again.
+CLOSE_SIGNED_OUT = 4401
 CLOSE_UNSUPPORTED_DATA = 1003
 #: At most one snapshot per this many seconds because frames name another version of the socket's view.
 RESYNC_S = 2.0
@@ -139,6 +147,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
             else:
                 await self.send(text_data=json.dumps({"v": 1, "type": "progress", **progress}))
         self._tasks = [asyncio.create_task(self._send_newest()), asyncio.create_task(self._keep_registered())]
+        if user is not None and user.is_authenticated:
+            self._tasks.append(asyncio.create_task(self._recheck_sign_in()))
 
     async def dispatch(self, message) -> None:
         """Frames, snapshots and progress go straight to their handler.
@@ -207,7 +217,11 @@ class LiveConsumer(AsyncWebsocketConsumer):
         await viewreg.register(self.fabric_id, view_key, self.encoding)
 
     async def access_changed(self, event: dict) -> None:
-        """The user's grants changed: move to the new view (with a new snapshot), or close with 4403."""
+        """The user changed: close with 4401 if the sign-in ended; else move to the new view (with a new
+        snapshot), or close with 4403."""
+        if not await database_sync_to_async(still_signed_in)(self.scope):
+            await self.close(code=CLOSE_SIGNED_OUT)
+            return
         access = await self._access(self.row.slug)
         if access is None or access[1] is None:
             await self.close(code=CLOSE_FORBIDDEN)
@@ -216,6 +230,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self._enter_view(access[0])
             self._resnapshot = True
             self._wake.set()
+
+    async def _recheck_sign_in(self) -> None:
+        """Every ``IBWEB_SESSION_RECHECK_S`` (the first wait spread, so sockets do not ask at once): close with
+        4401 once the sign-in ended, whichever process ended it."""
+        period = settings.IBWEB_SESSION_RECHECK_S
+        await asyncio.sleep(period * random.uniform(0.5, 1.0))
+        while await database_sync_to_async(still_signed_in)(self.scope):
+            await asyncio.sleep(period)
+        await self.close(code=CLOSE_SIGNED_OUT)
 
     async def _keep_registered(self) -> None:
         while True:

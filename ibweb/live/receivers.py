@@ -89,8 +89,8 @@ def group_permissions_changed(sender, instance, action, **kwargs) -> None:
 
 @receiver(post_save, sender=User, dispatch_uid="ibweb.live.user_saved")
 def user_saved(sender, instance, created, update_fields=None, **kwargs) -> None:
-    """The active or superuser flag may have changed (a login only updates ``last_login``: skipped)."""
-    if created or (update_fields is not None and set(update_fields) <= {"last_login", "password"}):
+    """The active or superuser flag or the password may have changed (a login only updates ``last_login``)."""
+    if created or (update_fields is not None and set(update_fields) <= {"last_login"}):
         return
     access_changed([instance.pk])
 

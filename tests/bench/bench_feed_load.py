@@ -244,7 +244,7 @@ def main() -> None:
                           text=True).stdout
     sessions = [line.split()[1] for line in made.splitlines() if line.startswith("SESSION")]
     port = free_port()
-    web = subprocess.Popen([sys.executable, "-m", "uvicorn", "ibweb.asgi:application", "--port", str(port),
+    web = subprocess.Popen([sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--port", str(port),
                             "--workers", os.environ.get("BENCH_WEB_WORKERS", "4"), "--lifespan", "on",
                             "--ws-max-size", "1048576",
                             "--ws", "ibweb.wsdeflate:WebSocketProtocol", "--log-level", "warning",

@@ -16,9 +16,9 @@ from tests.server import running_server
 pytestmark = pytest.mark.browser
 DATA = Path(__file__).resolve().parents[1] / "engine" / "data"
 TOKEN = """
-from rest_framework.authtoken.models import Token
+from ibweb.accounts.models import ApiToken
 from django.contrib.auth.models import User
-print(Token.objects.get_or_create(user=User.objects.get(username='root'))[0].key)
+print(ApiToken.issue(User.objects.get(username='root'), 'e2e')[1])
 """
 
 

@@ -15,9 +15,9 @@ SMALL = {"name": "Lab: 64-GPU fat tree", "slug": "lab", "spec": {"topology": {"g
                                                                              "radix": 16}}}
 
 TOKEN = """
-from rest_framework.authtoken.models import Token
+from ibweb.accounts.models import ApiToken
 from django.contrib.auth.models import User
-print(Token.objects.get_or_create(user=User.objects.get(username='root'))[0].key)
+print(ApiToken.issue(User.objects.get(username='root'), 'e2e')[1])
 """
 #: Records every state a card shows (and its progress line while starting) from the moment the page loads.
 WATCH = """() => { window.seen = []; const note = (card) => window.seen.push({slug: card.dataset.slug,

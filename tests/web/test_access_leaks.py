@@ -74,16 +74,15 @@ def test_metrics_show_only_the_ports_a_level_may_see(shared):
 
 
 def test_metrics_for_a_prometheus_service_account_token(shared):
-    from rest_framework.authtoken.models import Token
-
+    from ibweb.accounts.models import ApiToken
     from ibweb.tenancy.models import Tenant
 
     run_engine(shared.fabric)
-    token = Token.objects.create(user=shared.users["operator"])
+    _, key = ApiToken.issue(shared.users["operator"], "prometheus")
     with public_read(False):
         assert APIClient().get("/metrics").status_code == 403
         client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
         text = client.get("/metrics").content.decode()
         assert 'name="gpu0005"' in text and 'name="gpu0001"' in text
     assert Tenant.objects.count() == 2

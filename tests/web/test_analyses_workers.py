@@ -31,10 +31,10 @@ def _env(tmp_path, redis_url: str) -> dict:
 
 def _token(env: dict) -> str:
     code = ("from django.contrib.auth.models import Permission, User; "
-            "from rest_framework.authtoken.models import Token; "
+            "from ibweb.accounts.models import ApiToken; "
             "u = User.objects.create_user('worker-analyst'); "
             "u.user_permissions.add(Permission.objects.get(codename='add_analysis')); "
-            "print(Token.objects.create(user=u).key)")
+            "print(ApiToken.issue(u, 'worker')[1])")
     out = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True)
     return out.stdout.strip().splitlines()[-1]

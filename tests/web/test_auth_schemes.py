@@ -6,8 +6,9 @@ import base64
 
 import pytest
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from ibweb.accounts.models import ApiToken
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,7 @@ def test_an_unsupported_scheme_is_a_401_naming_what_works(header):
 
 def test_a_token_and_no_header_still_work():
     user = User.objects.create_user("alice", password="secret")
-    key = Token.objects.create(user=user).key
+    _, key = ApiToken.issue(user, "script")
     assert APIClient().get("/api/fabrics/fabrics/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
     assert APIClient().get("/api/fabrics/fabrics/").status_code == 200  # anonymous public read (tests' default)
     assert APIClient().get("/api/fabrics/fabrics/", HTTP_AUTHORIZATION="Token wrong").status_code == 401

@@ -50,8 +50,9 @@ def test_every_compose_command_exists_in_the_project():
         text = " ".join(cmd)
         for match in re.findall(r"manage\.py (\w+)", text):
             commands[match] = name
-        if "uvicorn" in text:
-            assert "ibweb.asgi:application" in text
+        if "ibweb.asgi:application" in text:  # through ibweb.serve: proxy headers from IBWEB_TRUSTED_PROXIES only
+            assert cmd[:3] == ["python", "-m", "ibweb.serve"] and "proxy" not in text
+        assert "uvicorn" not in text
         if text.startswith("celery"):
             assert cmd[:3] == ["celery", "-A", "ibweb"]
     out = subprocess.run([sys.executable, "manage.py", "help", "--commands"], cwd=ROOT, capture_output=True,

@@ -3,7 +3,7 @@
 A real server on Redis streams the demo to a tenant user's websocket; a ``manage.py shell``
 process (another process, as the admin or the API would be) removes the user from their
 tenant, then deactivates them: the socket gets a new snapshot of its new view, then is closed
-with 4403.
+with 4401 (signed out).
 """
 
 import asyncio
@@ -80,4 +80,4 @@ def test_membership_and_active_flag_changed_in_another_process_reach_the_socket(
     assert after["jobs"] == [] and narrowed["frame"]["jobs"] == []  # no tenant now: aggregates only
     nodes = narrowed["topology"]["nodes"]
     assert all(g == "hidden" for g, k in zip(nodes["guid"], nodes["kind"], strict=True) if k == "host")
-    assert code == 4403
+    assert code == 4401

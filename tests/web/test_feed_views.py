@@ -2,7 +2,7 @@
 
 Sockets of users who see the same thing share one filter and one encode per tick; each view
 sees only what :mod:`ibweb.access` lets it see; a changed grant, active flag or partition
-membership reaches open sockets as a new snapshot, or closes them with 4403.
+membership reaches open sockets as a new snapshot; deactivation closes them with 4401 (signed out).
 """
 
 import json
@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from fabric_engine import feed_v2
 from ibweb.asgi import application
 from ibweb.live import encodings, feedview
-from ibweb.live.consumers import CLOSE_FORBIDDEN
+from ibweb.live.consumers import CLOSE_SIGNED_OUT
 from ibweb.live.runner import FabricRunner
 from ibweb.tenancy import services
 from ibweb.tenancy.models import Partition, Tenant
@@ -172,10 +172,10 @@ async def test_open_sockets_follow_membership_grants_and_the_active_flag_issue_1
         await sync_to_async(lambda: user.user_permissions.add(*role_permissions("operator")))()
         snap = await next_of(comm, "snapshot")
         assert {j["tenant"] for j in snap["frame"]["jobs"]} == {"acme", "globex"}
-        # deactivated: closed
+        # deactivated: signed out, closed
         user.is_active = False
         await sync_to_async(user.save)()
-        assert (await next_of(comm, "closed"))["code"] == CLOSE_FORBIDDEN
+        assert (await next_of(comm, "closed"))["code"] == CLOSE_SIGNED_OUT
     finally:
         await comm.disconnect()
 

@@ -224,7 +224,7 @@ def fill(route: str, data: dict, cap: int = 0) -> list[str]:
         "link": sorted({h["link"] for h in others}), "port": [1],
         "node": [v for h in others for v in (h["name"], h["guid"], h["port_guid"], f"host-{h['index']}")],
         "uidb64": ["MQ"], "token": ["set-password"], "format": ["json"],
-        "app_label": ["auth", "authtoken", "fabrics", "tenancy", "telemetry", "twin", "events"],
+        "app_label": ["auth", "accounts", "fabrics", "tenancy", "telemetry", "twin", "events"],
         "content_type_id": [str(c) for c in data["content_types"]],
         "object_id": data["admin_objects"].get("/".join(admin_model.groups()), ["1"]) if admin_model else ["1"],
         "id": [str(u) for u in data["users"][:3]],
@@ -370,7 +370,7 @@ _FINGERPRINT = """
 import hashlib
 from django.apps import apps
 for m in sorted(apps.get_models(), key=lambda m: m._meta.label_lower):
-    if m._meta.app_label in ("tenancy", "fabrics", "twin", "telemetry", "authtoken") or \
+    if m._meta.app_label in ("tenancy", "fabrics", "twin", "telemetry", "accounts") or \
             m._meta.label_lower in ("auth.group", "events.eventcomment"):
         rows = list(m._default_manager.order_by("pk").values_list())
         print(m._meta.label_lower, hashlib.sha256(repr(rows).encode()).hexdigest())

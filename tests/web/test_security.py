@@ -24,53 +24,120 @@ def test_pages_carry_the_content_security_policy(client):
     assert "script-src 'self'" in CONTENT_SECURITY_POLICY and "unsafe-inline" not in CONTENT_SECURITY_POLICY
 
 
-@pytest.mark.django_db
-def test_login_is_rate_limited_per_address(client, monkeypatch):
+class Clock:
+    """A settable ``time.time`` for the sign-in throttle."""
+
+    def __init__(self, now: float = 1_800_000_010.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
     cache.clear()
-    monkeypatch.setattr("ibweb.security.time.time", lambda: 1_800_000_010.0)  # one fixed window
-    codes = [client.post("/accounts/login/", {"username": f"x{i}", "password": "wrong"}).status_code
-             for i in range(12)]
+    c = Clock()
+    monkeypatch.setattr("ibweb.signin.time.time", c)
+    return c
+
+
+def _login(client, username: str, password: str, address: str, url: str = "/accounts/login/"):
+    return client.post(url, {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+@pytest.mark.django_db
+def test_login_is_rate_limited_per_address(client, clock):
+    codes = [_login(client, f"x{i}", "wrong", "127.0.0.1").status_code for i in range(12)]
     assert codes[:10] == [200] * 10 and codes[10:] == [429, 429]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("first, second", [("/accounts/login/", "/admin/login/"),
                                            ("/admin/login/", "/accounts/login/")])
-def test_site_and_admin_login_share_one_throttle_per_account_and_per_address(client, monkeypatch, first, second):
+def test_site_and_admin_login_share_one_throttle_per_account_and_per_address(client, clock, first, second):
     """Issue 14: the admin's login had no limit, and the site's counted per address only."""
-    cache.clear()
-    monkeypatch.setattr("ibweb.security.time.time", lambda: 1_800_000_010.0)
     User.objects.create_superuser("root", password="a-long-passphrase-42")
-
-    def attempt(url: str, address: str, password: str = "wrong") -> int:
-        return client.post(url, {"username": "Root", "password": password}, REMOTE_ADDR=address).status_code
-
-    # failures from many addresses (a botnet) against one account: 3 + 2, then the account is refused
-    assert [attempt(first, f"10.0.0.{i}") for i in range(3)] == [200] * 3
-    assert [attempt(second, f"10.0.1.{i}") for i in range(2)] == [200] * 2
-    refused = client.post(second, {"username": "root", "password": "a-long-passphrase-42"}, REMOTE_ADDR="10.0.2.1")
-    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
-    assert attempt(first, "10.0.2.2") == 429
+    # failures from many addresses (a botnet) against one account: 3 + 2, then the account is slowed down
+    assert [_login(client, "Root", "wrong", f"10.0.0.{i}", first).status_code for i in range(3)] == [200] * 3
+    assert [_login(client, "Root", "wrong", f"10.0.1.{i}", second).status_code for i in range(2)] == [200] * 2
+    refused = _login(client, "root", "a-long-passphrase-42", "10.0.2.1", second)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) == 1
+    assert _login(client, "root", "wrong", "10.0.2.2", first).status_code == 429
     # another account from those addresses is not refused; the admin page's own address limit holds too
-    assert client.post(second, {"username": "other", "password": "x"}, REMOTE_ADDR="10.0.0.1").status_code == 200
-    codes = [client.post("/admin/login/", {"username": f"u{i}", "password": "x"}, REMOTE_ADDR="10.9.9.9").status_code
-             for i in range(12)]
+    assert _login(client, "other", "x", "10.0.0.1", second).status_code == 200
+    codes = [_login(client, f"u{i}", "x", "10.9.9.9", "/admin/login/").status_code for i in range(12)]
     assert codes[:10] == [200] * 10 and codes[10:] == [429, 429]
 
 
 @pytest.mark.django_db
-def test_a_successful_login_clears_its_accounts_failures(client, monkeypatch):
-    cache.clear()
-    monkeypatch.setattr("ibweb.security.time.time", lambda: 1_800_000_010.0)
+def test_failures_back_off_exponentially_and_never_lock_the_owner_out(client, clock):
+    """Issue 26: five wrong passwords from anyone locked the owner out for 15 minutes."""
+    User.objects.create_user("alice", password="a-long-passphrase-42")
+    assert [_login(client, "alice", "wrong", f"10.2.0.{i}").status_code for i in range(5)] == [200] * 5
+    waits = []
+    for i in range(9):  # each failure past the fifth doubles the wait before the next attempt, up to a minute
+        refused = _login(client, "alice", "wrong", f"10.2.1.{i}")
+        assert refused.status_code == 429
+        waits.append(int(refused["Retry-After"]))
+        clock.now += waits[-1]
+        assert _login(client, "alice", "wrong", f"10.2.2.{i}").status_code == 200
+    assert waits == [1, 2, 4, 8, 16, 32, 60, 60, 60]
+    assert _login(client, "alice", "a-long-passphrase-42", "10.2.3.1").status_code == 429
+    clock.now += 60  # the owner, on a browser that never signed in before, is in after at most a minute
+    assert _login(client, "alice", "a-long-passphrase-42", "10.2.3.1").status_code == 302
+
+
+@pytest.mark.django_db
+def test_a_known_browser_signs_in_while_its_account_is_under_attack(clock):
+    from django.test import Client
+
+    from ibweb.signin import KNOWN_DEVICE_COOKIE
+
+    User.objects.create_user("alice", password="a-long-passphrase-42")
+    User.objects.create_user("mallory", password="a-long-passphrase-43")
+    owner, attacker, other = Client(), Client(), Client()
+    assert _login(owner, "alice", "a-long-passphrase-42", "10.3.0.1").status_code == 302
+    assert KNOWN_DEVICE_COOKIE in owner.cookies
+    assert owner.post("/accounts/logout/").status_code == 302  # signing out keeps the browser known
+    assert _login(attacker, "mallory", "a-long-passphrase-43", "10.3.9.9").status_code == 302  # its own account
+    for i in range(40):  # the attack keeps the account's delay at its cap
+        _login(attacker, "alice", "wrong", f"10.4.{i}.1")
+    assert _login(other, "alice", "a-long-passphrase-42", "10.3.5.5").status_code == 429
+    forged = Client()
+    forged.cookies[KNOWN_DEVICE_COOKIE] = owner.cookies[KNOWN_DEVICE_COOKIE].value.split(":")[0] + ":forged"
+    assert _login(forged, "alice", "a-long-passphrase-42", "10.3.5.6").status_code == 429
+    assert _login(attacker, "alice", "a-long-passphrase-42", "10.3.5.7").status_code == 429  # known for mallory
+    # the owner's browser is not slowed: a typo, then the password, at once
+    assert _login(owner, "alice", "typo", "10.3.0.1").status_code == 200
+    assert _login(owner, "alice", "a-long-passphrase-42", "10.3.0.1").status_code == 302
+
+
+@pytest.mark.django_db
+def test_a_successful_login_clears_its_accounts_failures(client, clock):
     User.objects.create_user("alice", password="a-long-passphrase-42")
     for i in range(4):
-        client.post("/accounts/login/", {"username": "alice", "password": "wrong"}, REMOTE_ADDR=f"10.1.0.{i}")
-    ok = client.post("/accounts/login/", {"username": "alice", "password": "a-long-passphrase-42"},
-                     REMOTE_ADDR="10.1.1.1")
-    assert ok.status_code == 302
+        _login(client, "alice", "wrong", f"10.1.0.{i}")
+    assert _login(client, "alice", "a-long-passphrase-42", "10.1.1.1").status_code == 302
     client.logout()
-    assert [client.post("/accounts/login/", {"username": "alice", "password": "wrong"},
-                        REMOTE_ADDR=f"10.1.2.{i}").status_code for i in range(5)] == [200] * 5
+    client.cookies.clear()
+    assert [_login(client, "alice", "wrong", f"10.1.2.{i}").status_code for i in range(5)] == [200] * 5
+
+
+@pytest.mark.django_db
+def test_the_password_reset_form_is_throttled_per_address_and_per_email(client, clock, mailoutbox):
+    """Issue 26: anyone could make the site send any number of reset mails."""
+    User.objects.create_user("alice", email="alice@example.com", password="a-long-passphrase-42")
+
+    def reset(email: str, address: str) -> int:
+        return client.post("/accounts/password_reset/", {"email": email}, REMOTE_ADDR=address).status_code
+
+    assert [reset("Alice@example.com", f"10.5.0.{i}") for i in range(4)] == [302, 302, 302, 429]
+    assert len(mailoutbox) == 3
+    assert reset("nobody@example.com", "10.5.1.1") == 302  # another address: its own count
+    assert [reset(f"x{i}@example.com", "10.5.2.1") for i in range(6)] == [302] * 5 + [429]
+    clock.now += 3600
+    assert reset("alice@example.com", "10.5.0.9") == 302 and len(mailoutbox) == 4
 
 
 @pytest.mark.django_db

@@ -31,7 +31,7 @@ from ibweb.fabrics.models import Fabric
 
 from .models import Event, EventComment
 from .query import apply_filters, parse_filters
-from .visibility import host_filter, redact, visible_events
+from .visibility import comments_shown, host_filter, redact, visible_events
 
 __all__ = ["event_payload", "EventListView", "EventDetailView", "EventAcknowledgeView", "EventCommentView",
            "EventSummaryView", "acknowledge", "add_comment", "EventPagination", "MAX_LIMIT"]
@@ -50,8 +50,9 @@ def map_url(fabric: Fabric, event: Event, shown: dict) -> str:
 
 
 def event_payload(event: Event, view: View, hidden, comments: bool = False) -> dict:
-    """The JSON of one event as this view may see it."""
-    notes = list(event.comments.all()) if comments else []
+    """The JSON of one event as this view may see it (its comments only where :func:`comments_shown`)."""
+    readable = comments_shown(event, hidden)
+    notes = list(event.comments.all()) if comments and readable else []
     shown = redact(event, hidden, tuple(c.text for c in notes))
     out = {"id": event.pk, "kind": event.kind, "severity": event.severity, "object_type": event.object_type,
            "object_id": shown["object_id"], "link": event.link, "node": shown["node"], "job": event.job,
@@ -68,9 +69,9 @@ def event_payload(event: Event, view: View, hidden, comments: bool = False) -> d
         out["details"] = event.details
     if comments:
         out["comments"] = [{"user": c.username, "time": c.time.isoformat(), "text": text}
-                           for c, text in zip(notes, shown["texts"], strict=True)]
+                           for c, text in zip(notes, shown["texts"], strict=False)]
     else:
-        out["comments"] = getattr(event, "n_comments", None)
+        out["comments"] = getattr(event, "n_comments", None) if readable else 0
     return out
 
 

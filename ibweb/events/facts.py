@@ -6,8 +6,10 @@ error alerts and topology events of telemetry-fed fabrics (``errors``,
 ``link_down``, ``node_vanished``, ... from :mod:`fabric_engine.telemetry.diff`),
 ``counter_suspect`` (a held counter read: ``port``, ``counter``, ``link``, ``reason``),
 ``routing``, ``stale`` and ``sweep_failures``. :func:`fact_of` turns one into an
-:class:`AlertFact`; an alert's ``port`` (``"gpu0001 port 1"``) names its node, listed in
-``hosts`` so that views that may not see that host get it hidden.
+:class:`AlertFact` with the structured objects it names: ``hosts`` (every host, however the
+alert names it: fields, link ends, GUIDs, its message; see :mod:`ibweb.events.objects`) and
+``jobs`` (the jobs it lists, each with its tenant), so that each view renders the event from
+them and names no host or job it may not see.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["AlertFact", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN"]
+from .objects import FabricNames, named_hosts
+
+__all__ = ["AlertFact", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN", "JOBS_SUFFIX"]
 
 #: Severity of the alert kinds that carry none.
 SEVERITY_OF_KIND = {"no_route": "critical", "isolation": "critical", "sharp_fallback": "warning",
@@ -32,6 +36,8 @@ UNKNOWN = ()
 #: Fields of an alert that name nodes (``"gpu0001"``, ``"gpu0001 port 1"``); ``found_a``/``found_b``: the peers
 #: a plan check found cabled instead of the planned ones.
 _NAMED = ("port", "node", "a", "b", "found_a", "found_b")
+#: How a message lists an alert's jobs (the twin's deviations): stored apart, rendered per view.
+JOBS_SUFFIX = "; jobs "
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class AlertFact:
     tenant: str | None = None
     hosts: list = field(default_factory=list)
     details: dict = field(default_factory=dict)
+    jobs: list = field(default_factory=list)
+    resolved: bool = False
 
 
 def _node_of(label: str) -> str:
@@ -74,7 +82,8 @@ def _message(alert: Mapping) -> str:
 
 
 def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = None,
-            host_of: Callable[[str], tuple[int, int] | None] | None = None) -> AlertFact:
+            host_of: Callable[[str], tuple[int, int] | None] | None = None,
+            names: FabricNames | None = None) -> AlertFact:
     """The :class:`AlertFact` of one engine alert.
 
     Parameters
@@ -90,6 +99,14 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
         see them get the message with the names hidden; a name not in the fabric (or every
         name, without ``host_of``) is listed as ``[-1, name]``, which every view below
         ``ALL`` reads as ``hidden node`` (fail-closed).
+    names : FabricNames, optional
+        The fabric the alert was raised on: ``hosts`` then lists every host the alert names
+        (fields, link ends, GUIDs, message; :func:`ibweb.events.objects.named_hosts`) and the fact
+        is ``resolved``. Without it only the named fields are listed, and views below ``ALL``
+        read the message with every host they may not see relabelled (or not at all).
+
+    A list of ``jobs`` is kept as ``[[id, tenant], ...]``, its ``"; jobs a, b"`` taken off the
+    message: each view appends the jobs it may see.
     """
     kind = str(alert.get("kind") or "alert")[:32]
     severity = _SEVERITIES.get(str(alert.get("severity", "")).lower()) or SEVERITY_OF_KIND.get(kind, "warning")
@@ -102,22 +119,27 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
     job = str(alert.get("job") or (jobs[0] if len(jobs) == 1 else ""))
     link = alert.get("link")
     link = int(link) if isinstance(link, int | float) and not isinstance(link, bool) and link >= 0 else None
-    names = [_node_of(str(alert[k])) for k in _NAMED if isinstance(alert.get(k), str)]
+    names_of = [_node_of(str(alert[k])) for k in _NAMED if isinstance(alert.get(k), str)]
     if job:
         object_type, object_id = "job", job
     elif isinstance(alert.get("port"), str):
         object_type, object_id = "port", alert["port"]
     elif link is not None:
         object_type, object_id = "link", str(link)
-    elif names:
-        object_type, object_id = "node", names[0]
+    elif names_of:
+        object_type, object_id = "node", names_of[0]
     else:
         object_type, object_id = "fabric", ""
-    hosts = _hosts(names, host_of)
+    hosts = named_hosts(alert, names) if names is not None else _hosts(names_of, host_of)
     details = json.loads(json.dumps(dict(alert), default=str))
+    message = _message(alert)
+    if jobs:
+        message = message.removesuffix(JOBS_SUFFIX + ", ".join(jobs[:5]))
+    listed = [[j, (tenant_of_job or {}).get(j)] for j in jobs]
     return AlertFact(key=key, kind=kind, severity=severity, object_type=object_type, object_id=str(object_id)[:200],
-                     message=_message(alert), link=link, node=names[0] if names else "", job=job,
-                     tenant=_tenant(job, jobs, tenant_of_job or {}), hosts=hosts, details=details)
+                     message=message, link=link, node=names_of[0] if names_of else "", job=job,
+                     tenant=_tenant(job, jobs, tenant_of_job or {}), hosts=hosts, details=details, jobs=listed,
+                     resolved=names is not None)
 
 
 def _tenant(job: str, jobs: list[str], tenant_of_job: Mapping[str, str | None]) -> str | None:

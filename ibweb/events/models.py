@@ -38,6 +38,13 @@ class Event(models.Model):
     hosts = models.JSONField(default=list, blank=True,
                              help_text='[[node index, name, "0x<node GUID>"], ...]: the hosts the message names '
                                        "(hidden from users who may not see them).")
+    jobs = models.JSONField(default=list, blank=True,
+                            help_text='[[job id, tenant], ...]: the jobs the alert lists (each view is shown those '
+                                      "of its tenants, after the message).")
+    resolved = models.BooleanField(default=False,
+                                   help_text="Recorded on the fabric's topology: hosts lists every host the message "
+                                             "names. If not, views below ALL read it with every host they may not "
+                                             "see relabelled, or not at all.")
     message = models.TextField()
     details = models.JSONField(default=dict, blank=True, help_text="The alert as the engine raised it.")
     first_seen = models.DateTimeField(db_index=True)

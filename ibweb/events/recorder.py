@@ -26,11 +26,10 @@ from django.conf import settings
 from django.db import OperationalError, transaction
 from django.db.models import Count, F
 
-from fabric_engine.topology import KIND_HOST
-
 from .choices import SEVERITY_RANK
-from .facts import UNKNOWN, AlertFact, fact_of
+from .facts import AlertFact, fact_of
 from .models import Event
+from .objects import FabricNames
 
 __all__ = ["EventRecorder", "recorder_for", "prune", "REOPEN_S", "RETENTION_DAYS", "MAX_ROWS"]
 
@@ -77,34 +76,29 @@ class EventRecorder:
         self.reopen_s = reopen_s
         self._open: dict[str, int] | None = None
         self._fabric = None
-        self._hosts: dict[str, tuple[int, int]] = {}
-        self._switches: frozenset[str] = frozenset()
+        self._names: FabricNames | None = None
         self._lock = threading.Lock()
         self._pruned_at = 0.0
 
-    def _host_of(self, fabric):
-        """``name -> (index, GUID)`` of a host, ``None`` for a switch, :data:`UNKNOWN` for a name not in ``fabric``."""
+    def _names_of(self, fabric) -> FabricNames | None:
+        """The :class:`FabricNames` of ``fabric`` (built once per fabric object), or ``None`` without one."""
         if fabric is None:
             return None
         if fabric is not self._fabric:
-            self._fabric = fabric
-            hosts = fabric.hosts
-            self._hosts = {str(name): (int(h), int(g)) for name, h, g in
-                           zip(fabric.node_name[hosts], hosts, fabric.guid[hosts], strict=True)}
-            self._switches = frozenset(str(n) for n in fabric.node_name[fabric.kind != KIND_HOST])
-        hosts, switches = self._hosts, self._switches
-        return lambda name: hosts.get(name, None if name in switches else UNKNOWN)
+            self._fabric, self._names = fabric, FabricNames(fabric)
+        return self._names
 
     def apply(self, raised: list[dict], cleared: list[dict], seq: int, t: float, first: bool = False,
               fabric=None, jobs: list[dict] | None = None) -> list[Event]:
         """Record one signal of the runner; returns the events opened or reopened.
 
-        ``fabric`` (the engine :class:`~fabric_engine.topology.Fabric`) names hosts, ``jobs`` (the job
-        catalog: ``{"id", "tenant"}``) gives each job alert its tenant.
+        ``fabric`` (the engine :class:`~fabric_engine.topology.Fabric`) resolves the hosts each alert
+        names (:mod:`ibweb.events.objects`), ``jobs`` (the job catalog: ``{"id", "tenant"}``) gives
+        each job its tenant.
         """
         tenants = {j["id"]: j.get("tenant") for j in jobs or []}
-        host_of = self._host_of(fabric)
-        up = {f.key: f for f in (fact_of(a, tenants, host_of) for a in raised)}
+        names = self._names_of(fabric)
+        up = {f.key: f for f in (fact_of(a, tenants, names=names) for a in raised)}
         down = {fact_of(a).key for a in cleared} - set(up)
         when = datetime.fromtimestamp(t, tz=UTC)
         with self._lock:
@@ -154,7 +148,9 @@ class EventRecorder:
             fact = next(f for f in facts if f.key == key)
             event.active, event.cleared_at, event.last_seen = True, None, when
             event.raised_seq, event.message = seq, fact.message
-            event.save(update_fields=["active", "cleared_at", "last_seen", "raised_seq", "message"])
+            event.hosts, event.jobs, event.resolved = fact.hosts, fact.jobs, fact.resolved
+            event.save(update_fields=["active", "cleared_at", "last_seen", "raised_seq", "message", "hosts", "jobs",
+                                      "resolved"])
         fresh = [f.key for f in facts if f.key not in reopened]
         before = dict(Event.objects.filter(fabric_id=self.fabric_id, key__in=fresh).order_by().values("key")
                       .annotate(n=Count("pk")).values_list("key", "n")) if fresh else {}
@@ -169,8 +165,8 @@ class EventRecorder:
             Event(fabric_id=self.fabric_id, key=f.key, kind=f.kind, severity=f.severity,
                   rank=SEVERITY_RANK.get(f.severity, 1), object_type=f.object_type, object_id=f.object_id,
                   link=f.link, node=f.node[:100], job=f.job[:100], tenant_id=tenant_ids.get(f.tenant),
-                  hosts=f.hosts, message=f.message, details=f.details, first_seen=when, last_seen=when,
-                  count=0, raised_seq=seq, occurrence=before.get(f.key, 0) + 1)
+                  hosts=f.hosts, jobs=f.jobs, resolved=f.resolved, message=f.message, details=f.details,
+                  first_seen=when, last_seen=when, count=0, raised_seq=seq, occurrence=before.get(f.key, 0) + 1)
             for f in facts if f.key not in reopened])
         if any(e.pk is None for e in new):  # backends that do not return keys from bulk inserts
             new = list(Event.objects.filter(fabric_id=self.fabric_id, active=True, first_seen=when,

@@ -71,7 +71,8 @@ def events_page(request, slug: str):
         "since": request.GET.get("since", ""), "until": request.GET.get("until", ""),
         "query": urlencode(keep), "back": request.get_full_path(), "show_tenants": view.level >= Level.TENANTS,
         "can_ack": request.user.has_perm("events.change_event"),
-        "can_comment": request.user.has_perm("events.add_eventcomment"), "retention_days": f"{RETENTION_DAYS:g}",
+        "can_comment": request.user.has_perm("events.add_eventcomment"), "read_comments": view.sees_all,
+        "retention_days": f"{RETENTION_DAYS:g}",
         "reference": reference_context(request.user, fabric),
     }
     return render(request, "events/events.html", context)

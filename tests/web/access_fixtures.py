@@ -155,6 +155,40 @@ def _events(fabric: Fabric, f, tenants: dict[str, Tenant], hosts: dict[str, list
                                 message=f"{entry[1]} port 1 is down", details={"node": entry[1]}, first_seen=now,
                                 last_seen=now)
     EventComment.objects.create(event=down, username="audit-author", text=f"cable of {entry[1]} reseated")
+    _telemetry_events(fabric, f, hosts, now.timestamp())
+
+
+def _telemetry_events(fabric: Fabric, f, hosts: dict[str, list[int]], t: float) -> None:
+    """What a telemetry-fed fabric raises about both tenants' hosts, recorded as its runner's signal is (issue 26):
+    a counter reset (link indices and ports, no host field), a cable down, a twin deviation naming a globex host
+    by GUID only with both tenants' jobs; each commented by an operator naming hosts, jobs and tenants."""
+    from fabric_engine.telemetry import CounterSamples
+    from fabric_engine.telemetry.conditions import cabling_conditions
+    from fabric_engine.telemetry.observe import observe
+    from fabric_engine.twin.persistence import alert_of
+    from ibweb.events.models import Event, EventComment
+    from ibweb.events.recorder import EventRecorder
+
+    ends = [hosts["acme"][0], *hosts["globex"][:2]]
+
+    def sweep(at: float, words: int) -> CounterSamples:
+        return CounterSamples.from_records([{"lid": int(f.lid[h]), "port": 1, "t": at, "extended": True,
+                                             "counters": {"PortXmitData": words}} for h in ends])
+
+    state = observe(f, sweep(t - 10.0, 10**9), sweep(t, 1000), seq=2, t=t, tick_s=10.0, now=t).state
+    g = hosts["globex"][0]
+    guid = f"0x{int(f.guid[g]):016x}"
+    alerts = [a for a in state.alerts if a["kind"] == "counter_reset"]
+    alerts += cabling_conditions(f, f.without_links([int(f.out_link(g, 1)) % f.num_links]))
+    alerts.append(alert_of({"kind": "below", "key": f"{guid}/1", "link": int(f.out_link(g, 1)), "hosts": [guid],
+                            "jobs": ["acme-train", "globex-secret"], "expected_gbps": 80.0, "observed_gbps": 0.0}))
+    assert {a["kind"] for a in alerts} == {"counter_reset", "link_down", "twin"}
+    EventRecorder(fabric.pk).apply(alerts, [], seq=0, t=t, first=False, fabric=f,
+                                   jobs=[{"id": "acme-train", "tenant": "acme"},
+                                         {"id": "globex-secret", "tenant": "globex"}])
+    for event in Event.objects.filter(fabric=fabric, kind__in=("counter_reset", "link_down", "twin"), resolved=True):
+        EventComment.objects.create(event=event, username="audit-author",
+                                    text=f"{f.node_name[g]} of {NAMES['globex']} (globex-secret) checked")
 
 
 def identifiers(shared: Shared, slug: str) -> list[re.Pattern]:

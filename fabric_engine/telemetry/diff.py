@@ -77,6 +77,9 @@ def diff_topology(old: Fabric, new: Fabric) -> list[dict]:
             show = (lambda v: f"{int(v)}x") if names is None else (lambda v: SPEEDS[int(v)])
             a, b = _end(new, new.a_node[c], int(new.a_port[c])), _end(new, new.b_node[c], int(new.b_port[c]))
             events.append({"kind": kind, "severity": _SEVERITY[kind], "a": a, "b": b, "link": c,
+                           "guids": [f"0x{int(new.guid[new.a_node[c]]):016x}",
+                                     f"0x{int(new.guid[new.b_node[c]]):016x}"],
+                           "ports": [int(new.a_port[c]), int(new.b_port[c])],
                            "old": show(before[j]), "new": show(after[j]),
                            "message": f"{attr} {show(before[j])} -> {show(after[j])}: {a} - {b}"})
     return events

@@ -29,7 +29,11 @@ accepted); a cable down, a node missing or a cable trained down is an alert of e
 (``"condition": True``, with ``since``) until a discovery shows it fixed, so its event stays
 open meanwhile. Where a cabling plan exists, missing cables and nodes are the plan's alerts.
 What a discovery changed otherwise (cables or nodes added, restored) is an alert for the rest
-of its sweep.
+of its sweep. Counter conditions (:mod:`fabric_engine.telemetry.counter_conditions`: ``error_rate``,
+``port_flapping``, ``symbol_errors_rising``) are advanced by each new pair of sweeps and kept by
+port GUID and number; they replace the per-sweep ``errors`` alerts. When the source starts, the
+``since`` of every condition still open as an event is that event's ``first_seen`` (a restart
+does not restart the clock).
 
 Jobs come from the fabric's job source through its digital twin (:mod:`ibweb.twin.engine`):
 every state passes through :meth:`FabricTwin.step`, which names the running jobs, their
@@ -58,10 +62,12 @@ from fabric_engine.telemetry import (
     diff_topology,
     fabric_from_linkinfo,
     is_good,
+    link_port_keys,
     observe,
     parse_iblinkinfo,
     totals_from_samples,
 )
+from fabric_engine.telemetry.counter_conditions import COUNTER_CONDITION_KINDS, CounterConditions, port_sweep
 from fabric_engine.topology import Fabric
 from fabric_engine.workload import Job
 from ibweb.twin.engine import FabricTwin
@@ -117,6 +123,9 @@ class TelemetrySource:
         self._reference: tuple[object, Fabric] | None = None  # (reference_at, its fabric)
         self._conditions: list[dict] = []
         self._since: dict[tuple, float] = {}  # when each condition was first seen by this source
+        self._seed: dict[tuple, float] = {}  # first_seen of the conditions open as events when this source started
+        self._counter = CounterConditions()
+        self._counter_conditions: list[dict] = []
         self._config_read = 0.0
         self.twin = FabricTwin(self.fabric_id)
 
@@ -130,6 +139,7 @@ class TelemetrySource:
         self.config = await sync_to_async(CollectorConfig.objects.select_related("fabric").get)(
             fabric_id=self.fabric_id)
         self.router = RoutingTracker(self.config.lfts_file(), self.routing_engine, self.routing_options)
+        await asyncio.to_thread(self._seed_since)
         _, newest = await asyncio.to_thread(store.sweeps, self.fabric_id)
         if newest is None and self.config.source != CollectorSource.PUSH:
             if progress is not None:
@@ -160,6 +170,23 @@ class TelemetrySource:
         return True
 
     # ------------------------------------------------------------ conditions
+    def _seed_since(self) -> None:
+        """Take the ``since`` of the conditions still open as events (read only) for when they show again."""
+        from ibweb.events.models import Event
+
+        rows = Event.objects.filter(fabric_id=self.fabric_id, active=True).values_list("details", "first_seen")
+        for details, first_seen in rows:
+            if not isinstance(details, dict) or details.get("condition") is not True or "kind" not in details:
+                continue
+            t = first_seen.timestamp()
+            self._seed[_condition_key(details)] = t
+            ports = details.get("ports") or []
+            if details["kind"] in COUNTER_CONDITION_KINDS and details.get("guid") and len(ports) == 1:
+                try:
+                    self._counter.seed(details["kind"], int(details["guid"], 16), int(ports[0]), t)
+                except (TypeError, ValueError):
+                    continue
+
     def _check_reference(self) -> None:
         """Compare the discovery in use with the reference cabling (taking it as the reference when it is good)."""
         c, fabric, linkinfo = self.config, self.fabric, self._linkinfo
@@ -185,7 +212,7 @@ class TelemetrySource:
         conditions = cabling_conditions(ref, fabric)
         now = time.time()
         keys = [_condition_key(x) for x in conditions]
-        self._since = {k: self._since.get(k, now) for k in keys}
+        self._since = {k: self._since.get(k) or self._seed.pop(k, now) for k in keys}
         self._conditions = [{**x, "since": round(self._since[k], 3)} for x, k in zip(conditions, keys, strict=True)]
 
     async def _reread_reference(self, now: float) -> None:
@@ -200,9 +227,10 @@ class TelemetrySource:
 
     def conditions(self) -> list[dict]:
         """The fabric's conditions now; missing cables and nodes are left to the cabling plan where there is one."""
+        counter = list(self._counter_conditions)
         if getattr(self.twin, "plan", None) is None:
-            return list(self._conditions)
-        return [c for c in self._conditions if c["kind"] not in ("link_down", "node_missing")]
+            return list(self._conditions) + counter
+        return [c for c in self._conditions if c["kind"] not in ("link_down", "node_missing")] + counter
 
     async def _refuse(self, sweep_id: int | None, linkinfo: str, error: str) -> None:
         """Remember a discovery that cannot be used, so that it is not parsed again every tick."""
@@ -322,7 +350,13 @@ class TelemetrySource:
         if prev is not None and newest is not None and pair != self._used:
             obs = observe(f, prev["samples"], newest["samples"], seq=self.seq, tick_s=self.tick_s,
                           wrap=c.wrap_counters, tick_code=c.tick_code, thresholds=c.alert_thresholds(), now=now)
-            self._state, self._used, self._stale = obs.state, pair, obs.stale
+            # per-sweep error alerts give way to the lasting counter conditions
+            errors_gone = [a for a in obs.state.alerts if a.get("kind") != "errors"]
+            self._state = dataclasses.replace(obs.state, alerts=errors_gone)
+            self._used, self._stale = pair, obs.stale
+            rows = obs.deltas.lookup(link_port_keys(f)[0])
+            self._counter_conditions = self._counter.update(
+                port_sweep(f, obs.deltas, rows, c.alert_thresholds()), float(newest["t"]))
             self._counters = (totals_from_samples(f, newest["samples"]), newest["t"])
         # the newest routing event of this sweep (the sweep record keeps all of them)
         sweep_id = newest["id"] if newest is not None else self._refused

@@ -81,15 +81,16 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     assert state.util[d] == pytest.approx(implied / 200.0, rel=1e-6)  # 4x HDR
     # ibsim adds its own MAD traffic on top of what we set; it is a few hundred words
     assert (v2 - v1) == pytest.approx(words, rel=1e-5)
-    assert not [a for a in state.alerts if a["kind"] == "errors"]
+    assert not [a for a in state.alerts if a["kind"] == "error_rate"]
 
-    # --- a burst of symbol errors raises an alert for that port
+    # --- a burst of symbol errors raises an error-rate condition for that port
     sim.console('PerformanceSet "leaf03"[5] PortCounters.SymbolErrorCounter=500')
     sweep(config)
     asyncio.run(engine.tick())
     prev, newest = store.sweeps(fabric.pk)
-    alerts = [a for a in engine.source.state(prev, newest, time.time()).alerts if a["kind"] == "errors"]
-    assert [(a["counter"], a["link"], a["port"]) for a in alerts] == [("SymbolErrorCounter", d, "leaf03 port 5")]
+    alerts = [a for a in engine.source.state(prev, newest, time.time()).alerts if a["kind"] == "error_rate"]
+    assert [(a["port"], a["condition"], "SymbolErrorCounter" in a["message"]) for a in alerts] == [
+        ("leaf03 port 5", True, True)]
 
     # --- Unlink: link-down event, and the link is gone from the next discovery
     sim.console('Unlink "leaf03"[5]')

@@ -2,6 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from ..views import TrialSweepView
+from .conditions_views import ConditionListView
 from .reference_views import ReferenceCablingView
 from .views import CollectorConfigViewSet, SamplePushView, SweepViewSet
 
@@ -13,6 +14,7 @@ router.register("sweeps", SweepViewSet, basename="sweep")
 urlpatterns = [
     path("fabrics/<slug:slug>/samples/", SamplePushView.as_view(), name="push-samples"),
     path("fabrics/<slug:slug>/reference/", ReferenceCablingView.as_view(), name="reference-cabling"),
+    path("fabrics/<slug:slug>/conditions/", ConditionListView.as_view(), name="conditions"),
     path("trial-sweep/", TrialSweepView.as_view(), name="trial-sweep"),
     *router.urls,
 ]

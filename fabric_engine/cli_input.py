@@ -50,28 +50,16 @@ def print_warnings(fabric: Fabric, source: str) -> None:
 
 
 def ibdiagnet_counters(path: str) -> dict | None:
-    """Summary of the port counters an ibdiagnet folder or archive holds (``None`` for other inputs).
-
-    ``{"ports": sampled ports, "with_errors": ports with a non-zero error counter, "file": where from}``.
-    """
-    import numpy as np
-
+    """Summary of the port counters an ibdiagnet folder or archive holds (``None`` for other inputs):
+    :meth:`~fabric_engine.formats.ibdiagnet.Capture.counter_summary`."""
     from .formats import ibdiagnet
     from .formats._input import read_bytes
     from .formats.ibdiagnet_archive import is_archive
-    from .telemetry.counters import COLUMN, ERROR_COUNTERS
 
     p = Path(path)
     if p.is_dir():
-        capture = ibdiagnet.load_folder(p)
-    else:
-        data = read_bytes(p)
-        if not is_archive(data):
-            return None
-        capture = ibdiagnet.load_archive(data, str(p))
-    samples = capture.counters
-    if samples is None:
-        return {"ports": 0, "with_errors": 0, "file": None}
-    errors = samples.values[:, [COLUMN[c] for c in ERROR_COUNTERS]]
-    return {"ports": len(samples), "with_errors": int(np.count_nonzero(errors.any(axis=1))),
-            "file": capture.files.get("pm") or capture.files.get("db_csv")}
+        return ibdiagnet.load_folder(p).counter_summary()
+    data = read_bytes(p)
+    if not is_archive(data):
+        return None
+    return ibdiagnet.load_archive(data, str(p)).counter_summary()

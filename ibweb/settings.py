@@ -14,6 +14,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from . import env
+from .proxies import trusted_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env.text("IBWEB_VAR_DIR", str(BASE_DIR / "var")))
@@ -37,9 +38,9 @@ CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS", [])
 IBWEB_PUBLIC_READ = env.flag("IBWEB_PUBLIC_READ", not PRODUCTION)
 #: Run the engine loop inside the web process (off when ``run_engine`` processes do it).
 IBWEB_ENGINE_EMBEDDED = env.flag("IBWEB_ENGINE_EMBEDDED", True)
-IBWEB_TICK_MIN_S = 0.05
 #: Engine processes on one Redis beat this often; one silent for three beats is gone (ibweb.live.share).
 IBWEB_ENGINE_BEAT_S = env.integer("IBWEB_ENGINE_BEAT_MS", 1000, minimum=100) / 1000
+IBWEB_TICK_MIN_S = 0.05
 #: Recent ticks each fabric's link history ring keeps (10 minutes at a 1 s tick), at least 120.
 IBWEB_HISTORY_TICKS = env.integer("IBWEB_HISTORY_TICKS", 600, minimum=120)
 
@@ -52,7 +53,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "ibweb.accounts",  # API tokens, stored hashed (it replaced rest_framework.authtoken)
     "drf_spectacular",
     "channels",
     "ibweb.fabrics",
@@ -64,6 +65,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ibweb.request_id.RequestIdMiddleware",  # first: every response (a 500 too) and log line carries the ID
     "django.middleware.security.SecurityMiddleware",
     "ibweb.security.SecurityHeadersMiddleware",
     "ibweb.static_files.StaticFilesMiddleware",  # WhiteNoise, with file bodies read asynchronously under ASGI
@@ -140,7 +142,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["ibweb.permissions.ViewerReadOrModelPermissions"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "ibweb.accounts.authentication.ApiTokenAuthentication",  # Authorization: Token <key>
         "ibweb.auth_schemes.RefuseUnknownSchemes",  # curl -u (Basic) is a 401, not an anonymous visitor
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -155,8 +157,9 @@ REST_FRAMEWORK = {
                                "ibweb.body_limits.MultiPartParser"],
 }
 # The schema's own lint runs in tests/web/test_api_schema.py, not in `check --deploy` (a security check).
+# The schema is served under the API's own access (issue 26): anonymous visitors only where public read is on.
 SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False,
-                        "ENABLE_DJANGO_DEPLOY_CHECK": False}
+                        "ENABLE_DJANGO_DEPLOY_CHECK": False, "SERVE_PERMISSIONS": ["ibweb.permissions.ViewerRead"]}
 
 # Request sizes (issue 14; the reasons for each figure are in ibweb/body_limits.py). The ASGI middleware
 # answers 413 above these before a view runs; Django's own limits bound what its parsers keep in memory.
@@ -167,8 +170,18 @@ IBWEB_MAX_WS_MESSAGE_BYTES = env.integer("IBWEB_MAX_WS_MESSAGE_BYTES", 64 << 10,
 #: Most values in a JSON body or websocket message (issue 26; ibweb/json_input.py); an upload or push route
 #: allows one per 8 bytes of its cap if that is more (ibweb.body_limits.max_json_values). Nesting: 64 levels.
 IBWEB_MAX_JSON_VALUES = env.integer("IBWEB_MAX_JSON_VALUES", 1_000_000, minimum=1000)
+# Slow clients (issue 26; ibweb/http_timeouts.py): seconds to send a request's head; a body's grace in seconds,
+# then its least average rate in bytes/s. A client that falls behind gets 408 and is disconnected.
+IBWEB_HEADER_TIMEOUT_S = env.integer("IBWEB_HEADER_TIMEOUT_S", 10, minimum=1)
+IBWEB_BODY_TIMEOUT_S = env.integer("IBWEB_BODY_TIMEOUT_S", 10, minimum=1)
+IBWEB_BODY_MIN_RATE = env.integer("IBWEB_BODY_MIN_RATE", 16 << 10, minimum=1)
 #: Seconds a websocket may keep its write buffer above the high-water mark before it is closed (ibweb.wsflow).
 IBWEB_FEED_STALL_S = env.integer("IBWEB_FEED_STALL_S", 30, minimum=1)
+#: Seconds between an open feed socket's checks that its sign-in still holds (ibweb/live/session_check.py).
+IBWEB_SESSION_RECHECK_S = env.integer("IBWEB_SESSION_RECHECK_S", 5, minimum=1)
+#: Addresses or CIDRs of the reverse proxies whose X-Forwarded-For/-Proto the server believes (ibweb/serve.py);
+#: none by default: the peer's address is the client's, whatever headers it sends.
+IBWEB_TRUSTED_PROXIES = trusted_proxies(env.listing("IBWEB_TRUSTED_PROXIES", []))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 << 20  # form fields and request.body, files excluded
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 << 20  # larger uploaded files spool to a temporary file
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
@@ -200,8 +213,12 @@ if PRODUCTION:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"ibweb": {"handlers": ["console"], "level": env.text("IBWEB_LOG_LEVEL", "INFO")}},
+    "filters": {"request_id": {"()": "ibweb.request_id.RequestIdFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"]}},
+    "loggers": {"ibweb": {"handlers": ["console"], "level": env.text("IBWEB_LOG_LEVEL", "INFO")},
+                # every 5xx, raised (with its traceback) or returned, once, with its request ID (ibweb.request_id)
+                "django.request": {"handlers": ["console"], "level": "ERROR", "filters": ["request_id"],
+                                   "propagate": False}},
 }
 
 #: Celery beat: start the telemetry sweeps and the job source polls that are due (each has its own interval).

@@ -63,6 +63,11 @@ test("previewFacts says what a capture held beyond the graph, and warningLines n
     chassis: [{guid: "0x0002c90300c0ffee", switches: ["a", "b", "c"]}], loopbacks: [["spine01", 10, 11, "4xNDR"]]});
   assert.equal(f.read, "3 SHARP Aggregation Nodes on 3 switches (not hosts); 5 host systems; "
     + "chassis 0x0002c90300c0ffee: 3 ASICs; 1 loopback cables (not routed)");
+  const pm = previewFacts({...base, topology: {counters: {ports: 20, with_errors: 3, file: "ibdiagnet2.db_csv",
+    errors: {SymbolErrorCounter: 2, PortRcvErrors: 1, LinkDownedCounter: 1, VL15Dropped: 3}}}});
+  assert.equal(pm.read, "port counters of 20 ports, 3 with errors (VL15Dropped on 3, SymbolErrorCounter on 2, PortRcvErrors on 1)");
+  assert.equal(previewFacts({...base, topology: {counters: {ports: 0, with_errors: 0, errors: {}}}}).read,
+    "port counters of 0 ports, 0 with errors");
   assert.deepEqual(warningLines([{line: 1, text: "[root@ufm01 ~]# ibnetdiscover", reason: "shell prompt skipped"},
     {line: 1, text: "", reason: "UTF-8 byte-order mark removed"}]),
   ["line 1: shell prompt skipped: [root@ufm01 ~]# ibnetdiscover", "line 1: UTF-8 byte-order mark removed"]);

@@ -89,6 +89,14 @@ def test_api_creates_a_fabric_from_an_ibdiagnet_archive(operator):  # issue 22
     assert response.status_code == 201, response.content
     topology = response.json()["spec"]["topology"]
     assert topology["format"] == "ibdiagnet" and topology["fabric"] == {"nodes": 9, "links": 10}
+    counters = topology["counters"]  # the run's port counters come along with its fabric
+    assert (counters["ports"], counters["with_errors"], counters["file"]) == (20, 3, "ibdiagnet2/ibdiagnet2.db_csv")
+    assert sum(counters["errors"].values()) >= 3 and all(n > 0 for n in counters["errors"].values())
+    preview = operator.post("/api/fabrics/preview/", {"topology_file": SimpleUploadedFile(archive.name,
+                                                                                          archive.read_bytes())})
+    assert preview.json()["topology"]["counters"] == counters
+    row = operator.get("/api/fabrics/fabrics/diag/").json()
+    assert row["spec"]["topology"]["counters"] == counters
 
 
 def test_api_rejects_an_unknown_routing_engine(operator):

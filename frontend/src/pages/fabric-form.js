@@ -104,6 +104,11 @@ function readFacts(s) {
   if (s.host_systems != null) out.push(`${count(s.host_systems)} host systems`);
   for (const ch of s.chassis ?? []) out.push(`chassis ${ch.guid}: ${count(ch.switches.length)} ASICs`);
   if (s.loopbacks?.length) out.push(`${count(s.loopbacks.length)} loopback cables (not routed)`);
+  const pm = s.topology?.counters;
+  if (pm) {
+    const worst = Object.entries(pm.errors ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([c, n]) => `${c} on ${count(n)}`);
+    out.push(`port counters of ${count(pm.ports)} ports, ${count(pm.with_errors)} with errors${worst.length ? ` (${worst.join(", ")})` : ""}`);
+  }
   return out.join("; ");
 }
 

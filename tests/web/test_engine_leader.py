@@ -142,5 +142,5 @@ def test_a_second_process_joining_sends_no_progress_to_clients_of_the_live_fabri
         assert "engine started (another process leads or led it)" in b_log
         assert "handed over" in logs["a"].read_text()
     else:
-        assert "engine started" not in b_log, "a process that leads nothing builds nothing"
+        assert "fabric demo: engine started" not in b_log, "a process that leads nothing builds nothing"
     assert kinds.count("frame") >= 10, kinds

@@ -8,6 +8,7 @@ the good file is read. The real server answers ``/healthz`` while bombs arrive
 (``tests/bench/bench_hostile_requests.py`` measures how fast).
 """
 
+# ruff: noqa: F811  (the fixtures of superuser_fixtures are redefined as test arguments)
 from __future__ import annotations
 
 import gzip
@@ -17,11 +18,8 @@ import threading
 import urllib.request
 
 import pytest
-from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
-from rest_framework.test import APIClient
 
 from fabric_engine.formats import write
 from fabric_engine.topology.generate import fat_tree
@@ -30,6 +28,7 @@ from ibweb.inflate import MAX_RATIO, inflated
 from ibweb.tenancy.models import Partition
 from tests.hostile_requests import SUPERUSER, csrf_headers, multipart
 from tests.server import running_server
+from tests.web.superuser_fixtures import api, page, root  # noqa: F401 (fixtures)
 
 SPEC = {"topology": {"generator": "fat_tree", "hosts": 8, "radix": 4, "name": "tiny"}}
 NEW = {"name": "X", "slug": "x"}
@@ -71,25 +70,6 @@ def test_inflated_names_the_field_file_and_limit():
     with pytest.raises(ValidationError, match="larger than 1,000 bytes"):
         inflated(DESIGN.encode(), "d", "f", 1000)
     assert inflated(gzip.compress(DESIGN.encode()), "d.gz", "f", 1 << 20) == DESIGN.encode()
-
-
-@pytest.fixture
-def root(db) -> User:
-    return User.objects.create_superuser("root", password="pw-root")
-
-
-@pytest.fixture
-def api(root) -> APIClient:
-    c = APIClient()
-    c.force_authenticate(root)
-    return c
-
-
-@pytest.fixture
-def page(root) -> Client:
-    c = Client()
-    c.force_login(root)
-    return c
 
 
 @pytest.fixture

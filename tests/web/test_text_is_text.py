@@ -8,6 +8,7 @@ the system's files, the test writes canaries: files a reader would accept (a top
 answer 201, not only echo a line.
 """
 
+# ruff: noqa: F811  (the fixtures of superuser_fixtures are redefined as test arguments)
 from __future__ import annotations
 
 import contextlib
@@ -17,11 +18,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
 from django.core import serializers
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 from rest_framework.test import APIClient
 
 import ibweb.settings
@@ -35,6 +34,7 @@ from ibweb.telemetry.models import CollectorConfig, PushToken, Sweep
 from ibweb.tenancy.models import Partition, PartitionMember
 from ibweb.twin.choices import JobSourceKind
 from ibweb.twin.models import CablingPlan, JobSource, JobToken, ScheduledJob
+from tests.web.superuser_fixtures import api, page, root  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -138,25 +138,6 @@ def refused(response, *fields: str, status: tuple[int, ...] = (400,)) -> dict:
     errors = body.get("errors", body) if isinstance(body, dict) else {}
     assert set(fields) & set(errors) or body.get("line"), body
     return body
-
-
-@pytest.fixture
-def root(db) -> User:
-    return User.objects.create_superuser("root", password="pw-root")
-
-
-@pytest.fixture
-def api(root) -> APIClient:
-    c = APIClient()
-    c.force_authenticate(root)
-    return c
-
-
-@pytest.fixture
-def page(root) -> Client:
-    c = Client()
-    c.force_login(root)
-    return c
 
 
 @pytest.fixture

@@ -52,15 +52,15 @@ def _manage(env: dict, *args: str) -> str:
                           text=True).stdout
 
 
-#: Creates the user ``operator`` (sees every tenant) and prints the key of a session signed in as them.
-_OPERATOR_SESSION = """
+
+def session_script(make_user: str) -> str:
+    """Code for ``manage.py shell -c``: ``make_user`` (lines that bind ``user``), then print the key of a session
+    signed in as ``user``."""
+    return f"""
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import Permission, User
 from django.contrib.sessions.backends.db import SessionStore
-user, _ = User.objects.get_or_create(username="operator")
-user.set_password("pw-operator")
-user.save()
-user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
+{make_user.strip()}
 session = SessionStore()
 session[SESSION_KEY] = str(user.pk)
 session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
@@ -68,6 +68,15 @@ session[HASH_SESSION_KEY] = user.get_session_auth_hash()
 session.create()
 print(session.session_key)
 """
+
+
+#: Creates the user ``operator`` (sees every tenant) and prints the key of a session signed in as them.
+_OPERATOR_SESSION = session_script("""
+user, _ = User.objects.get_or_create(username="operator")
+user.set_password("pw-operator")
+user.save()
+user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
+""")
 
 
 @contextmanager

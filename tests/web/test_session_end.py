@@ -24,7 +24,7 @@ from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.consumers import CLOSE_SIGNED_OUT
 from ibweb.live.runner import FabricRunner
-from tests.server import ROOT, running_server
+from tests.server import ROOT, running_server, session_script
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -101,18 +101,7 @@ async def test_a_change_no_notice_announces_closes_the_socket_within_the_recheck
         await comm.disconnect()
 
 
-CREATE_SESSION = """
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-from django.contrib.auth.models import User
-from django.contrib.sessions.backends.db import SessionStore
-user = User.objects.create_user("viewer", password="pw-viewer-long-enough")
-session = SessionStore()
-session[SESSION_KEY] = str(user.pk)
-session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-session.create()
-print(session.session_key)
-"""
+CREATE_SESSION = session_script('user = User.objects.create_user("viewer", password="pw-viewer-long-enough")')
 
 
 def test_sockets_on_a_real_server_close_when_another_process_changes_the_user(tmp_path):

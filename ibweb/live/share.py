@@ -71,9 +71,8 @@ class FabricShare:
     def __init__(self, redis_url: str, beat_s: float = 1.0, ttl_s: float = 3.0, settle_s: float = 2.0,
                  token: str | None = None) -> None:
         self.redis = aioredis.from_url(redis_url)
-        self.token = token or f"{secrets.token_hex(6)}"
+        self.token = token or secrets.token_hex(6)
         self.beat_s, self.ttl_s, self.settle_s = beat_s, ttl_s, settle_s
-        self.fabric_ids: set[int] = set()
         self.assignment: dict[int, str] = {}
         self.members: tuple[str, ...] = ()
         self._changed = time.monotonic()
@@ -81,12 +80,11 @@ class FabricShare:
 
     async def beat(self, fabric_ids: Iterable[int]) -> None:
         """Say that this process lives and runs ``fabric_ids``; read the others and recompute the assignment."""
-        self.fabric_ids = {int(f) for f in fabric_ids}
         now = time.time()
         ttl_ms = max(1, int(self.ttl_s * 1000))
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(MEMBERS_KEY, {self.token: now})
-            pipe.set(f"{MEMBERS_KEY}:{self.token}", ",".join(map(str, sorted(self.fabric_ids))), px=ttl_ms)
+            pipe.set(f"{MEMBERS_KEY}:{self.token}", ",".join(map(str, sorted(int(f) for f in fabric_ids))), px=ttl_ms)
             pipe.zremrangebyscore(MEMBERS_KEY, "-inf", now - self.ttl_s)
             pipe.zrange(MEMBERS_KEY, 0, -1)
             *_, raw = await pipe.execute()
@@ -109,10 +107,6 @@ class FabricShare:
     def settled(self) -> bool:
         """Whether the membership and assignment have not changed for ``settle_s`` (a handover may start)."""
         return self._beaten and time.monotonic() - self._changed >= self.settle_s
-
-    def leads(self) -> int:
-        """How many fabrics the assignment gives this process."""
-        return sum(1 for m in self.assignment.values() if m == self.token)
 
     async def leave(self) -> None:
         """Stop counting as a member (a clean shutdown hands the fabrics over at once)."""

@@ -7,6 +7,7 @@ Redis cache and real Celery workers; ``IBWEB_ENV=production`` hardens the rest.
 """
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -119,17 +120,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.text("REDIS_URL")
+#: Every key, channel and queue of this deployment on its Redis starts with this: deployments (and tests'
+#: servers) sharing one Redis never see each other's engines, records or groups.
+REDIS_NAMESPACE = env.text("IBWEB_REDIS_NAMESPACE") or "ibweb"
+if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", REDIS_NAMESPACE):
+    raise ImproperlyConfigured(f"IBWEB_REDIS_NAMESPACE {REDIS_NAMESPACE!r}: 1 to 64 letters, digits, '_', '.', '-'")
 if REDIS_URL:
     # Pub/sub: a frame crosses Redis once per web process, not once per client.
     CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.channel_layer.SharedDecodeChannelLayer",
-                                  "CONFIG": {"hosts": [REDIS_URL]}}}
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+                                  "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{REDIS_NAMESPACE}:asgi"}}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": REDIS_NAMESPACE}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.channel_layer.EmbeddedChannelLayer",
                                   "CONFIG": {"capacity": 200}}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_DEFAULT_QUEUE = REDIS_NAMESPACE
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 #: Run tasks in the calling process (the embedded default); with REDIS_URL, Celery workers run them.
 CELERY_TASK_ALWAYS_EAGER = env.flag("IBWEB_CELERY_EAGER", not REDIS_URL)

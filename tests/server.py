@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -79,6 +80,25 @@ user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
 """)
 
 
+def redis_namespace(tmp_path: Path) -> str:
+    """The Redis namespace of the servers (and engine processes) of one test: its own, on a Redis that the
+    other tests' servers share."""
+    return "ibweb-test-" + hashlib.blake2b(str(tmp_path).encode(), digest_size=6).hexdigest()
+
+
+def _wait_until_live(server: Server, deadline: float) -> None:
+    """Wait for the demo's first frame: with Redis the embedded engine starts once the engine processes settled
+    (ibweb.live.share), seconds after the server answers."""
+    while True:
+        request = urllib.request.Request(server.url + "/api/fabrics/overview/", headers={"Cookie": server.cookie})
+        cards = json.loads(urllib.request.urlopen(request, timeout=5).read())["fabrics"]
+        if any(c["slug"] == "demo" and c["state"] == "live" for c in cards):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the demo fabric's engine did not start:\n{server.log.read_text()}")
+        time.sleep(0.2)
+
+
 @contextmanager
 def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[dict] | None = None,
                    name: str = "server", setup: str | None = None):
@@ -90,7 +110,7 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
     """
     port = free_port()
     env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
-           "PYTHONUNBUFFERED": "1", **(extra_env or {})}
+           "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path), "PYTHONUNBUFFERED": "1", **(extra_env or {})}
     _manage(env, "migrate", "--verbosity", "0")
     _manage(env, "ensure_demo")
     for spec in fabrics or []:
@@ -119,6 +139,8 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"server did not come up:\n{log.read_text()}") from None
                 time.sleep(0.2)
+        if env.get("IBWEB_ENGINE_EMBEDDED", "1") != "0":
+            _wait_until_live(server, deadline + 30)
         yield server
     finally:
         server.stop()

@@ -29,9 +29,9 @@ return 0
 class LeaderLock:
     """Leadership of one fabric's engine, held by a random token."""
 
-    def __init__(self, redis_url: str, fabric_id: int, ttl_s: float = 5.0) -> None:
+    def __init__(self, redis_url: str, fabric_id: int, ttl_s: float = 5.0, namespace: str = "ibweb") -> None:
         self.redis = aioredis.from_url(redis_url)
-        self.key = f"ibweb:leader:{fabric_id}"
+        self.key = f"{namespace}:leader:{fabric_id}"
         self.ttl_ms = int(ttl_s * 1000)
         self.token = secrets.token_hex(16)
         self.held = False

@@ -419,8 +419,8 @@ class FabricRunner:
         sequence numbers where the previous leader stopped. A failed tick (or a
         Redis outage) is logged and retried, never fatal.
         """
-        lock = LeaderLock(settings.REDIS_URL, self.fabric_id, ttl_s=max(3.0, 3 * self.tick_s)) if (
-            settings.REDIS_URL) else NoLock()
+        lock = LeaderLock(settings.REDIS_URL, self.fabric_id, ttl_s=max(3.0, 3 * self.tick_s),
+                          namespace=settings.REDIS_NAMESPACE) if settings.REDIS_URL else NoLock()
         # Sharing fabrics with other engine processes, a runner builds its source only once the fabric is its
         # to lead (a cold standby: each process holds its share in memory, not every fabric).
         started = False

@@ -1,8 +1,8 @@
 """Engine processes share the fabrics on one Redis: each leads a balanced share.
 
 Every process that runs engines (``run_engine``, or a web worker running the embedded engine) beats
-every ``beat_s`` seconds: its token and the time into the sorted set ``ibweb:engines``, the ids of the
-fabrics it runs into ``ibweb:engine:<token>`` (expiring with the beat). From the members whose beat is
+every ``beat_s`` seconds: its token and the time into the sorted set ``<namespace>:engines``, the ids of
+the fabrics it runs into ``<namespace>:engines:<token>`` (expiring with the beat). From the members whose beat is
 younger than ``ttl_s`` and what each runs, every process computes the same :func:`assign`: capacity-
 bounded rendezvous hashing, so each member leads at most ``ceil(fabrics / members)`` and a member that
 joins or leaves moves few fabrics. The leader lock of each fabric (:mod:`ibweb.live.leader`) stays the
@@ -22,11 +22,15 @@ from collections.abc import Iterable, Mapping
 
 from redis import asyncio as aioredis
 
-__all__ = ["assign", "FabricShare", "MEMBERS_KEY"]
+__all__ = ["assign", "FabricShare", "members_key"]
 
 log = logging.getLogger("ibweb.live")
 
-MEMBERS_KEY = "ibweb:engines"
+
+
+def members_key(namespace: str = "ibweb") -> str:
+    """The sorted set of a deployment's engine processes (``settings.REDIS_NAMESPACE``)."""
+    return f"{namespace}:engines"
 
 
 def _score(member: str, fabric_id: int) -> int:
@@ -69,8 +73,9 @@ class FabricShare:
     """This process's place among the engine processes on one Redis, and the fabrics it should lead."""
 
     def __init__(self, redis_url: str, beat_s: float = 1.0, ttl_s: float = 3.0, settle_s: float = 2.0,
-                 token: str | None = None) -> None:
+                 token: str | None = None, namespace: str = "ibweb") -> None:
         self.redis = aioredis.from_url(redis_url)
+        self.key = members_key(namespace)
         self.token = token or secrets.token_hex(6)
         self.beat_s, self.ttl_s, self.settle_s = beat_s, ttl_s, settle_s
         self.assignment: dict[int, str] = {}
@@ -83,13 +88,13 @@ class FabricShare:
         now = time.time()
         ttl_ms = max(1, int(self.ttl_s * 1000))
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zadd(MEMBERS_KEY, {self.token: now})
-            pipe.set(f"{MEMBERS_KEY}:{self.token}", ",".join(map(str, sorted(int(f) for f in fabric_ids))), px=ttl_ms)
-            pipe.zremrangebyscore(MEMBERS_KEY, "-inf", now - self.ttl_s)
-            pipe.zrange(MEMBERS_KEY, 0, -1)
+            pipe.zadd(self.key, {self.token: now})
+            pipe.set(f"{self.key}:{self.token}", ",".join(map(str, sorted(int(f) for f in fabric_ids))), px=ttl_ms)
+            pipe.zremrangebyscore(self.key, "-inf", now - self.ttl_s)
+            pipe.zrange(self.key, 0, -1)
             *_, raw = await pipe.execute()
         members = sorted(m.decode() for m in raw)
-        lists = await self.redis.mget([f"{MEMBERS_KEY}:{m}" for m in members]) if members else []
+        lists = await self.redis.mget([f"{self.key}:{m}" for m in members]) if members else []
         candidates = {m: [int(f) for f in v.decode().split(",") if f] for m, v in zip(members, lists, strict=True)
                       if v is not None}
         assignment = assign(candidates)
@@ -111,7 +116,7 @@ class FabricShare:
     async def leave(self) -> None:
         """Stop counting as a member (a clean shutdown hands the fabrics over at once)."""
         try:
-            await self.redis.zrem(MEMBERS_KEY, self.token)
-            await self.redis.delete(f"{MEMBERS_KEY}:{self.token}")
+            await self.redis.zrem(self.key, self.token)
+            await self.redis.delete(f"{self.key}:{self.token}")
         finally:
             await self.redis.aclose()

@@ -42,7 +42,8 @@ class EngineSupervisor:
         self.versions: dict[int, object] = {}
         self._loop: asyncio.Task | None = None
         self.share = FabricShare(settings.REDIS_URL, beat_s=settings.IBWEB_ENGINE_BEAT_S,
-                                 ttl_s=3 * settings.IBWEB_ENGINE_BEAT_S) if settings.REDIS_URL else None
+                                 ttl_s=3 * settings.IBWEB_ENGINE_BEAT_S, namespace=settings.REDIS_NAMESPACE,
+                                 ) if settings.REDIS_URL else None
         self._beats: asyncio.Task | None = None
 
     async def start(self) -> None:

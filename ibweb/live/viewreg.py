@@ -40,7 +40,7 @@ _sockets: dict[tuple[int, str], int] = {}
 
 
 def _key(fabric_id: int) -> str:
-    return f"ibweb:live:{fabric_id}:views"
+    return f"{settings.REDIS_NAMESPACE}:live:{fabric_id}:views"
 
 
 def _redis():

@@ -11,7 +11,7 @@ import time
 import pytest
 import websockets
 
-from tests.server import ROOT, running_server
+from tests.server import ROOT, redis_namespace, running_server
 from tests.services import require_redis
 
 # Real Redis and PostgreSQL in their own processes already; `make test-services` does not repeat them.
@@ -36,7 +36,8 @@ class Engines:
     def __init__(self, tmp_path, server) -> None:
         self.server, self.tmp = server, tmp_path
         self.env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), **ENV,
-                    "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", "REDIS_URL": require_redis(db=7)}
+                    "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", "REDIS_URL": require_redis(db=7),
+                    "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path)}
         self.procs: dict[str, subprocess.Popen] = {}
         self.logs: dict = {}
 

@@ -8,8 +8,9 @@ import time
 import pytest
 import websockets
 
-from ibweb.live.share import assign
+from ibweb.live.share import FabricShare, assign
 from tests.engine_share import wait_for_shares
+from tests.services import require_redis
 from tests.web.test_engine_leader import engines
 
 pytestmark = pytest.mark.services
@@ -29,6 +30,26 @@ def test_assignment_is_balanced_and_only_to_members_that_run_the_fabric():
     got = assign(partial)
     assert got[9] == "p2" and all(got[f] in ("p0", "p1") for f in (1, 2, 3, 4))
     assert assign({}) == {} and assign({"p0": []}) == {}
+
+
+def test_deployments_on_one_redis_share_only_among_their_own_processes():
+    url = require_redis(db=7)
+
+    async def beats() -> list[dict[int, str]]:
+        shares = [FabricShare(url, namespace=ns, token=token)
+                  for ns, token in (("site-a", "a1"), ("site-a", "a2"), ("site-b", "b1"))]
+        try:
+            for _ in range(2):
+                for share in shares:
+                    await share.beat([1, 2])
+            return [share.assignment for share in shares]
+        finally:
+            for share in shares:
+                await share.leave()
+
+    a1, a2, b1 = asyncio.run(beats())
+    assert a1 == a2 and sorted(a1.values()) == ["a1", "a2"], a1
+    assert b1 == {1: "b1", 2: "b1"}, "a process of another deployment took a share"
 
 
 def test_three_engine_processes_share_six_fabrics_and_a_killed_ones_move_with_their_sequence(tmp_path):

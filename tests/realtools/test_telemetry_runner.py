@@ -23,7 +23,7 @@ import pytest
 import websockets
 
 from fabric_engine.topology.generate import fat_tree
-from tests.server import ROOT, _manage, running_server
+from tests.server import ROOT, _manage, redis_namespace, running_server
 from tests.services import require_redis
 
 pytestmark = [pytest.mark.realtools, pytest.mark.services]
@@ -91,7 +91,7 @@ def test_two_engines_run_a_telemetry_fabric_with_takeover_history_rollups_and_a_
     extra = {"REDIS_URL": redis_url, "IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_CELERY_EAGER": "1",
              "IBWEB_LOG_LEVEL": "INFO"}
     with running_server(tmp_path, extra_env=extra) as server:
-        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path),
+        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path),
                "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", **extra}
         _manage(env, "shell", "-c", f"import sys; sys.argv = ['x', {json.dumps(json.dumps(collector_env))}]\n"
                 + SETUP)

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 import websockets
 
-from tests.server import ROOT, running_server
+from tests.server import ROOT, redis_namespace, running_server
 from tests.services import require_redis
 
 # Real Redis and PostgreSQL in their own processes already; `make test-services` does not repeat them.
@@ -26,7 +26,8 @@ PATTERNS = 20000  # a few seconds on the demo
 
 def _env(tmp_path, redis_url: str) -> dict:
     return {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
-            "REDIS_URL": redis_url, "IBWEB_CELERY_EAGER": "0", "PYTHONUNBUFFERED": "1"}
+            "REDIS_URL": redis_url, "IBWEB_CELERY_EAGER": "0", "PYTHONUNBUFFERED": "1",
+            "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path)}
 
 
 def _token(env: dict) -> str:

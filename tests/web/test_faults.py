@@ -12,7 +12,7 @@ import pytest
 import websockets
 
 from tests.faults import PausableProxy, private_redis, require_postgres
-from tests.server import ROOT, running_server
+from tests.server import ROOT, redis_namespace, running_server
 
 # Real Redis and PostgreSQL in their own processes already; `make test-services` does not repeat them.
 pytestmark = pytest.mark.services
@@ -80,7 +80,7 @@ def test_database_away_for_seconds_feed_continues_and_rollups_catch_up(tmp_path)
                 assert len(seqs) >= 10 and max(b - a for a, b in zip(seqs, seqs[1:], strict=False)) <= 2, seqs
                 # the next rollup run (engine, beat or this one) stores what the outage missed
                 direct = {**os.environ, "DATABASE_URL": f"{PG_ADMIN.rsplit('/', 1)[0]}/{db}", "REDIS_URL": redis.url,
-                          "IBWEB_VAR_DIR": str(tmp_path)}
+                          "IBWEB_VAR_DIR": str(tmp_path), "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path)}
                 code = ("from ibweb.live.tasks import rollup_history; from ibweb.live.models import LinkRollup; "
                         "from ibweb.fabrics.models import Fabric; f = Fabric.objects.get(slug='demo'); "
                         "rollup_history(f.pk); "

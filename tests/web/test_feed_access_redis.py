@@ -16,7 +16,7 @@ import sys
 import pytest
 import websockets
 
-from tests.server import ROOT, running_server
+from tests.server import ROOT, redis_namespace, running_server
 from tests.services import require_redis
 
 pytestmark = pytest.mark.services
@@ -42,7 +42,7 @@ DEACTIVATE = 'from django.contrib.auth.models import User; u = User.objects.get(
 def test_membership_and_active_flag_changed_in_another_process_reach_the_socket(tmp_path):
     extra = {"REDIS_URL": require_redis(db=4)}
     with running_server(tmp_path, extra_env=extra) as server:
-        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path),
+        env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path),
                "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", **extra}
 
         def shell(code: str) -> str:

@@ -10,7 +10,8 @@ A spec is JSON-ready, so the web app stores it as is and builds the emulator fro
      "tick_s": 1.0, "seed": 1}
 
 Job keys: ``name``, ``tenant``, ``hosts`` (a count), ``placement`` (``packed`` or
-``scattered``), ``pattern`` (see :mod:`fabric_engine.workload.patterns`),
+``scattered``) or instead ``nodelist`` (the hosts by name, a Slurm hostlist such as ``dgx[0001-0064]``),
+``pattern`` (see :mod:`fabric_engine.workload.patterns`),
 ``buffer_gb`` (bytes per iteration, 1e9), ``compute_s``, ``sl``, ``start_s``,
 ``stop_s``, ``repeat_s``, ``params`` (pattern options, e.g. ``{"stages": 4}``),
 ``sharp`` (ask for SHARP aggregation), ``read_gbps`` (data loading from storage)
@@ -138,6 +139,26 @@ def build_fabric(topology: dict) -> Fabric:
         raise FabricEngineError(f"topology: {exc}") from None
 
 
+def _listed_hosts(fabric: Fabric, nodelist: str, count, taken: np.ndarray, where: str) -> np.ndarray:
+    """Node indices of a job's ``nodelist`` (host names, in hostlist order): GPU hosts of ``fabric``, free."""
+    from .twin.hostlist import expand_hostlist
+    from .workload.placement import compute_hosts
+
+    gpus = compute_hosts(fabric)
+    names = expand_hostlist(nodelist, limit=len(gpus), source=f"{where}.nodelist")
+    index = {str(n): i for i, n in enumerate(fabric.node_name[gpus].tolist())}
+    missing = [n for n in names if n not in index]
+    if missing:
+        raise FabricEngineError(f"nodelist: {len(missing)} names are no GPU host of the fabric, e.g. {missing[0]!r}")
+    hosts = gpus[np.fromiter((index[n] for n in names), dtype=np.int64, count=len(names))]
+    if count is not None and int(count) != len(hosts):
+        raise FabricEngineError(f"hosts {count} but the nodelist names {len(hosts)}")
+    busy = np.isin(hosts, taken)
+    if busy.any():
+        raise FabricEngineError(f"nodelist: {fabric.node_name[hosts[busy][0]]!r} runs an earlier job")
+    return hosts
+
+
 def _jobs(fabric: Fabric, specs: list[dict]) -> list[Job]:
     taken = np.zeros(0, dtype=np.int64)
     jobs = []
@@ -145,8 +166,11 @@ def _jobs(fabric: Fabric, specs: list[dict]) -> list[Job]:
         spec = dict(spec)
         where = f"jobs[{i}]"
         try:
-            place = PLACEMENTS[spec.pop("placement", "packed")]
-            hosts = place(fabric, int(spec.pop("hosts")), taken)
+            if "nodelist" in spec:
+                hosts = _listed_hosts(fabric, spec.pop("nodelist"), spec.pop("hosts", None), taken, where)
+                spec.pop("placement", None)
+            else:
+                hosts = PLACEMENTS[spec.pop("placement", "packed")](fabric, int(spec.pop("hosts")), taken)
             taken = np.concatenate([taken, hosts])
             buffer_bytes = float(spec.pop("buffer_gb", 8)) * 1e9
             if spec.get("checkpoint") is not None:

@@ -81,7 +81,8 @@ def aggregation_mask(kind: np.ndarray, desc: list[str], sysimg: np.ndarray, a: n
 
 
 def _chassis(kind: np.ndarray, sysimg: np.ndarray, names: list[str], hosts: np.ndarray) -> tuple[dict, np.ndarray]:
-    """``meta`` entries for chassis and host systems, and every node's group: its chassis' number (-1: none).
+    """``meta`` entries for chassis and host systems (and each host's system image GUID), and every node's
+    group: its chassis' number (-1: none).
 
     A chassis is a group as a generator's pod is: the map lays its ASICs out together.
     """
@@ -101,6 +102,9 @@ def _chassis(kind: np.ndarray, sysimg: np.ndarray, names: list[str], hosts: np.n
     known = hosts[sysimg[hosts] != 0]
     if known.size:
         meta["host_systems"] = int(np.unique(sysimg[known]).size) + int(hosts.size - known.size)
+        # node index -> system image GUID: a cluster joins a host's HCAs on several fabrics by it
+        meta["host_sysimg"] = {str(n): f"0x{g:016x}" for n, g in zip(known.tolist(), sysimg[known].tolist(),
+                                                                     strict=True)}
     return meta, group
 
 

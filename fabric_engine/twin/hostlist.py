@@ -24,7 +24,7 @@ import re
 
 from ..errors import FormatError
 
-__all__ = ["hostlist_size", "expand_hostlist", "MAX_EXPRESSION_CHARS"]
+__all__ = ["hostlist_size", "expand_hostlist", "fold_hostlist", "MAX_EXPRESSION_CHARS"]
 
 #: Longest expression read (a hostlist of 32,768 hosts written out in full is about 300 KB).
 MAX_EXPRESSION_CHARS = 1 << 20
@@ -125,3 +125,14 @@ def expand_hostlist(expr: str, *, limit: int, source: str = "<text>") -> list[st
         return list(NodeSet(expr.strip(), resolver=RESOLVER_NOGROUP))
     except (NodeSetException, ValueError) as exc:
         raise FormatError(source, None, f"hostlist {_short(expr)!r}: {exc}") from None
+
+
+def fold_hostlist(names) -> str:
+    """The shortest Slurm hostlist of ``names`` (sorted as :func:`expand_hostlist` gives them back).
+
+    >>> fold_hostlist(["gpu0003", "gpu0001", "gpu0002", "stor01"])
+    'gpu[0001-0003],stor01'
+    """
+    from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
+
+    return str(NodeSet.fromlist([str(n) for n in names], resolver=RESOLVER_NOGROUP))

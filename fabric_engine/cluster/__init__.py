@@ -1,0 +1,12 @@
+"""Clusters of fabrics: compute planes (one subnet per rail), a storage fabric and a management fabric.
+
+* :mod:`.generate`: emulated multi-plane clusters, jobs placed once on hosts, collectives split over the rails;
+* :mod:`.hosts`: hosts joined across the fabrics by name and system image GUID;
+* :mod:`.planes`: the planes compared from their newest frames (load, imbalance, each job at its slowest rail).
+"""
+
+from .generate import ClusterFabric, cluster_fabrics
+from .hosts import ClusterHosts, join_hosts
+from .planes import cluster_whatif, compare_planes
+
+__all__ = ["ClusterFabric", "cluster_fabrics", "ClusterHosts", "join_hosts", "compare_planes", "cluster_whatif"]

@@ -38,6 +38,7 @@ db: venv
 	mkdir -p var
 	$(BIN)/python manage.py migrate --verbosity 0
 	$(BIN)/python manage.py ensure_demo
+	$(BIN)/python manage.py ensure_demo_cluster
 
 sysdeps: ## Debian packages the real-tool and browser tests need (installed when missing and root)
 	@missing=""; \

@@ -10,6 +10,9 @@ urlpatterns = [
     path("", views.fabric_list, name="fabric-list"),
     path("fabrics/<slug:slug>/", views.fabric_detail, name="fabric-detail"),
     path("api/fabrics/overview/", views.OverviewView.as_view(), name="fabric-overview"),
+    path("clusters/<slug:slug>/", views.cluster_page, name="cluster-detail"),
+    path("api/clusters/", views.ClusterListView.as_view(), name="cluster-list-api"),
+    path("api/clusters/<slug:slug>/", views.ClusterDetailView.as_view(), name="cluster-detail-api"),
     # Browsers ask for /favicon.ico on pages that name no icon (downloads, JSON, error pages).
     path("favicon.ico", RedirectView.as_view(url=static("ibweb/favicon.svg"), permanent=True), name="favicon"),
 ]

@@ -1,4 +1,4 @@
-"""Pages that load the frontend bundles: the fabrics overview and the live dashboard; the overview's API."""
+"""Pages that load the frontend bundles: the fabrics overview, the live dashboard, the cluster page; their APIs."""
 
 from django.shortcuts import get_object_or_404, render
 from rest_framework.permissions import BasePermission
@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from ibweb.access import view_of, visible_fabrics
 from ibweb.permissions import view_required
 
+from .cluster import cluster_cards, cluster_detail, visible_clusters
 from .overview import fabric_cards
 
 
@@ -16,7 +17,8 @@ def fabric_list(request):
     """One card per fabric the visitor may see, updated every tick by the page."""
     view = view_of(request.user)
     cards = fabric_cards(view, visible_fabrics(view))
-    return render(request, "dashboard/fabric_list.html", {"cards": cards, "nav": "fabrics"})
+    clusters = cluster_cards(view, cards={c["slug"]: c for c in cards})
+    return render(request, "dashboard/fabric_list.html", {"cards": cards, "clusters": clusters, "nav": "fabrics"})
 
 
 @view_required
@@ -24,6 +26,13 @@ def fabric_detail(request, slug: str):
     """The live dashboard of one fabric."""
     fabric = get_object_or_404(visible_fabrics(view_of(request.user)), slug=slug)
     return render(request, "dashboard/fabric_detail.html", {"fabric": fabric, "fabric_nav": fabric, "nav": "live"})
+
+
+@view_required
+def cluster_page(request, slug: str):
+    """A cluster's planes compared, its storage fabric beside them, its jobs at their slowest rail."""
+    cluster = get_object_or_404(visible_clusters(view_of(request.user)), slug=slug)
+    return render(request, "dashboard/cluster_detail.html", {"cluster": cluster, "nav": "fabrics"})
 
 
 class MayView(BasePermission):
@@ -39,4 +48,26 @@ class OverviewView(APIView):
 
     def get(self, request):
         view = view_of(request.user)
-        return Response({"fabrics": fabric_cards(view, visible_fabrics(view))})
+        cards = fabric_cards(view, visible_fabrics(view))
+        return Response({"fabrics": cards, "clusters": cluster_cards(view, cards={c["slug"]: c for c in cards})})
+
+
+class ClusterListView(APIView):
+    """``GET /api/clusters/``: each cluster the visitor may see with its fabrics' cards side by side."""
+
+    permission_classes = [MayView]
+    http_method_names = ["get", "head", "options"]
+
+    def get(self, request):
+        return Response({"clusters": cluster_cards(view_of(request.user))})
+
+
+class ClusterDetailView(APIView):
+    """``GET /api/clusters/<slug>/``: the cluster page's data (:func:`ibweb.dashboard.cluster.cluster_detail`)."""
+
+    permission_classes = [MayView]
+    http_method_names = ["get", "head", "options"]
+
+    def get(self, request, slug: str):
+        view = view_of(request.user)
+        return Response(cluster_detail(view, get_object_or_404(visible_clusters(view), slug=slug)))

@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ibweb.admin_access import AllTenantsAdmin
 
 from .choices import FabricMode
-from .models import Analysis, Fabric
+from .models import Analysis, Cluster, Fabric
 
 #: The spec field's label and help per mode (None: a new fabric, whose mode is chosen on the same form).
 SPEC_TEXT = {
@@ -22,8 +22,8 @@ class FabricAdmin(AllTenantsAdmin):
     """Fabrics with their scenario (every tenant's jobs): the ``ALL`` level. A telemetry-fed fabric has no scenario:
     its spec is not shown."""
 
-    list_display = ("name", "slug", "mode", "routing_engine", "tick_s", "updated")
-    list_filter = ("mode", "routing_engine")
+    list_display = ("name", "slug", "mode", "cluster", "cluster_role", "rail", "routing_engine", "tick_s", "updated")
+    list_filter = ("mode", "cluster", "routing_engine")
     search_fields = ("name", "slug", "description")
     prepopulated_fields = {"slug": ("name",)}
 
@@ -37,6 +37,15 @@ class FabricAdmin(AllTenantsAdmin):
         if spec is not None:
             spec.label, spec.help_text = SPEC_TEXT.get(obj.mode if obj is not None else None, SPEC_TEXT[None])
         return form
+
+
+@admin.register(Cluster)
+class ClusterAdmin(AllTenantsAdmin):
+    """Clusters: their fabrics (planes by rail, storage, management) are set on each fabric."""
+
+    list_display = ("name", "slug", "created")
+    search_fields = ("name", "slug", "description")
+    prepopulated_fields = {"slug": ("name",)}
 
 
 @admin.register(Analysis)

@@ -14,6 +14,14 @@ class FabricMode(models.TextChoices):
 ROUTING_ENGINES = engine_choices()
 
 
+class FabricRole(models.TextChoices):
+    """What a fabric is for in its cluster."""
+
+    COMPUTE = "compute", "Compute plane"
+    STORAGE = "storage", "Storage fabric"
+    MANAGEMENT = "management", "Management fabric"
+
+
 class TopologySource(models.TextChoices):
     GENERATOR = "generator", "Generated design"
     UPLOAD = "upload", "Uploaded file (ibnetdiscover, ibsim net, ibweb JSON)"

@@ -12,10 +12,48 @@ from fabric_engine.routing.options import engine_options
 from fabric_engine.scenario import build_fabric
 
 from .analyses import AnalysisKind, AnalysisStatus
-from .choices import ROUTING_ENGINES, FabricMode
+from .choices import ROUTING_ENGINES, FabricMode, FabricRole
 
 #: Slugs that name pages rather than fabrics.
 RESERVED_SLUGS = {"add"}
+
+
+def _default_host_patterns() -> list[str]:
+    from fabric_engine.twin.hostmap import DEFAULT_PATTERNS
+
+    return list(DEFAULT_PATTERNS)
+
+
+class Cluster(models.Model):
+    """Fabrics that serve one set of hosts: compute planes (one subnet per rail), storage and management fabrics.
+
+    Hosts are joined across its fabrics by the host name read from each HCA's node description
+    (``host_patterns``, as the job sources read them) and by system image GUID.
+    """
+
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    host_patterns = models.JSONField(
+        default=_default_host_patterns, blank=True,
+        help_text="Node-description rules that give an HCA's host name and rail, e.g. [\"{host} HCA-{rail}\"].")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        from fabric_engine.twin.hostmap import HostMap
+
+        if not isinstance(self.host_patterns, list) or not all(isinstance(p, str) for p in self.host_patterns):
+            raise ValidationError({"host_patterns": "a list of strings"})
+        try:
+            HostMap(self.host_patterns or _default_host_patterns())
+        except FabricEngineError as exc:
+            raise ValidationError({"host_patterns": str(exc)}) from exc
 
 
 class FabricQuerySet(models.QuerySet):
@@ -41,6 +79,11 @@ class Fabric(models.Model):
         help_text="OpenSM's guid files as lists: roots (switch node GUIDs; updn, ftree), cns (compute node port "
                   "GUIDs; ftree), ios (I/O node port GUIDs; ftree), e.g. {\"roots\": [\"0x98039b0300000001\"]}.")
     tick_s = models.FloatField(default=1.0, validators=[MinValueValidator(0.05)], help_text="Engine tick, seconds.")
+    cluster = models.ForeignKey(Cluster, on_delete=models.SET_NULL, null=True, blank=True, related_name="fabrics")
+    cluster_role = models.CharField(max_length=16, choices=FabricRole.choices, default=FabricRole.COMPUTE,
+                                    help_text="What the fabric is for in its cluster.")
+    rail = models.PositiveSmallIntegerField(null=True, blank=True, validators=[MinValueValidator(1)],
+                                            help_text="The rail a compute plane carries (1 = each host's first HCA).")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -48,6 +91,7 @@ class Fabric(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "rail"], name="one_fabric_per_rail_of_a_cluster")]
 
     def __str__(self) -> str:
         return self.name
@@ -55,6 +99,8 @@ class Fabric(models.Model):
     def clean(self) -> None:
         if self.slug in RESERVED_SLUGS:
             raise ValidationError({"slug": f"{self.slug!r} is reserved"})
+        if self.rail is not None and self.cluster_role != FabricRole.COMPUTE:
+            raise ValidationError({"rail": "only a compute plane carries a rail"})
         try:
             engine_options(self.routing_engine, self.routing_options)
         except FabricEngineError as exc:

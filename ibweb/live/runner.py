@@ -130,6 +130,7 @@ class FabricRunner:
         self._views_stamp: tuple | None = None
         self._frame_sender: asyncio.Task | None = None
         self._record_checked = time.monotonic()
+        self._step_ms: float | None = None  # the engine's last step, wall time (frames' totals.step_ms)
         self._stopping = False
         self._signal_tail: asyncio.Task | None = None  # the newest signal being sent (the next waits for it)
         self._background: set[asyncio.Task] = set()
@@ -265,7 +266,9 @@ class FabricRunner:
                 await self.publish_topology()
         await self.apply_policy_changes()
         seq = self.seq + 1
+        started = time.perf_counter()
         state = await self.source.step(seq, time.time())
+        self._step_ms = (time.perf_counter() - started) * 1000
         if self.source.fabric is not None and self.source.topology_version != self.published_version:
             await self.publish_topology()
             await self.apply_policy_changes()  # the new record's tenant host sets, on this tick
@@ -287,6 +290,8 @@ class FabricRunner:
         """
         f = self.source.fabric
         totals = {"hosts": f.num_hosts, "switches": f.num_switches, "links": f.num_links, **self.source.totals()}
+        if self._step_ms is not None:
+            totals["step_ms"] = round(self._step_ms, 1)
         measured = self.source.counters()
         pairs = sorted(await viewreg.active(self.fabric_id))
         await self.refresh_views({key for key, _ in pairs})

@@ -4,8 +4,9 @@
 (partition 0x0a11), tenant ``globex`` runs ``globex-secret`` on gpu0005-0008 (partition
 0x0b22); both may use SHARP; partitions were filled through the services (so the audit
 log names members); a what-if analysis failed a cable of a globex host; ``lab`` is a
-telemetry-fed fabric whose collector holds secrets. :func:`identifiers` lists what
-must never reach a user who may not see a tenant.
+telemetry-fed fabric whose collector holds secrets. Both are in the cluster ``shared-cluster``
+(issue 25): ``shared`` its compute plane of rail 1, ``lab`` its storage fabric.
+:func:`identifiers` lists what must never reach a user who may not see a tenant.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import override_settings
 
 from fabric_engine.scenario import build_emulator
-from ibweb.fabrics.models import Analysis, Fabric
+from ibweb.fabrics.models import Analysis, Cluster, Fabric
 from ibweb.telemetry.models import CollectorConfig, PushToken, Sweep
 from ibweb.tenancy import services
 from ibweb.tenancy.models import Partition, QosPolicy, ServiceClass, Tenant
@@ -61,6 +62,7 @@ class Shared:
     hosts: dict[str, list[int]]
     users: dict[str, User | None]
     analysis: Analysis
+    cluster: Cluster
 
 
 def make_user(role: str) -> User | None:
@@ -90,8 +92,11 @@ def role_permissions(group: str) -> list[Permission]:
 
 
 def build() -> Shared:
-    """Create the two fabrics, the tenants and their data, and one user per role (needs the database)."""
-    fabric = Fabric.objects.create(name="Shared", slug="shared", spec=SPEC, tick_s=1.0)
+    """Create the cluster and its two fabrics, the tenants and their data, and one user per role (needs the
+    database)."""
+    cluster = Cluster.objects.create(name="Shared cluster", slug="shared-cluster")
+    fabric = Fabric.objects.create(name="Shared", slug="shared", spec=SPEC, tick_s=1.0, cluster=cluster,
+                                   cluster_role="compute", rail=1)
     emulator = build_emulator(fabric.scenario())
     f = emulator.fabric
     tenants, partitions, hosts = {}, {}, {}
@@ -110,7 +115,7 @@ def build() -> Shared:
     tenants["globex"].service_class = gold
     tenants["globex"].save()
     QosPolicy.objects.create(fabric=fabric)
-    lab = Fabric.objects.create(name="Lab", slug="lab", mode="telemetry")
+    lab = Fabric.objects.create(name="Lab", slug="lab", mode="telemetry", cluster=cluster, cluster_role="storage")
     config = CollectorConfig.objects.create(fabric=lab, command_prefix=["sshpass", "-p", SECRETS[1], "ssh", "mgmt"],
                                             environment={"IBSIM_TOKEN": SECRETS[0]})
     PushToken.issue(config, "collector")
@@ -131,7 +136,7 @@ def build() -> Shared:
     run_analysis(analysis.pk)
     analysis.refresh_from_db()
     users = {role: make_user(role) for role in ROLES}
-    return Shared(fabric, lab, tenants, partitions, hosts, users, analysis)
+    return Shared(fabric, lab, tenants, partitions, hosts, users, analysis, cluster)
 
 
 def _events(fabric: Fabric, f, tenants: dict[str, Tenant], hosts: dict[str, list[int]]) -> None:

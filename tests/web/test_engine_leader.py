@@ -64,8 +64,9 @@ ENV = {"IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
 
 
 @contextlib.contextmanager
-def engines(tmp_path, fabrics: list[dict] | None = None):
-    with running_server(tmp_path, extra_env={**ENV, "REDIS_URL": require_redis(db=7)}, fabrics=fabrics) as server:
+def engines(tmp_path, fabrics: list[dict] | None = None, setup: str | None = None):
+    with running_server(tmp_path, extra_env={**ENV, "REDIS_URL": require_redis(db=7)}, fabrics=fabrics,
+                        setup=setup) as server:
         group = Engines(tmp_path, server)
         try:
             yield group

@@ -1,10 +1,11 @@
 """A hostile tenant crawls a real server and reads the real feed: nothing of another tenant comes back (issue 14).
 
 A uvicorn server runs the demo fabric and its tenants (acme, globex, initech, and the
-storage partition). The identifiers of each tenant are read from the database and the
-engine (slug, name, contacts, partition P_Keys and names, member port GUIDs, their node
-GUIDs and host names, job names): :func:`prepare` writes them, with the rows a crawl
-needs, next to the database. Then, signed in over HTTP as acme's user, as a viewer of no
+storage partition); the fabric is the compute plane of a cluster (issue 25). The
+identifiers of each tenant are read from the database and the engine (slug, name,
+contacts, partition P_Keys and names, member port GUIDs, their node GUIDs and host
+names, job names): :func:`prepare` writes them, with the rows a crawl needs, next to
+the database. Then, signed in over HTTP as acme's user, as a viewer of no
 tenant, and anonymously (public read on):
 
 * every route of the URL resolver is requested, its parameters filled with real values,
@@ -44,6 +45,8 @@ USERS = {"acme-user": "acme", "viewer": None}
 PASSWORD = "pw-crawl-0123"
 #: The most pages one role fetches by following links (the resolver's URLs come first, all of them).
 CRAWL_LIMIT = 300
+#: The cluster the demo fabric is put in: its page and API compare the plane's jobs of every tenant.
+CLUSTER = "crawl-pod"
 
 
 def prepare(out: str) -> None:
@@ -56,11 +59,14 @@ def prepare(out: str) -> None:
 
     from fabric_engine.scenario import build_emulator
     from ibweb.events.models import Event, EventComment
-    from ibweb.fabrics.models import Analysis, Fabric
+    from ibweb.fabrics.models import Analysis, Cluster, Fabric
     from ibweb.fabrics.tasks import run_analysis
     from ibweb.tenancy.models import Partition, PartitionMember, Tenant
 
     fabric = Fabric.objects.get(slug="demo")
+    fabric.cluster = Cluster.objects.create(name="Crawl pod", slug=CLUSTER)
+    fabric.rail = 1
+    fabric.save(update_fields=["cluster", "rail"])
     emulator = build_emulator(fabric.scenario())
     f = emulator.fabric
     author = User.objects.create_superuser("crawl-admin", password=PASSWORD)
@@ -218,7 +224,7 @@ def fill(route: str, data: dict, cap: int = 0) -> list[str]:
     others = [h for slug in data["tenants"] for h in data["hosts"][slug][:2]]
     admin_model = re.match(r"admin/(\w+)/(\w+)/", route)
     values = {
-        "slug": ["demo", *data["tenants"]], "fabric": ["demo"], "pkey": data["pkeys"],
+        "slug": ["demo", CLUSTER, *data["tenants"]], "fabric": ["demo"], "pkey": data["pkeys"],
         "filename": ["partitions.conf", "qos-policy.conf", "opensm.conf"],
         "pk": list(dict.fromkeys([*data["partitions"][:6], *data["events"][:8], *data["analyses"], 1, 2, 3])),
         "link": sorted({h["link"] for h in others}), "port": [1],
@@ -399,7 +405,8 @@ def test_a_hostile_tenant_finds_nothing_of_the_others(tmp_path):
         # the search can fail: what an operator (every tenant) reads names the other tenants
         operator = Session(server.port)
         operator.cookies["sessionid"] = server.session_key
-        for url in ("/api/tenancy/tenants/", "/api/fabrics/fabrics/demo/jobs/", "/metrics"):
+        for url in ("/api/tenancy/tenants/", "/api/fabrics/fabrics/demo/jobs/", "/metrics",
+                    f"/api/clusters/{CLUSTER}/"):
             shown = found_in(operator.request("GET", url)[2].decode(), "", pats["acme-user"])
             assert {"globex", "initech"} <= {w.lower() for w in shown} or url != "/api/tenancy/tenants/", shown
             assert shown, f"the operator's {url} names no other tenant: the search finds nothing"

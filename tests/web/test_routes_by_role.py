@@ -81,6 +81,11 @@ ROUTES: dict[str, Probe] = {
                           by_role(302, 302, 302, 302, 302, 302, 200)),
     "favicon.ico": Probe("/favicon.ico", same(301), same(301)),
     "api/fabrics/overview/": Probe("/api/fabrics/overview/", API, by_role(405, 403, 405, 405, 405, 405, 405)),
+    # clusters (issue 25): visible with one of their fabrics; jobs cut per plane, host names for ALL only
+    "clusters/<slug:slug>/": Probe("/clusters/shared-cluster/", PAGE, PAGE),
+    "api/clusters/": Probe("/api/clusters/", API, by_role(405, 403, 405, 405, 405, 405, 405)),
+    "api/clusters/<slug:slug>/": Probe("/api/clusters/shared-cluster/", API, by_role(405, 403, 405, 405, 405, 405,
+                                                                                    405)),
     "tenancy/": Probe("/tenancy/", PAGE, NOT_ALLOWED),
     "tenancy/fabrics/<slug:slug>/": Probe("/tenancy/fabrics/shared/", PAGE, NOT_ALLOWED),
     "tenancy/fabrics/<slug:slug>/import/": Probe("/tenancy/fabrics/shared/import/", NOT_ALLOWED,
@@ -254,6 +259,8 @@ ADMIN_MODELS: dict[str, tuple[str, dict[str, tuple]]] = {
     "tenancy.auditentry": ("{audit}", rows(_VIEWS_ALL, _NO, _VIEWS_ALL, _NO, _VIEWS_ALL, _NO)),
     "fabrics.fabric": ("{fabric}", rows(_VIEWS_ALL, _SUPERUSER, _VIEWS_ALL, _SUPERUSER, _VIEWS_ALL,
                                         staff(403, 403, 200, 403, 200))),
+    # clusters name no tenant, but the roles are granted no permission of them (migration 0008): the superuser
+    "fabrics.cluster": ("{cluster}", rows(*[_SUPERUSER] * 5)),
     "fabrics.analysis": ("{analysis}", rows(_SUPERUSER, _NO, _SUPERUSER, _SUPERUSER, _SUPERUSER,
                                             staff(403, 403, 403, 403, 302))),
     "telemetry.collectorconfig": ("{collector}", rows(_SUPERUSER, _SUPERUSER, _SUPERUSER, _SUPERUSER, _SUPERUSER)),
@@ -364,7 +371,7 @@ def values(shared) -> dict[str, object]:
         "globex_partition": globex.pk, "globex_tenant": shared.tenants["globex"].pk,
         "gold": ServiceClass.objects.get(name="gold").pk, "qos": QosPolicy.objects.get(fabric=shared.fabric).pk,
         "audit": AuditEntry.objects.filter(object_type="tenancy.Partition", object_id=str(globex.pk)).first().pk,
-        "fabric": shared.fabric.pk, "collector": shared.lab.collector.pk,
+        "fabric": shared.fabric.pk, "cluster": shared.cluster.pk, "collector": shared.lab.collector.pk,
         "sweep": Sweep.objects.get(config__fabric=shared.lab).pk, "push_token": PushToken.objects.first().pk,
         "source": JobSource.objects.get(fabric=shared.lab).pk, "scheduled_job": ScheduledJob.objects.first().pk,
         "plan": CablingPlan.objects.first().pk, "user": shared.users["superuser"].pk, "group": group.pk,
@@ -448,6 +455,10 @@ def test_every_route_for_every_role():
     sessions = Sessions(shared.users)
     for role in ROLES:
         sessions.key(role)
+    # the cluster's plane has a frame naming both tenants' jobs: the search of the cluster API below can fail
+    for role, jobs in (("operator", {"acme-train", "globex-secret"}), ("acme-user", {"acme-train"})):
+        body = request(role, sessions, "get", "/api/clusters/shared-cluster/", "10.255.255.1").json()
+        assert {j["id"] for j in body["jobs"]} == jobs, f"{role}: {body['jobs']}"
     before = fingerprint()
     routes = sorted(set(walk(get_resolver().url_patterns)))
     # the roles that may write nothing first: then nothing may have changed

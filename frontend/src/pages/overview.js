@@ -25,6 +25,16 @@ export function cardText(c) {
   };
 }
 
+/** A fabric's line in its cluster's row: state, throughput, hottest link, alerts. */
+function clusterRow(row, c, text) {
+  row.dataset.state = c.state;
+  const badge = row.querySelector(".engine-state");
+  badge.dataset.state = c.state;
+  badge.textContent = c.state;
+  for (const field of ["throughput", "hottest"]) row.querySelector(`[data-field=${field}]`).textContent = text[field];
+  row.querySelector("[data-field=alerts] a").textContent = text.alerts;
+}
+
 /**
  * Wire the overview: `overviewPage(document.querySelector("[data-page=overview]"))`.
  * @param {Element} root
@@ -42,9 +52,12 @@ export function overviewPage(root, {every = 1000, fetch = (...args) => globalThi
       if (!response.ok) return false;
       const {fabrics} = await response.json();
       for (const c of fabrics) {
+        const text = cardText(c);
+        for (const row of root.querySelectorAll(`.cluster-fabric[data-slug="${CSS.escape(c.slug)}"]`)) {
+          clusterRow(row, c, text);
+        }
         const card = root.querySelector(`.fabric-card[data-slug="${CSS.escape(c.slug)}"]`);
         if (!card) continue;
-        const text = cardText(c);
         card.dataset.state = c.state;
         card.dataset.seq = c.seq ?? "";
         const badge = card.querySelector(".engine-state");

@@ -18,12 +18,14 @@ class FabricSerializer(serializers.ModelSerializer):
     topology_file = serializers.FileField(write_only=True, required=False, error_messages={"invalid": NOT_A_PATH},
                                           help_text="ibnetdiscover output (any dialect), an ibdiagnet archive, "
                                                     "an ibsim net file or ibweb JSON: the file itself, uploaded.")
+    cluster = serializers.SlugRelatedField(slug_field="slug", read_only=True,
+                                           help_text="The cluster the fabric belongs to (set in the admin).")
 
     class Meta:
         model = Fabric
         fields = ["id", "url", "name", "slug", "description", "mode", "routing_engine", "routing_options", "tick_s",
-                  "spec", "created", "updated", "topology_file"]
-        read_only_fields = ["created", "updated"]
+                  "spec", "cluster", "cluster_role", "rail", "created", "updated", "topology_file"]
+        read_only_fields = ["created", "updated", "cluster_role", "rail"]
 
     def validate_spec(self, value):
         if not isinstance(value, dict):  # issue 26: a list here was a 500

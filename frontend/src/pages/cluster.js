@@ -5,6 +5,7 @@
 import {format, scaleBand, scaleLinear, select} from "d3";
 import {formatRate} from "../format.js";
 import {utilColor} from "../colors.js";
+import {pollPage} from "./poll.js";
 
 const count = format(",d");
 const pct = format(".0%");
@@ -155,29 +156,6 @@ export function drawCluster(root, data) {
  * @param {object} [options] {every: ms, fetch}
  * @returns {{refresh: function(): Promise<boolean>, stop: function()}}
  */
-export function clusterPage(root, {every = 1000, fetch = (...args) => globalThis.fetch(...args)} = {}) {
-  let busy = false;
-
-  async function refresh() {
-    if (busy) return false;
-    busy = true;
-    try {
-      const response = await fetch(root.dataset.api, {headers: {Accept: "application/json"}, credentials: "same-origin"});
-      if (!response.ok) return false;
-      const started = performance.now();
-      drawCluster(root, await response.json());
-      root.dataset.drawMs = (performance.now() - started).toFixed(1);
-      root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
-      return true;
-    } catch (error) {
-      console.warn(`ibweb: cluster page not refreshed: ${error.message}`);
-      return false;
-    } finally {
-      busy = false;
-    }
-  }
-
-  const timer = setInterval(() => document.visibilityState === "visible" && refresh(), every);
-  refresh();
-  return {refresh, stop: () => clearInterval(timer)};
+export function clusterPage(root, options = {}) {
+  return pollPage(root, (data) => drawCluster(root, data), {what: "cluster page", ...options});
 }

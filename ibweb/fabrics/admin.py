@@ -39,13 +39,32 @@ class FabricAdmin(AllTenantsAdmin):
         return form
 
 
+class ClusterFabricInline(admin.TabularInline):
+    """A cluster's fabrics, read here; which cluster, role and rail a fabric has is set on the fabric."""
+
+    model = Fabric
+    fields = ("name", "slug", "mode", "cluster_role", "rail")
+    readonly_fields = fields
+    ordering = ("cluster_role", "rail", "name")
+    extra = 0
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: Cluster | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Cluster | None = None) -> bool:
+        return False
+
+
 @admin.register(Cluster)
 class ClusterAdmin(AllTenantsAdmin):
-    """Clusters: their fabrics (planes by rail, storage, management) are set on each fabric."""
+    """Clusters: their fabrics (planes by rail, storage, management) are set on each fabric and listed here.
+    Operators manage them, policy admins and viewers view them (migration 0009)."""
 
     list_display = ("name", "slug", "created")
     search_fields = ("name", "slug", "description")
     prepopulated_fields = {"slug": ("name",)}
+    inlines = (ClusterFabricInline,)
 
 
 @admin.register(Analysis)

@@ -44,7 +44,8 @@ from . import plans
 from .choices import JobSourceKind
 from .models import CablingPlan, JobSource
 
-__all__ = ["FabricTwin", "report", "job_links", "config_version", "bump_config", "REPORT_TTL_S", "PLAN_ALERTS"]
+__all__ = ["FabricTwin", "report", "store_report", "job_links", "config_version", "bump_config", "REPORT_TTL_S",
+           "PLAN_ALERTS"]
 
 log = logging.getLogger("ibweb.twin")
 
@@ -70,6 +71,11 @@ def bump_config(fabric_id: int) -> None:
 def report(fabric_id: int) -> dict | None:
     """The newest twin report of a fabric (any process), or None."""
     return cache.get(_key(fabric_id, "report"))
+
+
+def store_report(fabric_id: int, payload: dict) -> None:
+    """Publish a fabric's newest twin report for every web process (:func:`report`)."""
+    cache.set(_key(fabric_id, "report"), payload, REPORT_TTL_S)
 
 
 class FabricTwin:
@@ -208,7 +214,7 @@ class FabricTwin:
                "alerts": rep.alerts.active, "links": 2 * rep.fabric.num_links, "plan": self._plan_report,
                "source": None if self.source is None else {"kind": self.source.kind,
                                                            "last_error": self.source.last_error}}
-        cache.set(_key(self.fabric_id, "report"), out, REPORT_TTL_S)
+        store_report(self.fabric_id, out)
         if rep.incidence is not self._catalog_of:
             self._catalog_of = rep.incidence
             f = rep.fabric

@@ -48,3 +48,34 @@ def test_every_django_process_of_ibweb_keeps_freed_memory():
 
 def test_an_operators_malloc_settings_are_left_alone():
     assert _run("keep", MALLOC_TRIM_THRESHOLD_="131072")["kept"] is False
+
+
+_FREE_AND_RELEASE = """
+import gc, json, os
+from fabric_engine.allocator import keep_freed_memory, release_freed_memory
+from fabric_engine.routing import route
+from fabric_engine.topology.generate import fat_tree
+
+def rss():
+    return int(open(f"/proc/{os.getpid()}/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+
+keep_freed_memory()
+start = rss()
+fabrics = [route(fat_tree(hosts=2048, radix=32, levels=3), "minhop") for _ in range(4)]
+built = rss()
+del fabrics
+gc.collect()
+dropped = rss()
+released = release_freed_memory()
+print(json.dumps({"built": built - start, "dropped": dropped - start, "after": rss() - start, "released": released}))
+"""
+
+
+def test_a_dropped_fabric_is_given_back_to_the_kernel():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", _FREE_AND_RELEASE], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    mib = json.loads(out.splitlines()[-1])
+    assert mib["released"] is True and mib["built"] > 15, mib
+    # kept for reuse after the arrays are freed, given back by the release
+    assert mib["after"] < mib["dropped"] - 10, mib

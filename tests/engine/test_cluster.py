@@ -9,25 +9,12 @@ import numpy as np
 import pytest
 
 from fabric_engine import formats
-from fabric_engine.cluster import cluster_fabrics, compare_planes, join_hosts
+from fabric_engine.cluster import cluster_fabrics, compare_planes, join_hosts, twin_across_planes
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.scenario import build_emulator
 from fabric_engine.topology.generate import fat_tree
 from fabric_engine.twin.hostlist import fold_hostlist
-
-PLANE = {"generator": "fat_tree", "hosts": 16, "radix": 8, "host_prefix": "dgx"}
-SPEC = {
-    "name": "pod", "planes": 2, "plane": PLANE,
-    "storage": {"generator": "fat_tree", "radix": 8, "storage_servers": 2},
-    "jobs": [
-        {"name": "llm", "tenant": "acme", "hosts": 6, "placement": "packed", "buffer_gb": 8, "compute_s": 1.0,
-         "read_gbps": 100, "checkpoint": {"params": 1e9, "every": 5}},
-        {"name": "moe", "tenant": "globex", "hosts": 4, "placement": "scattered", "pattern": "all_to_all",
-         "buffer_gb": 2, "compute_s": 0.5},
-    ],
-    "storage_model": {"read_gbps": 100, "write_gbps": 50},
-    "seed": 3,
-}
+from tests.cluster_spec import PLANE, SPEC
 
 
 def job_bytes(emulator) -> dict[str, float]:
@@ -298,3 +285,28 @@ def test_no_frame_anywhere():
     out = compare_planes(["p1", "p2"], [None, None])
     assert out["jobs"] == [] and out["imbalance"]["max_over_mean"] is None
     assert out["imbalance"]["most_loaded"] is None and all(p["load"] is None for p in out["planes"])
+
+
+# ------------------------------------------------------------------ the twins across planes
+def twin_jobs(**observed: tuple[float, float]) -> list[dict]:
+    """A plane's twin job entries: ``job=(expected, observed)`` Gb/s."""
+    return [{"id": j, "emulated_gbps": e, "observed_gbps": o} for j, (e, o) in observed.items()]
+
+
+def test_a_job_is_as_far_from_its_expectation_as_its_slowest_rail():
+    out = twin_across_planes(["p1", "p2", "p3"], [twin_jobs(llm=(100.0, 98.0), moe=(10.0, 2.0)),
+                                                  twin_jobs(llm=(100.0, 50.0), moe=(10.0, 9.0)), None])
+    llm = out["llm"]
+    assert (llm["expected_gbps"], llm["observed_gbps"], llm["ratio"], llm["slowest_plane"]) == (200.0, 148.0, 0.5,
+                                                                                                "p2")
+    assert llm["planes"] == {"p1": {"expected_gbps": 100.0, "observed_gbps": 98.0, "ratio": 0.98},
+                             "p2": {"expected_gbps": 100.0, "observed_gbps": 50.0, "ratio": 0.5}}
+    assert (out["moe"]["ratio"], out["moe"]["slowest_plane"]) == (0.2, "p1")
+
+
+def test_a_plane_expecting_nothing_of_a_job_does_not_set_its_pace():
+    out = twin_across_planes(["p1", "p2"], [twin_jobs(idle=(0.0, 0.0), llm=(100.0, 80.0)), twin_jobs(llm=(0.0, 5.0))])
+    assert out["idle"]["ratio"] is None and out["idle"]["slowest_plane"] is None
+    assert (out["llm"]["ratio"], out["llm"]["slowest_plane"], out["llm"]["observed_gbps"]) == (0.8, "p1", 85.0)
+    assert out["llm"]["planes"]["p2"]["ratio"] is None
+    assert twin_across_planes(["p1"], [None]) == {}

@@ -78,16 +78,21 @@ def make_user(role: str) -> User | None:
     return user
 
 
-#: The migrations that grant the roles their permissions.
-ROLE_MIGRATIONS = ("ibweb.tenancy.migrations.0003_roles", "ibweb.twin.migrations.0002_operator_permissions",
-                   "ibweb.fabrics.migrations.0006_operator_analyses")
+def role_migrations() -> list:
+    """The migration modules that grant the roles their permissions: every one of ibweb's with a ``ROLES``."""
+    import sys
+
+    from django.db.migrations.loader import MigrationLoader
+
+    modules = [sys.modules[type(m).__module__] for m in MigrationLoader(None).disk_migrations.values()]
+    return sorted((m for m in modules if m.__name__.startswith("ibweb.") and hasattr(m, "ROLES")),
+                  key=lambda m: m.__name__)
 
 
 def role_permissions(group: str) -> list[Permission]:
     """The permissions of a role, as the migrations grant them (granted directly: flushes drop the groups)."""
-    import importlib
-
-    pairs = [p for m in ROLE_MIGRATIONS for p in importlib.import_module(m).ROLES.get(group, [])]
+    pairs = [(m.__name__.split(".")[1], p) if isinstance(p, str) else p
+             for m in role_migrations() for p in m.ROLES.get(group, [])]
     return [Permission.objects.get(content_type__app_label=app, codename=codename) for app, codename in pairs]
 
 

@@ -20,24 +20,12 @@ from ibweb.fabrics.models import Cluster, Fabric
 from ibweb.live.groups import store_newest
 from ibweb.runtime import record
 from ibweb.tenancy.models import Tenant
+from tests.cluster_spec import PLANE, SPEC
 
 from .access_fixtures import public_read, role_permissions
 
 pytestmark = pytest.mark.django_db
 
-PLANE = {"generator": "fat_tree", "hosts": 16, "radix": 8, "host_prefix": "dgx"}
-SPEC = {
-    "name": "pod", "planes": 2, "plane": PLANE,
-    "storage": {"generator": "fat_tree", "radix": 8, "storage_servers": 2},
-    "jobs": [
-        {"name": "llm", "tenant": "acme", "hosts": 6, "placement": "packed", "buffer_gb": 8, "compute_s": 1.0,
-         "read_gbps": 100},
-        {"name": "moe", "tenant": "globex", "hosts": 4, "placement": "scattered", "pattern": "all_to_all",
-         "buffer_gb": 2, "compute_s": 0.5},
-    ],
-    "storage_model": {"read_gbps": 100, "write_gbps": 50},
-    "seed": 3,
-}
 SLUGS = ["pod-plane1", "pod-plane2", "pod-storage"]
 
 
@@ -261,3 +249,37 @@ def test_ensure_demo_cluster_creates_the_pod_once():
     assert [(f.slug, f.cluster_role, f.rail) for f in rows] == [
         ("pod-plane1", "compute", 1), ("pod-plane2", "compute", 2), ("pod-storage", "storage", None)]
     assert counts() == (1, 3)
+
+
+# ------------------------------------------------------------------ the twins across planes
+def test_telemetry_planes_give_each_job_expected_against_observed_at_its_slowest_rail(pod):
+    from ibweb.fabrics.choices import FabricMode
+    from ibweb.twin.engine import store_report
+
+    rows = {f.slug: f for f in pod.fabrics.all()}
+    Fabric.objects.filter(slug__in=["pod-plane1", "pod-plane2"]).update(mode=FabricMode.TELEMETRY)
+    observed = {"pod-plane1": {"llm": 95.0, "moe": 20.0}, "pod-plane2": {"llm": 40.0, "moe": 19.0}}
+    tenants = {j["name"]: j["tenant"] for j in SPEC["jobs"]}
+    for slug, jobs in observed.items():
+        store_report(rows[slug].pk, {"t": time.time(), "jobs": [
+            {"id": j, "tenant": tenants[j], "emulated_gbps": 100.0 if j == "llm" else 20.0, "observed_gbps": gbps}
+            for j, gbps in jobs.items()]})
+    jobs = {j["id"]: j for j in get(operator(), "/api/clusters/pod/").json()["jobs"]}
+    llm = jobs["llm"]["twin"]
+    assert (llm["expected_gbps"], llm["observed_gbps"], llm["ratio"], llm["slowest_plane"]) == (
+        200.0, 135.0, 0.4, "pod-plane2")
+    assert llm["planes"]["pod-plane1"] == {"expected_gbps": 100.0, "observed_gbps": 95.0, "ratio": 0.95}
+    assert (jobs["moe"]["twin"]["ratio"], jobs["moe"]["twin"]["slowest_plane"]) == (0.95, "pod-plane2")
+    # a tenant's user gets its own job's figures only
+    body = get(tenant_user("acme"), "/api/clusters/pod/").json()
+    assert [(j["id"], j["twin"]["ratio"]) for j in body["jobs"]] == [("llm", 0.4)]
+    assert "moe" not in json.dumps(body)
+
+
+def test_emulated_planes_have_no_twin_figures(pod):
+    from ibweb.twin.engine import store_report
+
+    plane = pod.fabrics.get(slug="pod-plane1")
+    store_report(plane.pk, {"t": time.time(), "jobs": [{"id": "llm", "tenant": "acme", "emulated_gbps": 1.0,
+                                                         "observed_gbps": 0.0}]})
+    assert all(j["twin"] is None for j in get(operator(), "/api/clusters/pod/").json()["jobs"])

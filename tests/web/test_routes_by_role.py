@@ -187,12 +187,13 @@ ROUTES: dict[str, Probe] = {
     # a test sweep runs commands on the server: who may configure collectors (an empty body: 400, nothing runs)
     "api/telemetry/trial-sweep/": Probe("/api/telemetry/trial-sweep/", NOT_ALLOWED,
                                         by_role(403, 403, 403, 403, 403, 403, 400)),
-    # events: pages and API (the event opened is globex's job's)
+    # events: pages and API (the event opened is globex's job's; operators acknowledge, they and policy admins
+    # comment: events' migration 0002)
     "fabrics/<slug:slug>/events/": Probe("/fabrics/shared/events/", PAGE, NOT_ALLOWED),
     "fabrics/<slug:slug>/events/<int:pk>/acknowledge/": Probe("/fabrics/shared/events/{globex_event}/acknowledge/",
-                                                              NOT_ALLOWED, by_role(302, 302, 404, 404, 403, 403, 302)),
+                                                              NOT_ALLOWED, by_role(302, 302, 404, 404, 302, 403, 302)),
     "fabrics/<slug:slug>/events/<int:pk>/comment/": Probe("/fabrics/shared/events/{globex_event}/comment/",
-                                                          NOT_ALLOWED, by_role(302, 302, 404, 404, 403, 403, 302)),
+                                                          NOT_ALLOWED, by_role(302, 302, 404, 404, 302, 302, 302)),
     "api/fabrics/fabrics/<slug:slug>/events/": Probe("/api/fabrics/fabrics/shared/events/", API, EVENTS_READ_ONLY),
     "api/fabrics/fabrics/<slug:slug>/events/summary/": Probe("/api/fabrics/fabrics/shared/events/summary/", API,
                                                              EVENTS_READ_ONLY),
@@ -200,10 +201,10 @@ ROUTES: dict[str, Probe] = {
                                                               OTHER_TENANTS_ROW, EVENTS_READ_ONLY),
     "api/fabrics/fabrics/<slug:slug>/events/<int:pk>/acknowledge/":
         Probe("/api/fabrics/fabrics/shared/events/{globex_event}/acknowledge/", EVENTS_WRITE_ONLY,
-              by_role(403, 403, 404, 404, 403, 403, 200)),
+              by_role(403, 403, 404, 404, 200, 403, 200)),
     "api/fabrics/fabrics/<slug:slug>/events/<int:pk>/comments/":
         Probe("/api/fabrics/fabrics/shared/events/{globex_event}/comments/", EVENTS_WRITE_ONLY,
-              by_role(403, 403, 404, 404, 403, 403, 400)),
+              by_role(403, 403, 404, 404, 400, 400, 400)),
     # twin pages and API
     "fabrics/<slug:slug>/plan/": Probe("/fabrics/lab/plan/", PAGE, by_role(403, 302, 403, 403, 400, 403, 400)),
     "api/twin/": Probe("/api/twin/", API, NOT_ALLOWED),
@@ -239,6 +240,7 @@ _NO = staff(403, 403, 403, 403, 403)
 _SUPERUSER = staff(403, 403, 403, 403, 200)
 _VIEWS_ALL = staff(403, 403, 200, 200, 200)  # the ALL level, with the view permission its roles have
 _EDITS = staff(403, 403, 403, 200, 200)  # policy admin and superuser
+_MANAGES = staff(403, 403, 200, 403, 200)  # operator and superuser
 
 # The admin (anonymous visitors go to its login page). Every registered model names the object its pages open
 # (the other tenant's, where rows belong to a tenant) and what the staff roles get, GET and an empty POST.
@@ -258,20 +260,20 @@ ADMIN_MODELS: dict[str, tuple[str, dict[str, tuple]]] = {
     # every tenant at once: the ALL level only
     "tenancy.auditentry": ("{audit}", rows(_VIEWS_ALL, _NO, _VIEWS_ALL, _NO, _VIEWS_ALL, _NO)),
     "fabrics.fabric": ("{fabric}", rows(_VIEWS_ALL, _SUPERUSER, _VIEWS_ALL, _SUPERUSER, _VIEWS_ALL,
-                                        staff(403, 403, 200, 403, 200))),
-    # clusters name no tenant, but the roles are granted no permission of them (migration 0008): the superuser
-    "fabrics.cluster": ("{cluster}", rows(*[_SUPERUSER] * 5)),
+                                        _MANAGES)),
+    # clusters name no tenant: operators manage them, policy admins view them (migration 0009)
+    "fabrics.cluster": ("{cluster}", rows(_VIEWS_ALL, _MANAGES, _VIEWS_ALL, _MANAGES, _VIEWS_ALL, _MANAGES)),
     "fabrics.analysis": ("{analysis}", rows(_SUPERUSER, _NO, _SUPERUSER, _SUPERUSER, _SUPERUSER,
                                             staff(403, 403, 403, 403, 302))),
     "telemetry.collectorconfig": ("{collector}", rows(_SUPERUSER, _SUPERUSER, _SUPERUSER, _SUPERUSER, _SUPERUSER)),
     "telemetry.sweep": ("{sweep}", rows(_SUPERUSER, _NO, _SUPERUSER, _SUPERUSER, _SUPERUSER,
                                         staff(403, 403, 403, 403, 302))),
     "telemetry.pushtoken": ("{push_token}", rows(_SUPERUSER, _SUPERUSER, _SUPERUSER, _SUPERUSER, _SUPERUSER)),
-    "twin.jobsource": ("{source}", rows(*[staff(403, 403, 200, 403, 200)] * 5)),
-    "twin.scheduledjob": ("{scheduled_job}", rows(_VIEWS_ALL, _NO, _VIEWS_ALL, staff(403, 403, 200, 403, 200),
+    "twin.jobsource": ("{source}", rows(*[_MANAGES] * 5)),
+    "twin.scheduledjob": ("{scheduled_job}", rows(_VIEWS_ALL, _NO, _VIEWS_ALL, _MANAGES,
                                                   _VIEWS_ALL, staff(403, 403, 302, 403, 302))),
-    "twin.cablingplan": ("{plan}", rows(_VIEWS_ALL, _NO, _VIEWS_ALL, staff(403, 403, 200, 403, 200), _VIEWS_ALL,
-                                        staff(403, 403, 200, 403, 200))),
+    "twin.cablingplan": ("{plan}", rows(_VIEWS_ALL, _NO, _VIEWS_ALL, _MANAGES, _VIEWS_ALL,
+                                        _MANAGES)),
     # Django's own: the superuser (the roles grant nothing of them)
     "auth.user": ("{user}", {**rows(*[_SUPERUSER] * 5), "<id>/password/": (_SUPERUSER, _SUPERUSER)}),
     "auth.group": ("{group}", rows(*[_SUPERUSER] * 5)),

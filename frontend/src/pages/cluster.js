@@ -63,16 +63,38 @@ export function hostsText(hosts, planes) {
   return `${text}.`;
 }
 
+/**
+ * A job's expected against observed traffic over the telemetry-fed planes (their twins), at its slowest rail.
+ * @param {object|null} twin the job's `twin` entry (null: no telemetry-fed plane reports the job)
+ * @param {function(string): string} planeName a plane's name from its slug
+ * @returns {string} e.g. "40% of expected on plane 2 (135 Gb/s of 200 Gb/s)"
+ */
+export function twinText(twin, planeName) {
+  if (!twin) return "–";
+  const total = `${formatRate(twin.observed_gbps ?? 0)} of ${formatRate(twin.expected_gbps ?? 0)}`;
+  if (twin.ratio == null) return `nothing expected (${total})`;
+  return `${pct(twin.ratio)} of expected on ${planeName(twin.slowest_plane)} (${total})`;
+}
+
 /** A what-if's ratio of communication time: "1.25×", or "cannot run" where the change cuts the job off. */
 export function ratioText(r) {
   return r == null ? "cannot run" : `${times(r)}×`;
 }
 
+// Text is written only where it changed: an update of hundreds of rows then restyles only what moved.
+function setText(selection, text) {
+  return selection.each(function (d, i) {
+    const t = typeof text === "function" ? text.call(this, d, i) : text;
+    if (t != null && this.textContent !== t) this.textContent = t;
+  });
+}
+
+// One row per item, joined by key; a cell whose text is null is left to `decorate` (links).
 function rows(tbody, items, key, cells, decorate) {
   return select(tbody).selectAll("tr").data(items, key).join("tr").each(function (d) {
     const tr = select(this);
     tr.attr("data-key", key(d));
-    tr.selectAll("td").data(cells(d)).join("td").text((t) => t);
+    setText(tr.selectAll("td").data(cells(d)).join("td"), (t) => t);
     if (decorate) decorate(tr, d);
   });
 }
@@ -116,11 +138,11 @@ export function drawCluster(root, data) {
   const cards = new Map(data.fabrics.map((f) => [f.slug, f]));
   const slowest = data.imbalance?.jobs_slowest_on ?? {};
   rows(root.querySelector(".plane-table tbody"), data.planes, (p) => p.key,
-    (p) => planeCells(cards.get(p.key), p, slowest[p.key]),
+    (p) => [null, ...planeCells(cards.get(p.key), p, slowest[p.key]).slice(1)],
     (tr, p) => {
-      const cell = tr.select("td");
-      cell.text(null).append("a").attr("href", cards.get(p.key).url).text(cards.get(p.key).name);
-      tr.attr("data-state", cards.get(p.key).state);
+      const card = cards.get(p.key);
+      setText(tr.select("td").selectAll("a").data([card]).join("a").attr("href", card.url), card.name);
+      tr.attr("data-state", card.state);
     });
   root.querySelector("[data-field=imbalance]").textContent = imbalanceText(data);
   drawBars(select(root.querySelector("svg.plane-bars")), data);
@@ -133,13 +155,13 @@ export function drawCluster(root, data) {
   const planeName = (slug) => (cards.get(slug)?.rail ? `plane ${cards.get(slug).rail}` : slug);
   rows(root.querySelector(".job-table tbody"), data.jobs, (j) => j.id, (j) => [
     j.id, j.tenant ?? "–", j.hosts == null ? "–" : count(j.hosts), formatRate(j.achieved_gbps ?? 0),
-    j.slowdown == null ? "–" : `${times(j.slowdown)}×`, j.slowest_plane ? planeName(j.slowest_plane) : "–", ""],
+    j.slowdown == null ? "–" : `${times(j.slowdown)}×`, j.slowest_plane ? planeName(j.slowest_plane) : "–",
+    twinText(j.twin, planeName), null],
   (tr, j) => {
     tr.attr("data-slowest", j.slowest_plane ?? "");
     const cell = select(tr.node().lastElementChild);
-    cell.selectAll("a").data(Object.entries(j.links ?? {}), ([slug]) => slug).join("a")
-      .attr("href", ([, url]) => url)
-      .text(([slug]) => `${planeName(slug)} ${times(j.planes[slug]?.slowdown ?? 1)}×`);
+    setText(cell.selectAll("a").data(Object.entries(j.links ?? {}), ([slug]) => slug).join("a")
+      .attr("href", ([, url]) => url), ([slug]) => `${planeName(slug)} ${times(j.planes[slug]?.slowdown ?? 1)}×`);
   });
   const whatifRows = (data.whatifs ?? []).flatMap((w) => w.jobs.map((j) => ({...j, plane: w.plane, w})));
   rows(root.querySelector(".whatif-table tbody"), whatifRows, (r) => `${r.plane}/${r.id}`, (r) => [

@@ -91,8 +91,7 @@ def role_migrations() -> list:
 
 def role_permissions(group: str) -> list[Permission]:
     """The permissions of a role, as the migrations grant them (granted directly: flushes drop the groups)."""
-    pairs = [(m.__name__.split(".")[1], p) if isinstance(p, str) else p
-             for m in role_migrations() for p in m.ROLES.get(group, [])]
+    pairs = [p for m in role_migrations() for p in m.ROLES.get(group, [])]
     return [Permission.objects.get(content_type__app_label=app, codename=codename) for app, codename in pairs]
 
 

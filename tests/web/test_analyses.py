@@ -260,12 +260,13 @@ def test_operators_may_start_analyses_viewers_tenants_users_and_anonymous_visito
     from django.db import connection
     from django.db.migrations.loader import MigrationLoader
 
+    from ibweb import role_grants
     from ibweb.tenancy.models import Tenant
 
     # the migrations' functions as migrate runs them, on the historical models (transactional tests flush groups)
     apps = MigrationLoader(connection).project_state(("fabrics", "0006_operator_analyses")).apps
     importlib.import_module("ibweb.tenancy.migrations.0003_roles").create_roles(apps, None)
-    importlib.import_module("ibweb.fabrics.migrations.0006_operator_analyses").grant(apps, None)
+    role_grants.grant(apps, importlib.import_module("ibweb.fabrics.migrations.0006_operator_analyses").ROLES)
     ensure_demo()
     acme = Tenant.objects.create(slug="acme", name="Acme")
     users = {"anonymous": None}

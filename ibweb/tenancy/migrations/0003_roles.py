@@ -1,7 +1,8 @@
 """Roles as groups: viewer, operator, policy admin, with their model permissions."""
 
-from django.contrib.auth.management import create_permissions
 from django.db import migrations
+
+from ibweb import role_grants
 
 TENANCY_MODELS = ("tenant", "serviceclass", "partition", "partitionmember", "qospolicy", "auditentry")
 EDITABLE = ("tenant", "serviceclass", "partition", "partitionmember", "qospolicy")
@@ -17,16 +18,7 @@ ROLES = {
 
 
 def create_roles(apps, schema_editor):
-    for config in apps.get_app_configs():
-        config.models_module = True
-        create_permissions(config, apps=apps, verbosity=0)
-        config.models_module = None
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    for name, perms in ROLES.items():
-        group, _ = Group.objects.get_or_create(name=name)
-        for app_label, codename in perms:
-            group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    role_grants.grant(apps, ROLES)
 
 
 def delete_roles(apps, schema_editor):

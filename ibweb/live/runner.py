@@ -475,23 +475,27 @@ class FabricRunner:
         if not isinstance(lock, LeaderLock):
             yield
             return
+        done = asyncio.Event()
 
         async def renew() -> None:
             while True:
-                await asyncio.sleep(min(0.5, lock.ttl_ms / 3000))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done.wait(), min(0.5, lock.ttl_ms / 3000))
+                    return
                 try:
                     if not await lock.hold():
                         return
                 except Exception:
                     log.exception("fabric %s: cannot renew its leader lock", self.slug)
 
+        # Ended by the event, never cancelled: a cancellation landing inside a redis-py call can be lost, and
+        # the runner waited for ever on a renewal that never ended (a plane's frames stopped, nothing logged).
         renewing = asyncio.get_running_loop().create_task(renew())
         try:
             yield
         finally:
-            renewing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewing
+            done.set()
+            await asyncio.wait({renewing}, timeout=lock.ttl_ms / 1000)
 
     async def _start_holding(self, lock: LeaderLock) -> None:
         """Build the source while holding the fabric's lock: the others see the fabric led and wait, rather

@@ -117,10 +117,6 @@ def host_filter(view: View, fabric) -> HostFilter:
     return HostFilter(shown.host_guids, shown, view, fabric)
 
 
-def _swap(text: str, names: dict[str, str], pattern: re.Pattern | None) -> str:
-    return relabel(text, names, pattern)
-
-
 def _shows_all(hidden) -> bool:
     return hidden.shows_all if isinstance(hidden, HostFilter) else False
 
@@ -154,16 +150,16 @@ def redact(event: Event, hidden: Callable[[list], bool], texts: tuple[str, ...] 
     pattern = None
     if names:
         pattern = hidden.pattern(names) if isinstance(hidden, HostFilter) else names_pattern(names)
-    message = _swap(event.message, names, pattern)
+    message = relabel(event.message, names, pattern)
     jobs = [str(job) for job, tenant in event.jobs or [] if _shows_job(hidden, tenant)]
     if jobs:
         message += JOBS_SUFFIX + ", ".join(jobs[:5])
-    object_id, node = _swap(event.object_id, names, pattern), names.get(event.node, event.node)
+    object_id, node = relabel(event.object_id, names, pattern), names.get(event.node, event.node)
     if not event.resolved and not _shows_all(hidden):
         labels = _fabric_labels(hidden)  # its hosts were not resolved: every host this view may not see
         if labels is None:
             message, object_id, node = f"{event.kind.replace('_', ' ')}: {WITHHELD}", "", ""
         else:
             message, object_id, node = relabel(message, labels), relabel(object_id, labels), relabel(node, labels)
-    texts = [_swap(t, names, pattern) for t in texts] if comments_shown(event, hidden) else []
+    texts = [relabel(t, names, pattern) for t in texts] if comments_shown(event, hidden) else []
     return {"message": message, "object_id": object_id, "node": node, "texts": texts}

@@ -513,8 +513,7 @@ class FabricRunner:
         self.views, self._views_stamp, self._alerts, self._alerts_first = {}, None, {}, True
         self.policy_version = self.published_version = self.catalog_version = None
         self.counters = CounterRecorder(self.fabric_id)
-        await asyncio.to_thread(gc.collect)
-        await asyncio.to_thread(release_freed_memory)
+        await asyncio.to_thread(lambda: (gc.collect(), release_freed_memory()))
         log.info("fabric %s: dropped after the hand-over (a cold standby)", self.slug)
 
     async def _start_under(self, lock) -> None:

@@ -5,11 +5,12 @@ from django.db import migrations
 
 from ibweb import role_grants
 
-ROLES = {name: [("events", codename) for codename in codenames] for name, codenames in {
-    "viewer": ["view_event", "view_eventcomment"],
-    "operator": ["view_event", "change_event", "view_eventcomment", "add_eventcomment"],
-    "policy admin": ["view_event", "view_eventcomment", "add_eventcomment"],
-}.items()}
+ROLES = {
+    "viewer": [("events", "view_event"), ("events", "view_eventcomment")],
+    "operator": [("events", "view_event"), ("events", "change_event"), ("events", "view_eventcomment"),
+                 ("events", "add_eventcomment")],
+    "policy admin": [("events", "view_event"), ("events", "view_eventcomment"), ("events", "add_eventcomment")],
+}
 
 
 class Migration(migrations.Migration):

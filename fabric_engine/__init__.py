@@ -1,6 +1,7 @@
 """ibweb's fabric engine: InfiniBand topology, routing, workloads and congestion.
 
-Pure Python with numpy and scipy; it never imports Django or :mod:`ibweb`.
+Python with numpy and scipy, three small C kernels (``_maxmin.c``, ``routing/_lidgreedy.c``,
+``telemetry/_perfquery.c``) and ctypes (:mod:`.allocator`); it never imports Django or :mod:`ibweb`.
 """
 
 from .errors import FabricEngineError, FormatError, RoutingError, SolverError, TopologyError

@@ -99,7 +99,7 @@ class Emulator:
     background : Background, optional
     tick_s : float
     seed : int
-        Seed of the background traffic draw (deterministic per tick).
+        Seed of the background traffic draw (deterministic per tick: keyed by the seed and the tick's ``seq``).
     policy : fabric_engine.policy.Policy, optional
         Partitions and QoS: blocked flows get nothing, partition rate limits cap
         flows, VL arbitration gives weights and strict priority classes.
@@ -143,7 +143,7 @@ class Emulator:
         self.paths = paths if paths is not None else routing.paths
         self.xmit_wait_tick = int(xmit_wait_tick)
         self.ecn_threshold = float(ecn_threshold)
-        self.seq = 0
+        self.ticks = 0  # ticks stepped (the sequence numbers are the caller's: see step)
         self.elapsed = 0.0
         f = self.fabric
         self.capacity = f.capacity_gbps
@@ -287,8 +287,8 @@ class Emulator:
         self._load(self.jobs, self._saved())
 
     # ------------------------------------------------------------------ tick
-    def _background(self) -> tuple[Flows, sp.csr_matrix]:
-        rng = np.random.default_rng((self.seed, self.seq))
+    def _background(self, seq: int) -> tuple[Flows, sp.csr_matrix]:
+        rng = np.random.default_rng((self.seed, seq))
         src, dst = background_pairs(self._hosts, self.background.fraction, rng)
         flows = Flows(src, dst, np.full(len(src), self.background.gbps), kind=KIND_BACKGROUND)
         inc, broken = self.paths(src, dst, return_broken=True)
@@ -358,9 +358,15 @@ class Emulator:
 
         return paced_load
 
-    def step(self, now: float | None = None) -> FabricState:
-        """Advance one tick and return the fabric's state for it."""
-        self.seq += 1
+    def step(self, now: float | None = None, seq: int | None = None) -> FabricState:
+        """Advance one tick and return the fabric's state for it, numbered ``seq``.
+
+        ``seq`` is whoever numbers the frames' (the web app's runner, whose numbers continue across
+        restarts and leaders); it also keys the background traffic's draw, so that every process
+        draws the same tick alike. None: this tick's count (1 for the first), for standalone use.
+        """
+        self.ticks += 1
+        seq = self.ticks if seq is None else int(seq)
         now = time.time() if now is None else now
         tick, t0 = self.tick_s, self.elapsed
         n_jobs = len(self.jobs)
@@ -379,7 +385,7 @@ class Emulator:
         inc = self._fixed
         bg = None
         if self.background is not None:
-            bg, bg_inc = self._background()
+            bg, bg_inc = self._background(seq)
             bdem, bprio, bweight, _ = self._policy_inputs(bg)
             inc = inc.stack(bg_inc)
         # Arrays over every row of the tick, kept and written in place (at 32,768 GPUs each is 2 million long).
@@ -457,7 +463,7 @@ class Emulator:
             storage = st.frame(s_rows, carried(s_fixed), bott[s_fixed], col_rate[e:], link_rate, self.capacity,
                                ck_now)
         self.elapsed += tick
-        return FabricState(self.seq, now, tick, link_rate.astype(np.float32), util.astype(np.float32),
+        return FabricState(seq, now, tick, link_rate.astype(np.float32), util.astype(np.float32),
                            throughput_gbps=float(link_rate[self._into_host].sum()), jobs=jobs,
                            alerts=self._alerts(running) + self.sharp.alerts(running),
                            offered_gbps=link_offered.astype(np.float32), xmit_wait=wait.astype(np.float32),

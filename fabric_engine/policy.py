@@ -135,8 +135,6 @@ class Policy:
         n = fabric.num_nodes
         K = len(parts)
         membership = np.zeros((K, n), dtype=np.uint8)
-        order = np.argsort(fabric.port_guid)
-        sorted_guid = fabric.port_guid[order]
         kinds = {"ALL": (KIND_HOST, KIND_SWITCH), "ALL_CAS": (KIND_HOST,), "ALL_SWITCHES": (KIND_SWITCH,),
                  "ALL_ROUTERS": (), "SELF": ()}
         sl = np.full(K, -1, dtype=np.int8)
@@ -150,11 +148,10 @@ class Policy:
                     codes = np.array([MEMBERSHIP_CODES[m] for _, m in members], dtype=np.uint8)
                 except KeyError as exc:
                     raise FabricEngineError(f"{where}: membership {exc} is not full, limited or both") from None
-                pos = np.minimum(np.searchsorted(sorted_guid, guids), len(sorted_guid) - 1)
-                missing = sorted_guid[pos] != guids
-                if missing.any():
-                    raise FabricEngineError(f"{where}: port GUID 0x{int(guids[missing][0]):016x} is not in the fabric")
-                np.bitwise_or.at(membership[k], fabric.port_node[order[pos]], codes)
+                nodes, found = fabric.guid_index.nodes(guids)
+                if not found.all():
+                    raise FabricEngineError(f"{where}: port GUID 0x{int(guids[~found][0]):016x} is not in the fabric")
+                np.bitwise_or.at(membership[k], nodes, codes)
             for word, m in p.get("keywords", {}).items():
                 if word not in kinds or m not in MEMBERSHIP_CODES:
                     raise FabricEngineError(f"{where}: bad keyword membership {word}={m}")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .access import view_of
+from .access import Scope, view_of
+from .access.querysets import restricted
 
 __all__ = ["ViewScopedAdmin", "AllTenantsAdmin", "request_view"]
 
@@ -27,23 +28,21 @@ def request_view(request):
 class ViewScopedAdmin(admin.ModelAdmin):
     """Rows, foreign-key choices and list filters cut to the user's view.
 
-    ``scope(view, queryset)`` is the :mod:`ibweb.access` function of the model
-    (``visible_partitions``, ...); ``related_scopes`` maps a foreign key's model to its own.
+    The model's own :class:`~ibweb.access.RestrictedQuerySet` cuts the rows (its ``access_scope``
+    says how they reach their tenant); a foreign key to a model that declares one offers only
+    the rows the user sees.
     """
-
-    scope = None
-    related_scopes: dict = {}
 
     def _view(self, request):
         return request_view(request)
 
     def get_queryset(self, request):
-        return type(self).scope(self._view(request), super().get_queryset(request))
+        return restricted(self.model._meta.label, self._view(request), super().get_queryset(request))
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        scope = self.related_scopes.get(db_field.related_model)
-        if scope is not None:
-            kwargs["queryset"] = scope(self._view(request), db_field.related_model._default_manager.all())
+        related = db_field.related_model
+        if isinstance(getattr(related, "access_scope", None), Scope):
+            kwargs["queryset"] = restricted(related._meta.label, self._view(request))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_module_permission(self, request) -> bool:

@@ -31,6 +31,14 @@ setting                        default    what needs it
                                           its iblinkinfo: about 240 MB
 ``IBWEB_MAX_WS_MESSAGE_BYTES`` 64 KiB     a browser sends only small control messages
 =============================  =========  ====================================================
+
+Why hand-written (a functional reason, not a measured one): none of the servers and frameworks in
+``requirements.lock`` caps a request body. uvicorn (0.55) has ``--ws-max-size`` for websocket
+messages and nothing for HTTP bodies (``uvicorn --help``); Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE``
+excludes file uploads and is checked only when ``request.body`` or ``request.POST`` is read, after
+its ASGI handler has already read and spooled the whole body; DRF's parsers read the stream with no
+cap. The caps also differ per path (a counter push may be 32 times the default), which only an
+application-level rule knows. The ASGI wrapper and the three parser subclasses above are that rule.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["names_pattern", "relabel"]
+__all__ = ["names_pattern", "relabel", "candidates"]
 
 _BEFORE = r"(?<!\w)(?<!\w[.-])"
+_WORD = re.compile(r"\S+")
 _AFTER = r"(?!\w)(?![.-]\w)"
 
 
@@ -41,3 +42,25 @@ def relabel(text: str, labels: dict[str, str], pattern: re.Pattern | None = None
             return text
         pattern = names_pattern(found)
     return pattern.sub(lambda m: labels[m.group(0)], text)
+
+
+def candidates(text: str, words: int = 1, longest: int = 64) -> set[str]:
+    """Every part of ``text`` that may be a whole name (or GUID): what a caller looks up to find the names a
+    free text holds.
+
+    Parts of at most ``words`` words and ``longest`` characters that begin and end at the edges of their
+    words or next to a character that is not a letter or digit. A superset of the whole names
+    (``gpu001`` of ``gpu001-ib`` is one): :func:`relabel` replaces only whole ones.
+
+    >>> sorted(candidates("to gpu001."))
+    ['gpu001', 'gpu001.', 'to']
+    """
+    spans = [m.span() for m in _WORD.finditer(text)]
+    out: set[str] = set()
+    for a in range(len(spans)):  # a message of a few dozen words, names of a few words
+        for b in range(a, min(a + words, len(spans))):
+            run = text[spans[a][0]:spans[b][1]]
+            edges = [k for k, ch in enumerate(run) if not ch.isalnum()]
+            starts, ends = [0, *(k + 1 for k in edges)], [*edges, len(run)]
+            out |= {run[i:j] for i in starts for j in ends if 0 < j - i <= longest}
+    return out

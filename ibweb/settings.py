@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "ibweb.accounts",  # API tokens, stored hashed (it replaced rest_framework.authtoken)
     "drf_spectacular",
+    "django_filters",  # FilterSets of the REST lists (ibweb/filtersets.py)
     "channels",
     "ibweb.fabrics",
     "ibweb.tenancy",
@@ -156,6 +157,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # a list's query parameters: its view's filterset_class (the <app>/filtersets.py modules), after its scoping
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # a unique or protecting constraint another writer won is a 409, never a 500
     "EXCEPTION_HANDLER": "ibweb.api_errors.exception_handler",
     # counter pushes per collector token; a collector sweeping every 2 s stays far below

@@ -1,26 +1,38 @@
 """permessage-deflate where it pays: text messages compressed, binary messages sent as they are.
 
-Measured on the live feed (``tests/bench/bench_scale.py`` fabrics, zlib level 1, per socket and message):
+Measured by ``make bench`` (``tests/bench/bench_deflate.py``: the fully loaded 32,768-GPU fabric of
+``tests/bench/bench_scale.py``, messages as an operator's socket gets them, each deflated by the
+negotiated extension's compressor at zlib level 1, a fresh one per message; CPU of one deflate, median
+of five, on the 2-core reference machine):
 
-=========================  =========  ==========  =======
-message                    size       deflated    cost
-=========================  =========  ==========  =======
-v1 frame, 32,768 GPUs      5.4 MB     0.44 MB     13 ms
-topology snapshot, 32,768  5.4 MB     0.35 MB     10 ms
-v2 frame, 32,768 GPUs      0.24 MB    0.20 MB     5 ms
-=========================  =========  ==========  =======
+================================  =========  ==========  =======
+message, 32,768 GPUs              size       deflated    CPU
+================================  =========  ==========  =======
+v1 frame                          5.5 MB     0.44 MB     15 ms
+snapshot, v2 socket (topology)    5.4 MB     0.35 MB     12 ms
+snapshot, v1 socket (+ v1 frame)  10.9 MB    0.79 MB     28 ms
+v2 frame                          0.24 MB    0.21 MB     7.5 ms
+================================  =========  ==========  =======
 
-JSON text (snapshots, v1 frames, progress) deflates ten- to twentyfold; a v2 frame's arrays are
-already deflated once per tick for all its sockets, so compressing it again per socket buys a
-sixth of its bytes for milliseconds of CPU per socket and tick. RFC 7692 lets a sender leave any
+JSON text (v1 frames, snapshots) deflates twelve- to sixteenfold; a v2 frame's arrays are
+already deflated once per tick for all its sockets, so compressing it again per socket buys an
+eighth of its bytes (13 %) for 7.5 ms of CPU per socket and tick. RFC 7692 lets a sender leave any
 message uncompressed (RSV1 clear), so one negotiated extension serves both. Level 1 keeps most of
-the gain (v1 frame: 12x at level 1, 20x at level 6 for 3.5 times the CPU).
+the gain (v1 frame: 12x at level 1, 19.5x at level 6 for 2.4 times the CPU).
 
 A process sends the same frame to every socket of a view, so a text message is deflated once per
 process, not once per socket: the server negotiates ``server_no_context_takeover`` (RFC 7692
 7.1.1.1: its choice alone), which makes a message's deflated bytes depend on the message and the
 window size only, and :class:`DeflatedCache` keeps the last few results. The price is the
 cross-message history, worth nothing for messages a hundred times the 4 kB window.
+
+Why not the library alone (a functional reason): this module is websockets' own
+``PerMessageDeflate`` with one method overridden; negotiation, decompression and framing stay the
+library's. What the library (websockets 17.4, which uvicorn's ``--ws-per-message-deflate`` uses)
+does not do is choose per message: its ``PerMessageDeflate.encode`` compresses every data frame,
+binary ones included, each connection with its own compressor, and offers no option to send a message
+uncompressed or to reuse the bytes another connection deflated. :meth:`TextDeflate.encode` adds
+those two choices.
 
 Use: ``uvicorn ... --ws ibweb.wsdeflate:WebSocketProtocol`` (the Makefile, Dockerfile and
 compose.yaml do).

@@ -5,7 +5,7 @@ The web app (:mod:`ibweb.fabrics.analyses`) only schedules and stores: it hands
 LFTs, its job catalog) or, before an engine published one, the fabric's scenario; the
 routing with another engine, the scenario build and the analysis itself happen here.
 
-Kinds (``params`` as :func:`ibweb.fabrics.analyses.clean_params` fills them in):
+Kinds (``params`` as :func:`ibweb.fabrics.api.params.clean_params` fills them in):
 
 - ``ebb``: ``patterns``, ``seed``, ``method``, ``pattern``, optional ``engine`` (:func:`ebb_analysis`);
 - ``whatif_links``: ``failed_cables``, ``ebb_patterns``, ``seed``;

@@ -6,11 +6,16 @@ event a minute (a link that retrains is always worth a look), physical-layer
 counters (symbol, receive, integrity, overrun errors) from 10 a minute, discards
 and constraint errors from 100 a minute. Ten times the threshold is ``critical``.
 Operators override them per fabric.
+
+An alert that names nodes carries them as data (:func:`named`): ``text``, its message with ``{0}``,
+``{1}``... where the nodes stand, and ``nodes``, their indices in the fabric (-1: not in it), so each
+reader renders the names it may read (the feed: ``host-<i>`` for a hidden host, ``hidden node`` for
+one not in the fabric) instead of relabelling a finished text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +23,7 @@ import numpy as np
 from .counters import COLUMN, ERROR_COUNTERS
 from .rates import RESET, STALE, CounterDeltas
 
-__all__ = ["DEFAULT_THRESHOLDS", "Thresholds", "error_alerts"]
+__all__ = ["DEFAULT_THRESHOLDS", "Thresholds", "error_alerts", "named"]
 
 #: Errors per minute per port at which a counter raises an alert.
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -27,6 +32,19 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "PortXmitConstraintErrors": 100.0, "PortRcvConstraintErrors": 100.0, "LocalLinkIntegrityErrors": 10.0,
     "ExcessiveBufferOverrunErrors": 10.0, "QP1Dropped": 100.0, "VL15Dropped": 100.0,
 }
+
+
+def named(template: str, nodes: Sequence[int], names: Sequence[str]) -> dict:
+    """The parts of an alert whose message names nodes: ``text``, ``nodes`` and ``message``.
+
+    ``template``: the message with ``{0}``, ``{1}``... for the nodes (other braces doubled);
+    ``nodes``: their indices (-1 for a node not in the fabric); ``names``: how they read in
+    ``message``, the text as a view of every tenant reads it.
+
+    >>> named("{0} port 1 - {1} port 3", [4, -1], ["gpu0001", "leaf02"])["message"]
+    'gpu0001 port 1 - leaf02 port 3'
+    """
+    return {"text": template, "nodes": [int(n) for n in nodes], "message": template.format(*names)}
 
 
 @dataclass(frozen=True)
@@ -48,7 +66,7 @@ class Thresholds:
         return np.array([self.per_minute.get(n, np.inf) / 60.0 for n in ERROR_COUNTERS], dtype=np.float64)
 
 
-def error_alerts(deltas: CounterDeltas, rows: np.ndarray, label: Callable[[int], str], links: np.ndarray,
+def error_alerts(deltas: CounterDeltas, rows: np.ndarray, end: Callable[[int], tuple[int, str, int]], links: np.ndarray,
                  thresholds: Thresholds | None = None, limit: int = 50) -> list[dict]:
     """Alerts for the ports at ``rows`` of ``deltas`` whose error rates reach a threshold.
 
@@ -57,8 +75,8 @@ def error_alerts(deltas: CounterDeltas, rows: np.ndarray, label: Callable[[int],
     deltas : CounterDeltas
     rows : ndarray, int64 ``[K]``
         Rows of ``deltas`` to check (-1 to skip).
-    label : callable
-        ``label(k)`` -> ``"node port"`` text of entry ``k``, called only for alerting ports.
+    end : callable
+        ``end(k)`` -> ``(node index, node name, port)`` of entry ``k``, called only for alerting ports.
     links : ndarray, int64 ``[K]``
         Directed link leaving each port (-1 if none), carried in the alert.
     limit : int
@@ -67,7 +85,8 @@ def error_alerts(deltas: CounterDeltas, rows: np.ndarray, label: Callable[[int],
     Returns
     -------
     list of dict
-        ``{"kind": "errors", "severity", "counter", "link", "port", "rate_per_min", "message"}``.
+        ``{"kind": "errors", "severity", "counter", "link", "port", "rate_per_min", "message", "text", "nodes"}``
+        (``port``: ``"name port"``; ``text``/``nodes``: :func:`named`).
     """
     th = (thresholds or Thresholds()).vector()
     cols = np.array([COLUMN[n] for n in ERROR_COUNTERS])
@@ -88,11 +107,12 @@ def error_alerts(deltas: CounterDeltas, rows: np.ndarray, label: Callable[[int],
         name = ERROR_COUNTERS[c]
         per_min = float(rate[k, c] * 60.0)
         reset = bool(flags[k, c] & RESET)
+        node, node_name, port = end(int(k))
         out.append({
             "kind": "errors", "severity": "critical" if ratio[k, c] >= factor else "warning", "counter": name,
-            "link": int(links[k]), "port": label(int(k)), "rate_per_min": round(per_min, 3),
-            "message": f"{label(int(k))}: {name} at {per_min:.1f}/min (threshold {th[c] * 60:g}/min)"
-                       + (" after a counter reset" if reset else ""),
+            "link": int(links[k]), "port": f"{node_name} port {port}", "rate_per_min": round(per_min, 3),
+            **named(f"{{0}} port {port}: {name} at {per_min:.1f}/min (threshold {th[c] * 60:g}/min)"
+                    + (" after a counter reset" if reset else ""), [node], [node_name]),
         })
     return out
 

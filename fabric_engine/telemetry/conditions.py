@@ -16,6 +16,8 @@ Condition alerts: ``{"kind", "severity", "condition": True, "message", ...}`` wi
   fabric and ``old``/``new`` (``"4x"``/``"1x"``, ``"NDR"``/``"HDR"``);
 * ``node_missing``: ``node`` and ``guid``.
 
+Each also carries ``text`` and ``nodes`` (:func:`~.alerts.named`; a missing node's index is -1).
+
 None carries ``link``: a cable's index changes with the cabling, the identity of a condition
 must not.
 """
@@ -25,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..topology import Fabric
+from ..topology.guid_index import GuidIndex
+from .alerts import named
 from .diff import diff_topology
 
 __all__ = ["CONDITION_KINDS", "cabling_conditions", "is_good"]
@@ -36,15 +40,9 @@ _SEVERITY = {"link_down": "critical", "node_missing": "critical", "width_degrade
              "speed_degraded": "warning"}
 
 
-def _node_index(current: Fabric, guids: list[str]) -> list[int]:
-    """Index in ``current`` of each node GUID (``"0x.."``), -1 where it is not there."""
-    want = np.array([int(g, 16) for g in guids], dtype=np.uint64)
-    order = np.argsort(current.guid, kind="stable")
-    sorted_guids = np.asarray(current.guid, dtype=np.uint64)[order]
-    if len(sorted_guids) == 0:
-        return [-1] * len(guids)
-    pos = np.minimum(np.searchsorted(sorted_guids, want), len(sorted_guids) - 1)
-    return np.where(sorted_guids[pos] == want, order[pos], -1).astype(int).tolist()
+def _node_index(current: Fabric) -> GuidIndex:
+    """``current``'s node GUIDs indexed (a host's node GUID is none of its port GUIDs': not ``guid_index``)."""
+    return GuidIndex(current.guid, np.arange(current.num_nodes, dtype=np.int64))
 
 
 def cabling_conditions(reference: Fabric, current: Fabric, *, cabling: bool = True) -> list[dict]:
@@ -60,20 +58,23 @@ def cabling_conditions(reference: Fabric, current: Fabric, *, cabling: bool = Tr
     [('link_down', -1)]
     """
     out = []
+    index = None
     for e in diff_topology(reference, current):  # the (few) differences
         kind = CONDITION_KINDS.get(e["kind"])
         if kind is None or (not cabling and kind in ("link_down", "node_missing")):
             continue
         c = {"kind": kind, "severity": _SEVERITY[kind], "condition": True}
         if kind == "node_missing":
-            out.append({**c, "node": e["node"], "guid": e["guid"], "message": f"{e['node']} missing"})
+            out.append({**c, "node": e["node"], "guid": e["guid"], **named("{0} missing", [-1], [e["node"]])})
             continue
-        c.update(a=e["a"], b=e["b"], guids=e["guids"], ports=e["ports"], nodes=_node_index(current, e["guids"]),
-                 cable=e["link"])
+        index = index or _node_index(current)
+        nodes = index.nodes(np.array([int(g, 16) for g in e["guids"]], dtype=np.uint64))[0].tolist()
+        c.update(a=e["a"], b=e["b"], guids=e["guids"], ports=e["ports"], nodes=nodes, cable=e["link"])
+        names = [end.rsplit(" port ", 1)[0] for end in (e["a"], e["b"])]
         if kind == "link_down":
-            c["message"] = f"cable down: {e['a']} - {e['b']}"
+            c.update(named(f"cable down: {{0}} port {e['ports'][0]} - {{1}} port {e['ports'][1]}", nodes, names))
         else:
-            c.update(old=e["old"], new=e["new"], message=f"{e['message']} (reference: {e['old']})")
+            c.update(old=e["old"], new=e["new"], **named(f"{e['text']} (reference: {e['old']})", nodes, names))
         out.append(c)
     return out
 

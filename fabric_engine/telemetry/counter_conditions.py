@@ -17,7 +17,8 @@ topology change that shifts indices does not mix ports. Each condition carries `
 seen by this tracker, this one included).
 
 Condition alerts: ``{"kind", "severity", "condition": True, "port": "name port", "guid",
-"ports": [port], "nodes": [node index in the current fabric], "since", "count", "message"}``.
+"ports": [port], "nodes": [node index in the current fabric], "since", "count", "message", "text"}``
+(``text``/``nodes``: :func:`~.alerts.named`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .alerts import named
 from .counters import COLUMN, ERROR_COUNTERS
 from .rates import STALE
 
@@ -177,7 +179,8 @@ class CounterConditions:
             k = int(row_of[row])
             guid, port = int(self.keys[row, 0]), int(self.keys[row, 1])
             node = int(s.node[k]) if k >= 0 else -1
-            name = f"{s.node_name[node]} port {port}" if node >= 0 else f"0x{guid:016x} port {port}"
+            who = str(s.node_name[node]) if node >= 0 else f"0x{guid:016x}"  # a node gone: its GUID
+            name = f"{who} port {port}"
             kind = COUNTER_CONDITION_KINDS[c]
             if kind == "error_rate":
                 severity = "critical" if self.severity[row] else "warning"
@@ -187,9 +190,9 @@ class CounterConditions:
             else:
                 severity, what = "warning", "symbol errors rising"
             out.append({"kind": kind, "severity": severity, "condition": True, "port": name,
-                        "guid": f"0x{guid:016x}", "ports": [port], "nodes": [node],
+                        "guid": f"0x{guid:016x}", "ports": [port],
                         "since": round(float(self.since[row, c]), 3), "count": int(self.count[row, c]),
-                        "message": f"{name}: {what}"})
+                        **named(f"{{0}} port {port}: {what}", [node], [who])})
         return out
 
 

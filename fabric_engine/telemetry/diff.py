@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..topology import SPEEDS, Fabric
+from .alerts import named
 
 __all__ = ["diff_topology", "EVENT_KINDS"]
 
@@ -34,10 +35,27 @@ def _end(f: Fabric, n: int, p: int) -> str:
     return f"{f.node_name[n]} port {p}"
 
 
+def _index_in(new: Fabric, f: Fabric, n: int) -> int:
+    """Index in ``new`` of node ``n`` of ``f`` (by GUID when ``f`` is another fabric), -1 when ``new`` lacks it."""
+    if f is new:
+        return int(n)
+    try:
+        return new.node(int(f.guid[n]))
+    except KeyError:
+        return -1
+
+
+def _cable_text(f: Fabric, new: Fabric, c: int, template: str) -> dict:
+    """:func:`~.alerts.named` of ``template`` ({0}, {1}: the ends of cable ``c`` of ``f``), in ``new``."""
+    ends = (int(f.a_node[c]), int(f.b_node[c]))
+    return named(template, [_index_in(new, f, n) for n in ends], [str(f.node_name[n]) for n in ends])
+
+
 def diff_topology(old: Fabric, new: Fabric) -> list[dict]:
     """Events that turn ``old`` into ``new``.
 
-    Each event: ``{"kind", "severity", "message", ...}`` plus ``node``/``guid`` for
+    Each event: ``{"kind", "severity", "message", "text", "nodes", ...}`` (``text``/``nodes``:
+    :func:`~.alerts.named`, indices in ``new``, -1 for a node it lacks) plus ``node``/``guid`` for
     node events, ``a``/``b`` (``"name port"``), the ends' node ``guids`` and ``ports``
     and the new cable index ``link`` (``-1`` when the cable is gone) for cable
     events, ``old``/``new`` for width and speed changes.
@@ -57,7 +75,8 @@ def diff_topology(old: Fabric, new: Fabric) -> list[dict]:
     for f, nodes, kind in ((old, gone, "node_vanished"), (new, came, "node_appeared")):
         for n in nodes:  # loop over the (few) changed nodes
             events.append({"kind": kind, "severity": _SEVERITY[kind], "node": str(f.node_name[n]),
-                           "guid": f"0x{int(f.guid[n]):016x}", "message": f"{f.node_name[n]} {kind.split('_')[1]}"})
+                           "guid": f"0x{int(f.guid[n]):016x}",
+                           **named(f"{{0}} {kind.split('_')[1]}", [_index_in(new, f, n)], [str(f.node_name[n])])})
     ko, kn = _cable_keys(old, index), _cable_keys(new, index)
     down = np.flatnonzero(~np.isin(ko, kn))
     up = np.flatnonzero(~np.isin(kn, ko))
@@ -67,7 +86,9 @@ def diff_topology(old: Fabric, new: Fabric) -> list[dict]:
             events.append({"kind": kind, "severity": _SEVERITY[kind], "a": a, "b": b,
                            "guids": [f"0x{int(f.guid[f.a_node[c]]):016x}", f"0x{int(f.guid[f.b_node[c]]):016x}"],
                            "ports": [int(f.a_port[c]), int(f.b_port[c])],
-                           "link": int(c) if f is new else -1, "message": f"{kind.replace('_', ' ')}: {a} - {b}"})
+                           "link": int(c) if f is new else -1,
+                           **_cable_text(f, new, c, f"{kind.replace('_', ' ')}: {{0}} port {int(f.a_port[c])} - "
+                                                    f"{{1}} port {int(f.b_port[c])}")})
     _, io, inew = np.intersect1d(ko, kn, return_indices=True)
     for attr, names in (("width", None), ("speed", SPEEDS)):
         before, after = getattr(old, attr)[io], getattr(new, attr)[inew]
@@ -81,5 +102,6 @@ def diff_topology(old: Fabric, new: Fabric) -> list[dict]:
                                      f"0x{int(new.guid[new.b_node[c]]):016x}"],
                            "ports": [int(new.a_port[c]), int(new.b_port[c])],
                            "old": show(before[j]), "new": show(after[j]),
-                           "message": f"{attr} {show(before[j])} -> {show(after[j])}: {a} - {b}"})
+                           **_cable_text(new, new, c, f"{attr} {show(before[j])} -> {show(after[j])}: {{0}} port "
+                                                      f"{int(new.a_port[c])} - {{1}} port {int(new.b_port[c])}")})
     return events

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from ..congestion import rank_hotspots, symbol_time_ns
 from ..state import FabricState
 from ..topology import KIND_HOST, Fabric
-from .alerts import Thresholds, error_alerts
+from .alerts import Thresholds, error_alerts, named
 from .counters import COLUMN, CounterSamples, port_key
 from .rates import (
     CAPACITY_MARGIN,
@@ -93,12 +93,16 @@ def link_port_keys(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
     return port_key(f.port_lid[src_slot], f.dl_src_port), port_key(f.port_lid[dst_slot], f.dl_dst_port)
 
 
-def _label(fabric: Fabric, d: int) -> str:
-    return f"{fabric.node_name[fabric.dl_src[d]]} port {int(fabric.dl_src_port[d])}"
+def _out_end(fabric: Fabric, d: int) -> tuple[int, str, int]:
+    """``(node, name, port)`` of the port directed link ``d`` leaves."""
+    n = int(fabric.dl_src[d])
+    return n, str(fabric.node_name[n]), int(fabric.dl_src_port[d])
 
 
-def _in_label(fabric: Fabric, d: int) -> str:
-    return f"{fabric.node_name[fabric.dl_dst[d]]} port {int(fabric.dl_dst_port[d])}"
+def _in_end(fabric: Fabric, d: int) -> tuple[int, str, int]:
+    """``(node, name, port)`` of the port directed link ``d`` enters."""
+    n = int(fabric.dl_dst[d])
+    return n, str(fabric.node_name[n]), int(fabric.dl_dst_port[d])
 
 
 def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: int, t: float | None = None,
@@ -177,7 +181,7 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
     into_host = f.kind[f.dl_dst] == KIND_HOST
     newest = cur.t[cur.bits > 0]
     when = float(t) if t is not None else (float(newest.max()) if newest.size else 0.0)
-    alerts = error_alerts(deltas, xrow, lambda k: _label(f, k), np.arange(2 * f.num_links), thresholds)
+    alerts = error_alerts(deltas, xrow, lambda k: _out_end(f, k), np.arange(2 * f.num_links), thresholds)
     alerts += _counter_alerts(f, stale, link_flags)
     alerts += _suspect_alerts(f, deltas, xrow, rrow, now)
     n = 2 * f.num_links
@@ -203,10 +207,11 @@ def _counter_alerts(fabric: Fabric, stale: np.ndarray, flags: np.ndarray) -> lis
     ):
         links = np.flatnonzero(mask)
         if links.size:
-            first = ", ".join(_label(fabric, int(d)) for d in links[:3])
-            out.append({"kind": kind, "severity": severity, "count": int(links.size),
-                        "links": links[:50].tolist(), "message": f"{links.size} links: {what} ({first}"
-                                                                  + (", ..." if links.size > 3 else "") + ")"})
+            ends = [_out_end(fabric, int(d)) for d in links[:3]]
+            first = ", ".join(f"{{{i}}} port {p}" for i, (_, _, p) in enumerate(ends))
+            out.append({"kind": kind, "severity": severity, "count": int(links.size), "links": links[:50].tolist(),
+                        **named(f"{links.size} links: {what} ({first}" + (", ..." if links.size > 3 else "") + ")",
+                                [n for n, _, _ in ends], [name for _, name, _ in ends])})
     return out
 
 
@@ -228,7 +233,7 @@ def _suspect_alerts(fabric: Fabric, deltas: CounterDeltas, xrow: np.ndarray, rro
     f = fabric
     cap = f.capacity_gbps
     hits = []  # (links, rows, column, counter name, label of the port)
-    for rows, c, name, label in ((xrow, _XD, "PortXmitData", _label), (rrow, _RD, "PortRcvData", _in_label)):
+    for rows, c, name, label in ((xrow, _XD, "PortXmitData", _out_end), (rrow, _RD, "PortRcvData", _in_end)):
         fl = deltas.flags[np.maximum(rows, 0), c]
         links = np.flatnonzero((rows >= 0) & ((fl & SUSPECT) > 0))
         if links.size:
@@ -254,13 +259,14 @@ def _suspect_alerts(fabric: Fabric, deltas: CounterDeltas, xrow: np.ndarray, rro
                                  f"{CAPACITY_MARGIN:g}x the link's {cap[d]:g} Gb/s",
             }[reason]
             reset = bool(fl & RESET)
-            port = label(f, d)
+            node, node_name, number = label(f, d)
             out.append({
-                "kind": "counter_suspect", "severity": "warning", "port": port, "counter": name, "link": d,
-                "reason": reason, "read_at": round(t, 3), "dt_s": round(dt, 6), "words": words,
-                "rate_gbps": round(float(gbps[r, c]), 3), "capacity_gbps": float(cap[d]), "reset": reset,
-                "message": f"{port}: {name} held, no rate ({reason.replace('_', ' ')}"
-                           + (", after going backwards" if reset else "") + f"): {figures}",
+                "kind": "counter_suspect", "severity": "warning", "port": f"{node_name} port {number}",
+                "counter": name, "link": d, "reason": reason, "read_at": round(t, 3), "dt_s": round(dt, 6),
+                "words": words, "rate_gbps": round(float(gbps[r, c]), 3), "capacity_gbps": float(cap[d]),
+                "reset": reset, **named(f"{{0}} port {number}: {name} held, no rate ({reason.replace('_', ' ')}"
+                                        + (", after going backwards" if reset else "") + f"): {figures}",
+                                        [node], [node_name]),
             })
         if len(out) >= limit:
             break

@@ -17,6 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import TopologyError
+from .guid_index import GuidIndex
 from .limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from .speeds import SPEEDS, WIDTHS, capacity_gbps
 
@@ -334,6 +335,11 @@ class Fabric:
         d = {int(g): i for i, g in enumerate(self.guid)}
         d.update({int(g): int(n) for g, n in zip(self.port_guid, self.port_node, strict=True)})
         return d
+
+    @cached_property
+    def guid_index(self) -> GuidIndex:
+        """Port GUID -> port slot and node, sorted once (:class:`GuidIndex`)."""
+        return GuidIndex(self.port_guid, self.port_node)
 
     @cached_property
     def lid_to_slot(self) -> np.ndarray:

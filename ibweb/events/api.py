@@ -2,7 +2,7 @@
 
 Routes (under ``/api/fabrics/``)::
 
-    fabrics/<slug>/events/                    GET: filters as in :mod:`ibweb.events.query`, limit/offset
+    fabrics/<slug>/events/                    GET: filters of :mod:`ibweb.events.filtersets`, limit/offset
     fabrics/<slug>/events/summary/            GET: active events by severity, unacknowledged count
     fabrics/<slug>/events/<id>/               GET: one event with its comments
     fabrics/<slug>/events/<id>/acknowledge/   POST {"acknowledged": true|false, "comment": "..."} (events.change_event)
@@ -21,6 +21,7 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.generics import ListAPIView
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
@@ -29,8 +30,9 @@ from rest_framework.views import APIView
 from ibweb.access import Level, View, view_of
 from ibweb.fabrics.models import Fabric
 
+from .choices import Severity
+from .filtersets import EventFilterBackend, EventFilterSet
 from .models import Event, EventComment
-from .query import apply_filters, parse_filters
 from .visibility import comments_shown, host_filter, redact, visible_events
 
 __all__ = ["event_payload", "EventListView", "EventDetailView", "EventAcknowledgeView", "EventCommentView",
@@ -136,20 +138,50 @@ class _EventsView(APIView):
         return view, fabric, event
 
 
-class EventListView(_EventsView):
-    """The fabric's events, newest first, filtered (see :mod:`ibweb.events.query`)."""
+class EventSchema(serializers.Serializer):
+    """What :func:`event_payload` answers per event, for the OpenAPI schema (``details`` only at the ``ALL`` level)."""
 
-    def get(self, request, slug: str):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    severity = serializers.ChoiceField(choices=Severity.choices)
+    object_type = serializers.CharField()
+    object_id = serializers.CharField()
+    link = serializers.IntegerField(allow_null=True)
+    node = serializers.CharField(allow_null=True)
+    job = serializers.CharField()
+    tenant = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    count = serializers.IntegerField()
+    occurrence = serializers.IntegerField()
+    active = serializers.BooleanField()
+    cleared_at = serializers.DateTimeField(allow_null=True)
+    acknowledged = serializers.BooleanField()
+    acknowledged_by = serializers.CharField(allow_null=True)
+    acknowledged_at = serializers.DateTimeField(allow_null=True)
+    map_url = serializers.CharField()
+    details = serializers.JSONField(required=False)
+    comments = serializers.IntegerField(allow_null=True, help_text="how many (the detail lists them)")
+
+
+class EventListView(_EventsView, ListAPIView):
+    """The fabric's events, newest first, filtered by :class:`~ibweb.events.filtersets.EventFilterSet`.
+
+    The rows are scoped to what the user may see first (:meth:`scope`), then filtered.
+    """
+
+    queryset = Event.objects.none()  # the model, for the OpenAPI schema; the rows come from scope()
+    serializer_class = EventSchema  # the schema's; the rows are answered by event_payload
+    filter_backends = [EventFilterBackend]
+    filterset_class = EventFilterSet
+    pagination_class = EventPagination
+
+    def list(self, request, slug: str):
         view, fabric, qs = self.scope(request, slug)
-        try:
-            filters = parse_filters(request.query_params)
-        except DjangoValidationError as exc:
-            raise ValidationError(exc.message_dict) from None
-        hidden = host_filter(view, fabric)
-        rows = apply_filters(qs.annotate(n_comments=Count("comments")), filters, view, hidden)
-        pager = EventPagination()
-        page = pager.paginate_queryset(rows, request, view=self)
-        return pager.get_paginated_response([event_payload(e, view, hidden) for e in page])
+        self.access, self.hidden = view, host_filter(view, fabric)  # what EventFilterBackend hands the FilterSet
+        page = self.paginate_queryset(self.filter_queryset(qs.annotate(n_comments=Count("comments"))))
+        return self.get_paginated_response([event_payload(e, view, self.hidden) for e in page])
 
 
 class EventDetailView(_EventsView):

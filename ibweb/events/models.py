@@ -14,6 +14,9 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
+
+from ibweb.access.querysets import RestrictedQuerySet, Scope
 
 from .choices import SEVERITY_RANK, ObjectType, Severity
 
@@ -59,6 +62,10 @@ class Event(models.Model):
     acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                         related_name="+")
     acknowledged_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+    #: a tenant's events are its users'; fabric-wide ones (no tenant, no job) every view's, with hosts redacted
+    access_scope = Scope(tenant=("tenant_id",), shared=Q(tenant__isnull=True, job=""))
 
     class Meta:
         ordering = ["-last_seen", "-pk"]

@@ -14,9 +14,11 @@ Pure (no Django): numpy and the engine's :class:`~fabric_engine.topology.Fabric`
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping
 
 from fabric_engine.topology import KIND_HOST
+from ibweb.relabel import candidates
 
 __all__ = ["FabricNames", "named_hosts", "NAMED_FIELDS", "GUID_FIELDS", "LINK_ARROW"]
 
@@ -27,8 +29,6 @@ NAMED_FIELDS = ("port", "node", "a", "b", "found_a", "found_b", "label")
 GUID_FIELDS = ("guid", "guids", "hosts", "key")
 #: How a label names both ends of a link.
 LINK_ARROW = " -> "
-#: Characters around a name in a message that are not part of it.
-_EDGES = " \t\n,;:()[]{}'\"<>="
 #: A twin's port key (``"0x<node GUID>/<port>"``), as a label or a message may name a port.
 _KEY = re.compile(r"0x[0-9A-Fa-f]{1,16}(/\d+)?")
 #: The most links of one alert whose ends are resolved (a summary alert lists at most 50).
@@ -50,6 +50,7 @@ class FabricNames:
         self._guid_index = {int(g): i for i, g in enumerate(fabric.guid.tolist())}
         self._switches = frozenset(str(n) for n in fabric.node_name[fabric.kind != KIND_HOST])
         self._words = max((n.count(" ") + 1 for n in self._by_name), default=1)
+        self._longest = max((len(n) for n in self._by_name), default=0) + 20  # a name, or a GUID with its port
 
     def entry(self, node: int) -> list | None:
         """``[index, name, "0x<guid>"]`` of node ``node``; ``None`` for a switch."""
@@ -66,11 +67,16 @@ class FabricNames:
         return None if name in self._switches else [-1, name]
 
     def by_guid(self, text: str) -> list | None:
-        """The node of GUID ``text`` (``"0x..."``): a host's entry, ``None`` for a switch, ``[-1, text]`` if unknown."""
+        """The node of a node or port GUID ``text`` (``"0x..."``): a host's entry, ``None`` for a switch,
+        ``[-1, text]`` if unknown."""
         try:
-            node = self._guid_index.get(int(text, 16))
+            value = int(text, 16)
         except ValueError:
             return [-1, text]
+        node = self._guid_index.get(value)
+        if node is None:  # a port GUID names its node too
+            ports, found = self.fabric.guid_index.nodes([value])
+            node = int(ports[0]) if found[0] else None
         return [-1, text] if node is None else self.entry(node)
 
     def link_ends(self, d: int) -> list[int]:
@@ -81,15 +87,51 @@ class FabricNames:
         return [int(f.dl_src[d]), int(f.dl_dst[d])]
 
     def in_text(self, text: str) -> list[list]:
-        """The hosts whose names stand as whole words in ``text`` (names of several words included)."""
-        words = text.split()
+        """The hosts ``text`` names by name, node or port GUID, whatever punctuation stands around them
+        (:func:`ibweb.relabel.candidates`; a run such as ``gpu001-ib`` may also list ``gpu001``: fail-closed)."""
         out = []
-        for i in range(len(words)):  # a message of a few dozen words, names of a few words
-            for n in range(1, min(self._words, len(words) - i) + 1):
-                node = self._by_name.get(" ".join(words[i:i + n]).strip(_EDGES))
-                if node is not None:
-                    out.append(self.entry(node))
+        for name in candidates(text, self._words, self._longest):
+            if name[:2] in ("0x", "0X"):
+                entry = self.by_guid(name.partition("/")[0])
+                out.append(entry if entry is not None and entry[0] >= 0 else None)
+            elif name in self._by_name:
+                out.append(self.entry(self._by_name[name]))
         return out
+
+    def in_template(self, alert: Mapping) -> list[list]:
+        """The nodes a structured alert names (``text`` with ``{0}``... and their ``nodes``), with the names
+        ``message`` gives them: a node the fabric does not hold is ``[-1, name]``."""
+        text, nodes, message = alert.get("text"), alert.get("nodes"), alert.get("message")
+        if not (isinstance(text, str) and isinstance(nodes, list) and isinstance(message, str)):
+            return []
+        shown = _template_names(text, message)
+        out = []
+        for i, n in enumerate(nodes[:_MOST_LINKS]):
+            if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < self.fabric.num_nodes:
+                out.append(self.entry(n))
+            elif shown is not None and i < len(shown):
+                out.append(self.by_name(shown[i]))
+        return out
+
+
+def _template_names(template: str, message: str) -> list[str] | None:
+    """What ``message`` puts in place of ``{0}``, ``{1}``... of ``template`` (None when it does not fit)."""
+    parts, fields = [], []
+    try:
+        for literal, name, _, _ in string.Formatter().parse(template):
+            parts.append(re.escape(literal))
+            if name is not None:
+                parts.append("(.+?)")
+                fields.append(int(name))
+    except ValueError:
+        return None
+    m = re.fullmatch("".join(parts), message, re.S)
+    if m is None:
+        return None
+    out: dict[int, str] = {}
+    for k, value in zip(fields, m.groups(), strict=True):
+        out.setdefault(k, value)
+    return [out.get(k, "") for k in range(max(out, default=-1) + 1)]
 
 
 def named_hosts(alert: Mapping, names: FabricNames) -> list[list]:
@@ -114,6 +156,7 @@ def named_hosts(alert: Mapping, names: FabricNames) -> list[list]:
         for v in values[:_MOST_LINKS]:
             if isinstance(v, str) and v.lower().startswith("0x"):
                 found.append(names.by_guid(v.partition("/")[0]))
+    found += names.in_template(alert)
     if isinstance(alert.get("message"), str):
         found += names.in_text(alert["message"])
     out, seen = [], set()

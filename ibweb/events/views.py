@@ -1,9 +1,11 @@
-"""The "Events and alerts" page of a fabric: filters, acknowledge and comment (forms), links to the map."""
+"""The "Events and alerts" page of a fabric: filters, acknowledge and comment (forms), links to the map, and the
+sections other apps add (:func:`page_sections`: the telemetry app's reference cabling)."""
 
 from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.apps import apps
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -12,11 +14,11 @@ from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_GET, require_POST
 
 from ibweb.access import Level, view_of, visible_tenants
 from ibweb.fabrics.models import Fabric
-from ibweb.telemetry.reference_page import reference_context
 
 from .api import acknowledge, add_comment, event_payload, summary
 from .choices import Severity
@@ -28,6 +30,19 @@ PAGE_SIZE = 50
 #: The "time" choices of the filter bar: an age for ``since``.
 WINDOWS = [("", "any time"), ("1h", "last hour"), ("24h", "last 24 hours"), ("7d", "last 7 days"),
            ("30d", "last 30 days")]
+
+
+def page_sections(user, fabric) -> list[dict]:
+    """What the apps above events add to a fabric's events page, in the order of ``INSTALLED_APPS``: each declares
+    ``events_page_sections = ((template, dotted path of context(user, fabric) -> dict | None), ...)`` on its
+    ``AppConfig``; a section whose context is None is not shown. The template reads its context as ``section``."""
+    sections = []
+    for config in apps.get_app_configs():  # a handful of apps
+        for template, path in getattr(config, "events_page_sections", ()):
+            context = import_string(path)(user, fabric)
+            if context is not None:
+                sections.append({**context, "template": template})
+    return sections
 
 
 def _scope(request, slug: str):
@@ -73,7 +88,7 @@ def events_page(request, slug: str):
         "can_ack": request.user.has_perm("events.change_event"),
         "can_comment": request.user.has_perm("events.add_eventcomment"), "read_comments": view.sees_all,
         "retention_days": f"{RETENTION_DAYS:g}",
-        "reference": reference_context(request.user, fabric),
+        "sections": page_sections(request.user, fabric),
     }
     return render(request, "events/events.html", context)
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
-from ibweb.access import HIDDEN_NODE, Level, Redaction, View, hidden_host_names, host_label, redaction
+from ibweb.access import HIDDEN_NODE, Redaction, View, hidden_host_names, host_label, redaction
 from ibweb.relabel import names_pattern, relabel
 
 from .facts import JOBS_SUFFIX
@@ -44,16 +44,8 @@ WITHHELD = "details hidden: recorded before the fabric's topology was known"
 
 
 def visible_events(view: View, fabric) -> QuerySet[Event]:
-    """The events of ``fabric`` that ``view`` may see (before redaction)."""
-    qs = Event.objects.filter(fabric=fabric).order_by("-last_seen", "-pk")
-    fabric_wide = Q(tenant__isnull=True, job="")
-    if view.level == Level.ALL:
-        return qs
-    if view.level == Level.TENANTS:
-        return qs.filter(fabric_wide | Q(tenant_id__in=view.tenant_ids))
-    if view.level == Level.FABRIC:
-        return qs.filter(fabric_wide)
-    return qs.none()
+    """The events of ``fabric`` that ``view`` may see (before redaction), newest first."""
+    return Event.objects.filter(fabric=fabric).order_by("-last_seen", "-pk").restrict(view)
 
 
 _UNSET = object()

@@ -10,6 +10,8 @@ from django.db import models
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.routing.options import engine_options
 from fabric_engine.scenario import build_fabric
+from ibweb.access.querysets import RestrictedQuerySet, Scope
+from ibweb.access.view import Level
 
 from .analyses import AnalysisKind, AnalysisStatus
 from .choices import ROUTING_ENGINES, FabricMode, FabricRole
@@ -56,14 +58,6 @@ class Cluster(models.Model):
             raise ValidationError({"host_patterns": str(exc)}) from exc
 
 
-class FabricQuerySet(models.QuerySet):
-    def restrict(self, user) -> FabricQuerySet:
-        """The fabrics ``user`` may open (decided by :func:`ibweb.access.visible_fabrics`)."""
-        from ibweb.access import view_of, visible_fabrics
-
-        return visible_fabrics(view_of(user), self)
-
-
 class Fabric(models.Model):
     """An InfiniBand subnet: emulated from a scenario spec, or fed by telemetry."""
 
@@ -86,8 +80,12 @@ class Fabric(models.Model):
                                             help_text="The rail a compute plane carries (1 = each host's first HCA).")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
+    #: Bumped (``F() + 1``) in the transaction of every change of the fabric's tenancy rows
+    #: (:func:`ibweb.tenancy.engine_policy.bump_policy_version`); :meth:`save` never writes it.
+    policy_version = models.PositiveBigIntegerField(default=0, editable=False)
 
-    objects = FabricQuerySet.as_manager()
+    objects = RestrictedQuerySet.as_manager()
+    access_scope = Scope(public_from=Level.FABRIC)  # every view that may view opens every fabric's aggregates
 
     class Meta:
         ordering = ["name"]
@@ -95,6 +93,14 @@ class Fabric(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, **kwargs) -> None:
+        """Save the row; an existing row is saved without ``policy_version`` unless ``update_fields`` names it,
+        so that a stale instance (an admin form) never undoes a bump."""
+        if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
+                                       if not f.primary_key and f.name != "policy_version"]
+        super().save(**kwargs)
 
     def clean(self) -> None:
         if self.slug in RESERVED_SLUGS:
@@ -120,7 +126,7 @@ class Fabric(models.Model):
 class Analysis(models.Model):
     """An analysis of a fabric run as a task (eBB or a what-if): its parameters, progress and result.
 
-    ``params`` are cleaned by :func:`ibweb.fabrics.analyses.clean_params`; ``result`` is what
+    ``params`` are cleaned by :func:`ibweb.fabrics.api.params.clean_params`; ``result`` is what
     :func:`ibweb.fabrics.analyses.run` returns; ``progress`` (0..1) is updated while it runs.
     """
 

@@ -3,15 +3,19 @@
 Tasks take primary keys and JSON only. Under ``CELERY_TASK_ALWAYS_EAGER`` (the embedded
 default) an analysis runs in the process that asked for it; with ``REDIS_URL`` a worker
 runs it and its progress reaches the web processes through the channel layer (the live app
-receives :data:`ibweb.fabrics.signals.analysis_progress`).
+receives :data:`ibweb.fabrics.signals.analysis_progress`). An analysis of what a fabric's engine runs now is
+the work of the app that declares its kind (``live_analyses`` on its ``AppConfig``: the twin's ``whatif_live``).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from celery import shared_task
+from django.apps import apps
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from fabric_engine.errors import FabricEngineError
 
@@ -20,7 +24,7 @@ from .analyses import AnalysisStatus, ParamError, ProgressThrottle
 from .models import Analysis
 from .signals import analysis_progress
 
-__all__ = ["run_analysis", "publish_progress", "PROGRESS_INTERVAL_S"]
+__all__ = ["run_analysis", "publish_progress", "live_analysis", "PROGRESS_INTERVAL_S"]
 
 log = logging.getLogger("ibweb.fabrics")
 
@@ -39,6 +43,16 @@ def publish_progress(analysis: Analysis, fraction: float, status: str, message: 
         analysis_progress.send(sender=Analysis, fabric_id=analysis.fabric_id, payload=payload)
     except Exception as exc:  # noqa: BLE001 - the feed is best effort, the row keeps the truth
         log.warning("analysis %s: progress not published: %s", analysis.pk, exc)
+
+
+def live_analysis(kind: str) -> Callable[..., dict] | None:
+    """``run(fabric, params, progress) -> result`` of an analysis of what the engine runs now, as an installed app
+    declares it (``live_analyses = {kind: dotted path}`` on its ``AppConfig``), or None for a scenario's analysis."""
+    for config in apps.get_app_configs():  # a handful of apps
+        path = (getattr(config, "live_analyses", None) or {}).get(kind)
+        if path:
+            return import_string(path)
+    return None
 
 
 def _finish(analysis: Analysis, status: str, message: str, **fields) -> None:
@@ -70,10 +84,9 @@ def run_analysis(analysis_id: int) -> str:
             publish_progress(analysis, fraction, AnalysisStatus.RUNNING, message)
 
     try:
-        if analysis.kind == analyses.AnalysisKind.WHATIF_LIVE:  # on what the engine runs now, not on a scenario
-            from ibweb.twin.analysis import run_live
-
-            result = run_live(analysis.fabric, analysis.params, report)
+        live = live_analysis(analysis.kind)
+        if live is not None:  # on what the engine runs now, not on a scenario
+            result = live(analysis.fabric, analysis.params, report)
         else:
             result = analyses.run(analysis.kind, analysis.params, analysis.fabric.scenario(), report,
                                   analyses.inputs_of(analysis.fabric))

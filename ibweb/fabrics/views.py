@@ -1,8 +1,8 @@
 """Pages of the fabrics app, and the API the new-fabric page uses (generators, preview).
 
 The new-fabric page makes an emulated fabric (a generator's design or an uploaded file) or a
-telemetry-fed one (a collector, optionally a job source and a cabling plan; its test sweep is
-``POST /api/telemetry/trial-sweep/``, :mod:`ibweb.telemetry.trial`).
+telemetry-fed one: a collector, optionally a job source and a cabling plan, the parts the telemetry and twin apps
+declare (:class:`~.forms.WatchPart`); its test sweep is the telemetry app's ``POST /api/telemetry/trial-sweep/``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
+from django.forms import Form
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,38 +24,34 @@ from fabric_engine.scenario import build_fabric
 from fabric_engine.topology.limits import check_generator_parameters
 from ibweb.access import view_of
 from ibweb.body_limits import FormParser, JSONParser, MultiPartParser
-from ibweb.telemetry.trial import MAX_TRIAL_SWITCHES, may_try
-from ibweb.twin.engine import bump_config
 
 from .choices import ROUTING_ENGINES
-from .forms import COMMANDS_WARNING, DEFAULT_BACKGROUND, WATCH, CollectorForm, FabricCreateForm, TwinForm, field_name
+from .forms import DEFAULT_BACKGROUND, WATCH, FabricCreateForm, WatchPart, field_name, watch_parts
 from .generators import GENERATOR_INFO, GROUPS, schema, topology_of
 from .preview import line_of, summary, topology_errors
 from .routing_estimate import load_model
 from .uploads import NOT_A_PATH, fabric_from_upload
 
-#: What the twin's parts need beyond configuring a collector (the admin and the plan page ask the same).
-TWIN_PERMISSIONS = {"job_source": "twin.add_jobsource", "plan_file": "twin.change_cablingplan"}
-NOT_ALLOWED = "watching a real fabric runs commands on the ibweb server: operators who may configure collectors only"
-
 
 @permission_required("fabrics.add_fabric")
 def fabric_add(request: HttpRequest) -> HttpResponse:
-    """Create a fabric from a generator's parameters, an uploaded file, or a real fabric's collector; the running
-    engine picks it up. A push token made for the new fabric is shown once, on the page that answers."""
+    """Create a fabric from a generator's parameters, an uploaded file, or a real fabric's parts (its collector, job
+    source and plan: :func:`~.forms.watch_parts`); the running engine picks it up. A token made for the new fabric
+    is shown once, on the page that answers."""
     posted = request.method == "POST"
     initial = {"source": request.GET["source"]} if request.GET.get("source") == WATCH else None
     form = FabricCreateForm(request.POST or None, request.FILES or None, initial=initial)
-    collector = CollectorForm(request.POST or None, prefix="collector")
-    twin = TwinForm(request.POST or None, request.FILES or None, prefix="twin")
+    parts = {part: part.form(request) for part in watch_parts()}
     wants_json = "application/json" in request.headers.get("Accept", "")  # the page's upload with a progress bar
     watching = posted and request.POST.get("source") == WATCH
     valid = posted and form.is_valid()
     if watching:
-        valid = _watch_allowed(request, form, twin) & collector.is_valid() & twin.is_valid() & valid
+        allowed = all(part.allowed(request, form, f) for part, f in parts.items())
+        checked = [f.is_valid() for f in parts.values()]  # every part's errors shown at once
+        valid = allowed & all(checked) & valid
     if valid:
         if watching:
-            return _create_watched(request, form, collector, twin, wants_json)
+            return _create_watched(request, form, parts, wants_json)
         fabric = form.save()
         if wants_json:
             return JsonResponse({"slug": fabric.slug, "url": reverse("dashboard:fabric-detail", args=[fabric.slug])},
@@ -64,7 +61,7 @@ def fabric_add(request: HttpRequest) -> HttpResponse:
         errors = {name: [e["message"] for e in errs] for name, errs in form.errors.get_json_data().items()}
         if watching:
             errors.update({f"{f.prefix}-{name}": [e["message"] for e in errs]
-                           for f in (collector, twin) for name, errs in f.errors.get_json_data().items()})
+                           for f in parts.values() for name, errs in f.errors.get_json_data().items()})
         line = line_of(errors.get("topology_file", [""])[0])
         return JsonResponse({"errors": errors, "line": line}, status=400)
     generators = [{"name": g, "label": label, "description": text,
@@ -73,47 +70,31 @@ def fabric_add(request: HttpRequest) -> HttpResponse:
                               for key, title in GROUPS.items()]}
                   for g, (label, text) in GENERATOR_INFO.items()]
     context = {"form": form, "generators": generators, "schema": schema(), "nav": "add", "model": load_model(),
-               "background": DEFAULT_BACKGROUND, "collector": collector, "twin": twin,
-               "may_watch": may_try(request.user), "commands_warning": COMMANDS_WARNING,
-               "trial_switches": MAX_TRIAL_SWITCHES}
+               "background": DEFAULT_BACKGROUND}
+    for part, f in parts.items():
+        context.update({part.name: f, **part.context(request)})
     return render(request, "fabrics/fabric_form.html", context)
 
 
-def _watch_allowed(request: HttpRequest, form: FabricCreateForm, twin: TwinForm) -> bool:
-    """Whether the user may configure what the posted real fabric asks for; errors at the fields otherwise."""
-    if not may_try(request.user):
-        form.add_error("source", NOT_ALLOWED)
-        return False
-    denied = [name for name, perm in TWIN_PERMISSIONS.items()
-              if (request.POST.get(f"twin-{name}") or request.FILES.get(f"twin-{name}"))
-              and not request.user.has_perm(perm)]
-    for name in denied:
-        twin.add_error(name, f"needs the {TWIN_PERMISSIONS[name]} permission")
-    return not denied
-
-
-def _create_watched(request: HttpRequest, form: FabricCreateForm, collector: CollectorForm, twin: TwinForm,
+def _create_watched(request: HttpRequest, form: FabricCreateForm, parts: dict[WatchPart, Form],
                     wants_json: bool) -> HttpResponse:
-    """Save the telemetry-fed fabric, its collector and twin parts in one transaction; show new tokens once."""
+    """Save the telemetry-fed fabric and its parts in one transaction; show new tokens once."""
+    shown: dict = {}
     with transaction.atomic():
         fabric = form.save()
-        config, push_key = collector.save_for(fabric)
-        job_key = twin.save_for(fabric, request.user)
-    if twin.plan is not None:
-        bump_config(fabric.pk)
+        for part, f in parts.items():
+            shown.update(part.save_for(request, fabric, f))
+    for part, f in parts.items():
+        part.committed(fabric, f)
     url = reverse("dashboard:fabric-detail", args=[fabric.slug])
-    if not push_key and not job_key:
+    tokens = {answer: shown.get(name) for part in parts for name, answer in part.tokens.items()}
+    if not any(tokens.values()):
         if wants_json:
             return JsonResponse({"slug": fabric.slug, "url": url}, status=201)
         return redirect(url)
-    origin = request.build_absolute_uri("/").rstrip("/")
-    push = {"key": push_key, "url": origin + reverse("telemetry-api:push-samples", args=[fabric.slug])} \
-        if push_key else None
-    jobs = {"key": job_key, "url": origin + reverse("twin-api:jobs", args=[fabric.slug])} if job_key else None
     if wants_json:
-        return JsonResponse({"slug": fabric.slug, "url": url, "push_token": push, "job_token": jobs}, status=201)
-    response = render(request, "fabrics/fabric_created.html", {"fabric": fabric, "url": url, "push": push,
-                                                               "jobs": jobs, "config": config, "nav": "add"},
+        return JsonResponse({"slug": fabric.slug, "url": url, **tokens}, status=201)
+    response = render(request, "fabrics/fabric_created.html", {**shown, "fabric": fabric, "url": url, "nav": "add"},
                       status=201)
     response["Cache-Control"] = "no-store"
     return response

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from fabric_engine.scenario import build_emulator
 from fabric_engine.state import FabricState
 from fabric_engine.topology import Fabric
 from fabric_engine.workload import Job
+from ibweb.runtime.catalog import job_catalog
 
 from .sources import Progress
 
@@ -21,6 +23,10 @@ __all__ = ["EmulatedSource"]
 
 class EmulatedSource:
     """Builds the fabric's scenario (``Fabric.scenario()``) and steps its emulator once per tick."""
+
+    topology_version: int
+    #: The scenario's jobs are the catalog for good (only a changed row, i.e. a new source, changes them).
+    catalog_version: Hashable = 0
 
     def __init__(self, row) -> None:
         self.scenario = row.scenario()
@@ -48,19 +54,17 @@ class EmulatedSource:
 
     async def step(self, seq: int, now: float) -> FabricState:
         """Advance the emulator one tick (in a thread); the state carries ``seq``."""
-        em = self.emulator
-
-        def advance() -> FabricState:
-            em.seq = seq - 1  # the emulator counts its own ticks; the runner's sequence wins
-            return em.step(now)
-
-        return await asyncio.to_thread(advance)
+        return await asyncio.to_thread(self.emulator.step, now, seq)
 
     def totals(self) -> dict:
         return {}
 
     def jobs(self) -> list[Job]:
         return list(self.emulator.jobs) if self.emulator is not None else []
+
+    def catalog(self, routing: Routing | None) -> list[dict]:
+        """The scenario's jobs on ``routing``, along the emulator's own path model."""
+        return job_catalog(self.jobs(), routing, self.paths)
 
     def apply_policy(self, policy: Policy | None) -> None:
         self.emulator.set_policy(policy)

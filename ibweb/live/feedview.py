@@ -24,6 +24,7 @@ import numpy as np
 from fabric_engine.topology import KIND_HOST
 from fabric_engine.topology import Fabric as EngineFabric
 from ibweb.access import HIDDEN, HIDDEN_NODE, host_label, redaction, view_from_key
+from ibweb.relabel import candidates, relabel
 from ibweb.runtime import record
 from ibweb.tenancy.engine_policy import policy_version
 
@@ -37,10 +38,8 @@ _NAMED_FIELDS = ("node", "a", "b", "port", "label", "found_a", "found_b")
 #: Fields of an alert that hold node GUIDs (``key``: a twin port key, ``"0x<node guid>/<port>"``).
 _GUID_FIELDS = frozenset({"guid", "guids", "hosts", "key"})
 _LINK_ARROW = " -> "
-
-
-def _node_of(label: str) -> str:
-    return label.rsplit(" port ", 1)[0] if " port " in label else label
+#: Free texts whose hidden names a view keeps (then starts again).
+_TEXT_MEMO = 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,63 +113,107 @@ class FeedView:
     def alert(self, alert: dict) -> dict:
         """``alert`` with the hosts this view may not name renamed (fields, link ends, GUIDs and message).
 
-        Names of nodes the view does not know (gone from the fabric, or no fabric yet) read as
-        ``hidden node``; GUIDs (``guid``, ``guids``, ``hosts``, the GUID in a twin ``key``) of hidden or
-        unknown nodes as ``"hidden"`` (fail-closed).
+        A message the engine made from parts (``text`` with ``{0}``, ``{1}``... for the node indices
+        ``nodes``) is rendered for the view; node and port fields (``"name port 3"``, ``"a -> b"``) are
+        rewritten end by end; any other text is relabelled (:func:`ibweb.relabel.relabel`) with the hidden
+        hosts it names (:meth:`free_text`) and what those fields' nodes read as. Nodes the view does not
+        know (gone from the fabric, or no fabric yet) read as ``hidden node``; GUIDs (``guid``, ``guids``,
+        ``hosts``, the GUID in a twin ``key``) of hidden or unknown nodes as ``"hidden"`` (fail-closed).
         """
         if self.hidden is None:
             return alert
-        f = self.fabric
-        swap: dict[str, str] = {}
-        for k in _NAMED_FIELDS:
-            value = alert.get(k)
-            if isinstance(value, str):
-                for end in value.split(_LINK_ARROW):  # a label names both ends of a link
-                    self._hide_name(_node_of(end), swap)
-        links = [alert["link"]] if isinstance(alert.get("link"), int) and alert["link"] >= 0 else []
-        links += [d for d in alert.get("links") or [] if isinstance(d, int)]
-        n = 2 * f.num_links if f is not None else 0
-        for d in links:
-            if 0 <= d < n:
-                for i in (int(f.dl_src[d]), int(f.dl_dst[d])):
-                    if self.hidden[i]:
-                        swap[str(f.node_name[i])] = host_label(i)
-        if not swap and not _GUID_FIELDS & alert.keys():
-            return alert
+        labels: dict[str, str] = {}  # names of its fields the view reads otherwise (nodes it does not know, too)
         out = {}
         for k, v in alert.items():
-            if k == "guid" and isinstance(v, str):
+            if k in _NAMED_FIELDS and isinstance(v, str):
+                out[k] = _LINK_ARROW.join(self._port_end(end, labels) for end in v.split(_LINK_ARROW))
+            elif k == "guid" and isinstance(v, str):
                 out[k] = self._guid(v)
             elif k in ("hosts", "guids") and isinstance(v, list):
                 out[k] = [self._guid(g) if isinstance(g, str) else HIDDEN for g in v]
             elif k == "key" and isinstance(v, str):
                 out[k] = self._port_key(v)
-            elif isinstance(v, str) and swap:
-                out[k] = _swap(v, swap)
             else:
                 out[k] = v
+        rendered = self._render(alert.get("text"), alert.get("nodes"))
+        for k, v in out.items():
+            if k in _NAMED_FIELDS or k in _GUID_FIELDS or k == "text" or not isinstance(v, str):
+                continue
+            if k == "message" and rendered is not None:
+                out[k] = rendered
+            else:
+                out[k] = relabel(v, {**labels, **self._named_in(v)})
         return out
 
-    def _hide_name(self, name: str, swap: dict[str, str]) -> None:
-        """Add ``name`` to ``swap`` when this view may not read it (a hidden host, or a node it does not know)."""
+    def node_label(self, node: int) -> str:
+        """What this view reads for node index ``node``: its name, ``host-<i>`` when hidden, ``hidden node`` when not
+        a node of the view's fabric."""
+        f = self.fabric
+        if f is None or not isinstance(node, int) or not 0 <= node < f.num_nodes or node >= len(self.hidden):
+            return HIDDEN_NODE
+        return host_label(node) if self.hidden[node] else str(f.node_name[node])
+
+    def _render(self, text, nodes) -> str | None:
+        """The message of template ``text`` naming ``nodes`` as this view reads them (``None``: no such parts)."""
+        if not isinstance(text, str) or not isinstance(nodes, list):
+            return None
+        try:
+            return text.format(*(self.node_label(n) for n in nodes))
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError):  # not a template of these nodes
+            return None
+
+    def _port_end(self, end: str, labels: dict[str, str]) -> str:
+        """One end of a node or port field (``"name"``, ``"name port 3"``) with its node as this view reads it."""
+        name, sep, port = end.rpartition(" port ") if " port " in end else (end, "", "")
         if not name:
-            return
+            return end
         i = self._lookup(name)
-        if i is None:
-            swap[name] = HIDDEN_NODE  # a node no longer in the fabric: not known to this view
-        elif self.hidden[i]:
-            swap[name] = host_label(i)
+        shown = HIDDEN_NODE if i is None else self.node_label(i)
+        if shown != name:
+            labels[name] = shown
+        return f"{shown}{sep}{port}"
+
+    def free_text(self, text: str) -> str:
+        """A free text (no parts known: a routing warning, a failure) as this view reads it: relabelled
+        (:func:`ibweb.relabel.relabel`) with every hidden host it names, by name or GUID."""
+        if self.hidden is None or not isinstance(text, str):
+            return text
+        return relabel(text, self._named_in(text))
+
+    def _named_in(self, text: str) -> dict[str, str]:
+        """``{name: host-<i>}`` (``{GUID: "hidden"}``) of the hidden hosts whose names (node or port GUIDs) stand
+        in free ``text``, whatever the punctuation around them."""
+        f = self.fabric
+        if f is None or not text:
+            return {}
+        memo = self._index.setdefault("texts", {})  # an alert's texts come again every tick
+        if text in memo:
+            return memo[text]
+        if "words" not in self._index:  # the most words and characters a node name (or a GUID) holds
+            names = f.node_name.astype(str)
+            self._index["words"] = int(np.char.count(names, " ").max(initial=0)) + 1
+            self._index["longest"] = max(int(np.char.str_len(names).max(initial=0)), 18)
+        found = {}
+        for name in candidates(text, self._index["words"], self._index["longest"]):
+            guid = name[:2] in ("0x", "0X")
+            i = self._lookup_guid(name) if guid else self._lookup(name)
+            if i is not None and i < len(self.hidden) and self.hidden[i]:
+                found[name] = HIDDEN if guid else host_label(i)
+        if len(memo) >= _TEXT_MEMO:
+            memo.clear()
+        memo[text] = found
+        return found
 
     def _guid(self, text: str) -> str:
         """A node GUID (``"0x..."``) as this view reads it: ``"hidden"`` for a hidden or unknown node."""
         node = self._lookup_guid(text)
-        return HIDDEN if node is None or self.hidden[node] else text
+        return HIDDEN if node is None or node >= len(self.hidden) or self.hidden[node] else text
 
     def _port_key(self, key: str) -> str:
         """A twin port key ``"0x<guid>/<port>"``: a hidden host's GUID as ``host-<i>``, an unknown one hidden."""
         guid, sep, port = key.partition("/")
         node = self._lookup_guid(guid)
-        if node is None:
+        if node is None or node >= len(self.hidden):
             return f"{HIDDEN}{sep}{port}"
         return f"{host_label(node)}{sep}{port}" if self.hidden[node] else key
 
@@ -186,25 +229,18 @@ class FeedView:
         return {**section, "servers": servers}
 
     def _lookup(self, name: str) -> int | None:
-        if "names" not in self._index:
-            f = self.fabric
-            self._index["names"] = {str(n): i for i, n in enumerate(f.node_name)} if f is not None else {}
-        return self._index["names"].get(name)
-
-    def _lookup_guid(self, text: str) -> int | None:
-        if "guids" not in self._index:
-            f = self.fabric
-            self._index["guids"] = {int(g): i for i, g in enumerate(f.guid)} if f is not None else {}
+        """Index of the node named ``name`` in the view's fabric (``None``: no such node, or no fabric)."""
         try:
-            return self._index["guids"].get(int(text, 16))
-        except ValueError:
+            return self.fabric.node(name) if self.fabric is not None else None
+        except KeyError:
             return None
 
-
-def _swap(text: str, names: dict[str, str]) -> str:
-    for real in sorted(names, key=len, reverse=True):  # a few names per alert; longest first
-        text = text.replace(real, names[real])
-    return text
+    def _lookup_guid(self, text: str) -> int | None:
+        """Index of the node with node or port GUID ``text`` (``"0x..."``; ``None``: unknown, or not a GUID)."""
+        try:
+            return self.fabric.node(int(text, 16)) if self.fabric is not None else None
+        except (KeyError, ValueError):
+            return None
 
 
 def _hotspot(hotspot: dict, mine: set[str]) -> dict:

@@ -13,6 +13,7 @@ can compose its snapshot: the fabric header, the topology (node names and GUIDs 
 view names them its own way), the newest frame's header (every job and alert; filtered per view
 when a snapshot is made) and its per-link arrays as a v1 text fragment, and, for each binary
 encoding in use, that tick's encoded per-link arrays (the frame a new socket gets after its snapshot).
+Other apps read the newest frame header through :func:`ibweb.runtime.frames.newest_frame` (re-exported here).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ import json
 
 from channels.layers import get_channel_layer
 from django.core.cache import cache
+
+from ibweb.runtime.frames import frame_key as _key
+from ibweb.runtime.frames import newest_frame as newest_frame  # re-exported: its home is ibweb.runtime.frames
 
 #: Topology texts this process published, kept to restore them if the cache loses them (a Redis restart).
 _published: dict[int, tuple[str, str]] = {}
@@ -54,10 +58,6 @@ def view_group(fabric_id: int, view_key: str, encoding: str) -> str:
 def user_group(user_id: int) -> str:
     """Channel group of one user's sockets (told when the user's access changes)."""
     return f"user.{user_id}"
-
-
-def _key(fabric_id: int, part: str) -> str:
-    return f"ibweb:live:{fabric_id}:{part}"
 
 
 # ------------------------------------------------------------------ per tick
@@ -124,11 +124,6 @@ async def broadcast_snapshot(fabric_id: int, groups: list[str] | None = None) ->
 async def broadcast_access_changed(user_id: int) -> None:
     """Tell the sockets of a user that what they may see changed (each one asks again)."""
     await get_channel_layer().group_send(user_group(user_id), {"type": ACCESS_EVENT})
-
-
-def newest_frame(fabric_id: int) -> dict | None:
-    """The newest frame header of a fabric (every section but the per-link arrays), or None; synchronous."""
-    return cache.get(_key(fabric_id, "header_frame"))
 
 
 async def newest_parts(fabric_id: int) -> tuple[dict | None, str | bytes | None]:

@@ -34,11 +34,11 @@ import logging
 import math
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from cachetools import LRUCache
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
@@ -139,7 +139,7 @@ class _Ring:
 
 
 _rings: dict[int, _Ring] = {}
-_memo: OrderedDict[tuple[int, str], LinkIdentities] = OrderedDict()
+_memo: LRUCache[tuple[int, str], LinkIdentities] = LRUCache(maxsize=_MEMO)
 _memo_lock = threading.Lock()
 
 
@@ -157,17 +157,14 @@ def topology(fabric_id: int, version: str | None, fabric: Fabric | None = None) 
     if version is None:
         return None
     with _memo_lock:
-        hit = _memo.get((fabric_id, version))
+        hit = _memo.get((fabric_id, version))  # a hit is the most recently used
         if hit is not None:
-            _memo.move_to_end((fabric_id, version))
             return hit
     blob = store().get(_topo_key(fabric_id, version))
     ids = LinkIdentities.decode(blob) if blob is not None else LinkIdentities.of(fabric) if fabric else None
     if ids is not None:
         with _memo_lock:
             _memo[(fabric_id, version)] = ids
-            while len(_memo) > _MEMO:
-                _memo.popitem(last=False)
     return ids
 
 

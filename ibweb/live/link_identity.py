@@ -31,6 +31,7 @@ from functools import cached_property
 import numpy as np
 
 from fabric_engine.topology import KIND_HOST, Fabric
+from fabric_engine.topology.guid_index import GuidIndex
 
 __all__ = ["IDENTITY", "PORT", "identities", "locate", "LinkIdentities", "port_key", "guid_text", "db_guid",
            "guid_from_db"]
@@ -124,8 +125,8 @@ class LinkIdentities:
         return _ports(self.keys)
 
     @cached_property
-    def _node_order(self) -> np.ndarray:
-        return np.argsort(self.node_guid)
+    def _node_index(self) -> GuidIndex:
+        return GuidIndex(self.node_guid, np.arange(len(self.node_guid), dtype=np.int64))
 
     def find(self, query: np.ndarray) -> np.ndarray:
         """Directed-link index of each identity in ``query`` (:data:`IDENTITY` ``[K]``), -1 where absent."""
@@ -145,12 +146,7 @@ class LinkIdentities:
 
     def node_index(self, guids: np.ndarray) -> np.ndarray:
         """Node index of each GUID (uint64 ``[K]``), -1 where this topology has no such node."""
-        guids = np.asarray(guids, dtype=np.uint64)
-        if not len(self.node_guid):
-            return np.full(guids.shape, -1, dtype=np.int64)
-        ordered = self.node_guid[self._node_order]
-        pos = np.minimum(np.searchsorted(ordered, guids), len(ordered) - 1)
-        return np.where(ordered[pos] == guids, self._node_order[pos], -1).astype(np.int64)
+        return self._node_index.nodes(guids)[0]
 
     def encode(self) -> bytes:
         """zlib of an npz of the arrays (names joined by newlines), what the history cache stores."""

@@ -6,7 +6,8 @@ states. The runner does everything else, the same way for every kind:
 * **leadership**: with ``REDIS_URL`` several processes may run the same fabric; only the
   holder of its leader lock publishes, a standby takes over when the lock expires and
   continues the sequence numbers;
-* **sequence numbers**: one per published frame, continuing across restarts and leaders;
+* **sequence numbers**: one per published frame, continuing across restarts and leaders (the
+  runner is their one owner: a source numbers a state with the ``seq`` it is given);
 * **policy**: the fabric's partitions and QoS reach the source within one tick of a change, and
   each tenant's hosts reach the runtime record (what every process redacts with);
 * **publishing**: the topology and the runtime record when the source's topology changes,
@@ -38,9 +39,8 @@ from fabric_engine.state import FabricState
 from ibweb.access import tenant_host_sets
 from ibweb.db_retry import retry_locked
 from ibweb.runtime import record
-from ibweb.runtime.catalog import job_catalog
 from ibweb.runtime.metrics import CounterRecorder
-from ibweb.tenancy.engine_policy import policy_data, policy_version
+from ibweb.tenancy.engine_policy import policy_data
 
 from . import history, viewreg
 from .encodings import ENCODINGS, link_arrays, pack_arrays
@@ -58,6 +58,7 @@ from .groups import (
     topology_base,
 )
 from .leader import LeaderLock, NoLock
+from .policy_watch import PolicyVersionWatch
 from .share import FabricShare
 from .signals import fabric_alerts, frame_published, topology_published
 from .sources import source_for
@@ -122,10 +123,11 @@ class FabricRunner:
         self.source = source_for(row.mode)(row)
         self.seq = 0
         self.policy_version: tuple | None = None
+        self.policy_watch = PolicyVersionWatch(self.fabric_id)
         self.published_version: int | None = None  # the source's topology version behind the record
         self.record_version: str | None = None
         self.fabric_version: str | None = None  # the record version whose fabric and LFTs the record reads
-        self.catalog_version = None  # the source's catalog version behind the record (sources that have one)
+        self.catalog_version = None  # the source's catalog version behind the record
         self.counters = CounterRecorder(self.fabric_id)
         self._alerts: dict[tuple, dict] = {}
         self._alerts_first = True
@@ -174,12 +176,12 @@ class FabricRunner:
         fabric, routing = self.source.fabric, self.source.routing
         self.published_version = self.source.topology_version
 
-        self.catalog_version = getattr(self.source, "catalog_version", None)
+        self.catalog_version = self.source.catalog_version
 
         def build() -> tuple[str, str, dict | None]:
             before = record.head(self.fabric_id) if announce is None else None  # the record clients may know
             version = record.publish(self.fabric_id, record.row_identity(self.row), fabric, routing,
-                                     self._catalog(routing), {"source": self.mode}, report=self._report(routing))
+                                     self.source.catalog(routing), {"source": self.mode}, report=self._report(routing))
             # The feed carries the graph; what a capture said besides (warnings, descriptions) is for operators.
             return version, topology_base(to_json(fabric, as_read=())), before
 
@@ -205,20 +207,13 @@ class FabricRunner:
         published instead when the cache no longer holds this runner's version.
         """
         routing, base = self.source.routing, self.record_version
-        self.catalog_version = getattr(self.source, "catalog_version", None)
-        version = await asyncio.to_thread(lambda: record.publish_jobs(self.fabric_id, base, self._catalog(routing)))
+        self.catalog_version = self.source.catalog_version
+        catalog = self.source.catalog
+        version = await asyncio.to_thread(lambda: record.publish_jobs(self.fabric_id, base, catalog(routing)))
         if version is None:
             await self.publish_topology(announce=None)
             return
         self.record_version = version
-
-    def _catalog(self, routing) -> list[dict]:
-        """The source's job catalog on ``routing`` (a source may give its catalog itself: the twin's jobs)."""
-        own = getattr(self.source, "catalog", None)
-        catalog = own(routing) if own is not None else None
-        if catalog is None:
-            catalog = job_catalog(self.source.jobs(), routing, getattr(self.source, "paths", None))
-        return catalog
 
     def _report(self, routing) -> dict | None:
         """The routing report of ``routing`` for the record (computed once per routing: :func:`routing_report`)."""
@@ -233,8 +228,9 @@ class FabricRunner:
     # ----------------------------------------------------------------- policy
     async def apply_policy_changes(self) -> None:
         """Hand the fabric's partitions and QoS to the source when they changed since the last tick."""
-        version = (await sync_to_async(policy_version)(self.fabric_id), self.published_version)
-        if version == self.policy_version or self.source.fabric is None:
+        current = await self.policy_watch.current()  # never holds the tick on a database that does not answer
+        version = (current, self.published_version)
+        if current is None or version == self.policy_version or self.source.fabric is None:
             return
         await self.publish_tenant_hosts(version[0])
         data = await sync_to_async(policy_data)(self.row)
@@ -275,7 +271,7 @@ class FabricRunner:
         if self.source.fabric is not None and self.source.topology_version != self.published_version:
             await self.publish_topology()
             await self.apply_policy_changes()  # the new record's tenant host sets, on this tick
-        elif self.source.fabric is not None and getattr(self.source, "catalog_version", None) != self.catalog_version:
+        elif self.source.fabric is not None and self.source.catalog_version != self.catalog_version:
             await self.publish_jobs()  # new jobs: a new record version of the same fabric, no new snapshot
             await self.apply_policy_changes()
         if state is None:

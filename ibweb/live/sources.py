@@ -11,13 +11,16 @@ Apps declare their sources as data, so that ``ibweb.live`` imports none of them:
     class TelemetryConfig(AppConfig):
         fabric_sources = {"telemetry": "ibweb.telemetry.source.TelemetrySource"}
 
-:func:`source_for` finds the class for a fabric's ``mode`` among the installed apps.
+:func:`source_for` finds the factory (a class, or a function returning one) for a fabric's ``mode``
+among the installed apps. An app that builds on another's source declares the same mode again
+with the source composed with its part (the twin's telemetry source, its twin injected); the app
+installed later wins.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from django.apps import apps
 from django.utils.module_loading import import_string
@@ -36,7 +39,6 @@ __all__ = ["FabricSource", "Progress", "source_for", "source_kinds", "NoSource"]
 #: ``await progress(fraction, message)`` while a source starts (shown to waiting clients).
 Progress = Callable[[float, str], Awaitable[None]]
 
-
 @runtime_checkable
 class FabricSource(Protocol):
     """One fabric's engine data, as the runner asks for it.
@@ -49,11 +51,17 @@ class FabricSource(Protocol):
     topology_version : int
         Changes whenever ``fabric`` or ``routing`` changed; the runner then publishes the
         topology and the runtime record again and sends every client a new snapshot.
+    catalog_version : Hashable
+        Changes whenever the job catalog (:meth:`catalog`) does; the runner then publishes a
+        record version with the new catalog on the same fabric (no new snapshot).
+
+    The runner owns the sequence numbers: a source numbers a state with the ``seq`` it is given.
     """
 
     fabric: Fabric | None
     routing: Routing | None
     topology_version: int
+    catalog_version: Hashable
 
     async def start(self, progress: Progress) -> None:
         """Build or discover the fabric and route it (long work runs in threads)."""
@@ -65,7 +73,10 @@ class FabricSource(Protocol):
         """Source-specific fields of the frame's ``totals`` (e.g. ``sweep_age_s``, ``routing``)."""
 
     def jobs(self) -> list[Job]:
-        """The job catalog: every job the source knows of, with its hosts (node indices)."""
+        """Every job the source knows of, with its hosts (node indices)."""
+
+    def catalog(self, routing: Routing | None) -> list[dict]:
+        """The runtime record's job catalog on ``routing`` (:func:`ibweb.runtime.catalog.job_catalog` entries)."""
 
     def apply_policy(self, policy: Policy | None) -> None:
         """Use ``policy`` (partitions and QoS on ``fabric``) from the next tick."""
@@ -82,15 +93,19 @@ class NoSource(LookupError):
 
 
 def source_kinds() -> dict[str, str]:
-    """``{mode: dotted path of the source class}`` declared by the installed apps (``fabric_sources``)."""
+    """``{mode: dotted path of its source factory}`` declared by the installed apps (``fabric_sources``).
+
+    A mode declared twice is the later app's (``INSTALLED_APPS`` order): its source builds on the other's.
+    """
     out: dict[str, str] = {}
     for config in apps.get_app_configs():  # a handful of apps
         out.update(getattr(config, "fabric_sources", {}) or {})
     return out
 
 
-def source_for(mode: str) -> type:
-    """The source class of fabrics of ``mode``; raises :class:`NoSource` naming the known modes."""
+def source_for(mode: str) -> Callable[[Any], FabricSource]:
+    """The source factory of fabrics of ``mode`` (called with the fabric row); raises :class:`NoSource` naming
+    the known modes."""
     kinds = source_kinds()
     try:
         return import_string(kinds[mode])

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 
 import numpy as np
+from cachetools import LRUCache
 from django.core.cache import cache
 
 from fabric_engine.state import FabricState
@@ -103,7 +103,7 @@ def down_for(row) -> list[dict]:
     return list(entry.get("down") or []) if entry is not None else []
 
 
-_labels: OrderedDict[tuple, dict] = OrderedDict()
+_labels: LRUCache[tuple, dict] = LRUCache(maxsize=8)  # the newest record versions' labels, behind a lock
 _labels_lock = threading.Lock()
 
 
@@ -114,16 +114,14 @@ def port_labels(row_pk: int, version: str, f: Fabric) -> dict:
     """
     key = (row_pk, version)
     with _labels_lock:
-        if key in _labels:
-            _labels.move_to_end(key)
-            return _labels[key]
+        hit = _labels.get(key)  # a hit becomes the most recently used
+    if hit is not None:
+        return hit
     labels = {"nodes": {"name": np.array([str(n) for n in f.node_name], dtype=object),
                         "guid": np.array([f"0x{g:016x}" for g in f.guid.tolist()], dtype=object)},
               "links": {"a_node": f.a_node, "a_port": f.a_port, "b_node": f.b_node, "b_port": f.b_port}}
     with _labels_lock:
         _labels[key] = labels
-        while len(_labels) > 8:
-            _labels.popitem(last=False)
     return labels
 
 

@@ -51,10 +51,10 @@ import math
 import threading
 import time
 import zlib
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
+from cachetools import LRUCache
 
 from fabric_engine.routing import Routing
 from fabric_engine.topology import Fabric
@@ -249,24 +249,25 @@ def forget(fabric_id: int) -> None:
 
 # ------------------------------------------------------------------ reading
 class _Memo:
-    """Decoded parts of records, keyed by ``(fabric, version, part)``; the least recently used go first."""
+    """Decoded parts of records, keyed by ``(fabric, version, part)``; the least recently used go first.
+
+    A :class:`cachetools.LRUCache` of ``size`` entries behind a lock (cachetools' caches are not thread-safe).
+    """
 
     def __init__(self, size: int = 48) -> None:
         self.size = size
-        self._items: OrderedDict[tuple, object] = OrderedDict()
+        self._items: LRUCache[tuple, object] = LRUCache(maxsize=size)
         self._lock = threading.Lock()
 
     def get(self, key: tuple, make):
         with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
+            value = self._items.get(key)  # a hit becomes the most recently used
+        if value is not None:
+            return value
         value = make()  # outside the lock: decoding may take a while; two threads may both decode once
         if value is not None:
             with self._lock:
                 self._items[key] = value
-                while len(self._items) > self.size:
-                    self._items.popitem(last=False)
         return value
 
     def drop(self, fabric_id: int) -> None:
@@ -274,14 +275,17 @@ class _Memo:
             for key in [k for k in self._items if k[0] == fabric_id]:
                 del self._items[key]
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
 
 _memo = _Memo()
 
 
 def forget_memo() -> None:
     """Drop every decoded part held by this process (tests)."""
-    with _memo._lock:
-        _memo._items.clear()
+    _memo.clear()
 
 
 def head(fabric_id: int, row: str | None = None) -> dict | None:

@@ -35,10 +35,14 @@ port GUID and number; they replace the per-sweep ``errors`` alerts. When the sou
 ``since`` of every condition still open as an event is that event's ``first_seen`` (a restart
 does not restart the clock).
 
-Jobs come from the fabric's job source through its digital twin (:mod:`ibweb.twin.engine`):
-every state passes through :meth:`FabricTwin.step`, which names the running jobs, their
-bandwidth and the links they share, compares each link with what the jobs should drive,
-and checks the cabling against the plan; the twin's catalog is the record's job catalog.
+Jobs come from the fabric's job source through its digital twin, given by whoever builds the
+source (:class:`SourceTwin`: the twin app builds on telemetry, so telemetry never imports it):
+every state passes through the twin's ``step``, which names the running jobs, their bandwidth
+and the links they share, compares each link with what the jobs should drive, and checks the
+cabling against the plan; the twin's catalog is the record's job catalog. Built without a twin
+(:class:`NoTwin`), the source shows the counters alone.
+
+The runner owns the sequence numbers: a state is numbered with the ``seq`` :meth:`step` is given.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ import asyncio
 import dataclasses
 import logging
 import time
+from collections.abc import Hashable
+from typing import Protocol
 
 import numpy as np
 from asgiref.sync import sync_to_async
@@ -70,7 +76,7 @@ from fabric_engine.telemetry import (
 from fabric_engine.telemetry.counter_conditions import COUNTER_CONDITION_KINDS, CounterConditions, port_sweep
 from fabric_engine.topology import Fabric
 from fabric_engine.workload import Job
-from ibweb.twin.engine import FabricTwin
+from ibweb.runtime.catalog import job_catalog
 
 from . import store
 from .choices import CollectorSource, SweepStatus
@@ -79,7 +85,7 @@ from .reference import set_reference
 from .routing import RoutingTracker, publish_status
 from .sweeps import run_sweep
 
-__all__ = ["TelemetrySource"]
+__all__ = ["TelemetrySource", "SourceTwin", "NoTwin"]
 
 log = logging.getLogger("ibweb.telemetry")
 
@@ -89,10 +95,54 @@ def _condition_key(condition: dict) -> tuple:
     return condition["kind"], condition.get("guid"), *condition.get("guids", ()), *condition.get("ports", ())
 
 
-class TelemetrySource:
-    """One telemetry-fed fabric's engine data: its newest discovery, routing and counter states."""
+class SourceTwin(Protocol):
+    """What the source asks of its fabric's digital twin (the twin app's ``FabricTwin``)."""
 
-    def __init__(self, row) -> None:
+    #: The fabric's cabling plan, None without one (with one, missing cables and nodes are the plan's alerts).
+    plan: object | None
+
+    @property
+    def catalog_version(self) -> Hashable:
+        """Changes when the running jobs or their placement change."""
+
+    def step(self, routing: Routing, state: FabricState, now: float, *, stale: np.ndarray | None = None,
+             compared: bool = True) -> FabricState:
+        """``state`` with the twin's jobs, hotspots, alerts and overlay."""
+
+    def catalog(self, routing: Routing | None, now: float) -> list[dict]:
+        """The runtime record's job catalog: the running jobs placed on ``routing``."""
+
+    def catalog_jobs(self, routing: Routing | None, now: float) -> list[Job]:
+        """The running jobs as emulator jobs (what-if analyses run these)."""
+
+
+class NoTwin:
+    """No twin: states pass unchanged and there are no jobs."""
+
+    plan = None
+    catalog_version: Hashable = None
+
+    def step(self, routing: Routing, state: FabricState, now: float, *, stale: np.ndarray | None = None,
+             compared: bool = True) -> FabricState:
+        return state
+
+    def catalog(self, routing: Routing | None, now: float) -> list[dict]:
+        return []
+
+    def catalog_jobs(self, routing: Routing | None, now: float) -> list[Job]:
+        return []
+
+
+class TelemetrySource:
+    """One telemetry-fed fabric's engine data: its newest discovery, routing and counter states.
+
+    ``twin``: the fabric's digital twin every state passes through (none: :class:`NoTwin`).
+    """
+
+    fabric: Fabric | None
+    topology_version: int
+
+    def __init__(self, row, twin: SourceTwin | None = None) -> None:
         self.fabric_id = row.pk
         self.slug = row.slug
         self.tick_s = row.tick_s
@@ -102,7 +152,6 @@ class TelemetrySource:
         self.router: RoutingTracker | None = None
         self.fabric: Fabric | None = None
         self.topology_version = 0
-        self.seq = 0
         self.policy: Policy | None = None
         self._jobs: list[Job] = []
         self._linkinfo: str | None = None
@@ -127,7 +176,7 @@ class TelemetrySource:
         self._counter = CounterConditions()
         self._counter_conditions: list[dict] = []
         self._config_read = 0.0
-        self.twin = FabricTwin(self.fabric_id)
+        self.twin: SourceTwin = twin if twin is not None else NoTwin()
 
     @property
     def routing(self) -> Routing | None:
@@ -228,7 +277,7 @@ class TelemetrySource:
     def conditions(self) -> list[dict]:
         """The fabric's conditions now; missing cables and nodes are left to the cabling plan where there is one."""
         counter = list(self._counter_conditions)
-        if getattr(self.twin, "plan", None) is None:
+        if self.twin.plan is None:
             return list(self._conditions) + counter
         return [c for c in self._conditions if c["kind"] not in ("link_down", "node_missing")] + counter
 
@@ -337,18 +386,17 @@ class TelemetrySource:
         if self.fabric is None:
             return None
         await self._reread_reference(now)
-        self.seq = seq
         if newest["id"] == self._refused:  # the counters of a refused discovery do not fit the fabric in use
             prev = newest = None
-        return await asyncio.to_thread(self.state, prev, newest, now)
+        return await asyncio.to_thread(self.state, prev, newest, now, seq)
 
-    def state(self, prev: dict | None, newest: dict | None, now: float) -> FabricState:
-        """The state at ``now`` from sweeps ``prev`` and ``newest`` (None: nothing usable)."""
+    def state(self, prev: dict | None, newest: dict | None, now: float, seq: int) -> FabricState:
+        """The state of tick ``seq`` at ``now`` from sweeps ``prev`` and ``newest`` (None: nothing usable)."""
         f, c = self.fabric, self.config
         n = 2 * f.num_links
         pair = (prev and prev["id"], newest and newest["id"], self._linkinfo)
         if prev is not None and newest is not None and pair != self._used:
-            obs = observe(f, prev["samples"], newest["samples"], seq=self.seq, tick_s=self.tick_s,
+            obs = observe(f, prev["samples"], newest["samples"], seq=seq, tick_s=self.tick_s,
                           wrap=c.wrap_counters, tick_code=c.tick_code, thresholds=c.alert_thresholds(), now=now)
             # per-sweep error alerts give way to the lasting counter conditions
             errors_gone = [a for a in obs.state.alerts if a.get("kind") != "errors"]
@@ -375,10 +423,10 @@ class TelemetrySource:
                    "waiting for a second sweep" if self._state is None else f"newest sweep is {age:.0f} s old")
             alerts.append({"kind": "stale", "severity": "warning", "count": n, "links": [],
                            "message": f"all links stale: {why}"})
-            blank = FabricState(self.seq, now, self.tick_s, zero, zero.copy(), alerts=alerts,
+            blank = FabricState(seq, now, self.tick_s, zero, zero.copy(), alerts=alerts,
                                 capacity_gbps=f.capacity_gbps)
             return self._twin_step(blank, now, compared=False)
-        state = dataclasses.replace(self._state, seq=self.seq, t=now, alerts=self._state.alerts + alerts)
+        state = dataclasses.replace(self._state, seq=seq, t=now, alerts=self._state.alerts + alerts)
         return self._twin_step(state, now, compared=True)
 
     def _twin_step(self, state: FabricState, now: float, *, compared: bool) -> FabricState:
@@ -399,12 +447,12 @@ class TelemetrySource:
     def jobs(self) -> list[Job]:
         return list(self._jobs) or self.twin.catalog_jobs(self.routing, time.time())
 
-    def catalog(self, routing: Routing | None) -> list[dict] | None:
-        """The record's job catalog: the twin's running jobs (None: derive it from :meth:`jobs`)."""
-        return None if self._jobs else self.twin.catalog(routing, time.time())
+    def catalog(self, routing: Routing | None) -> list[dict]:
+        """The record's job catalog: the jobs set (:meth:`set_jobs`), else the twin's running jobs."""
+        return job_catalog(self._jobs, routing) if self._jobs else self.twin.catalog(routing, time.time())
 
     @property
-    def catalog_version(self):
+    def catalog_version(self) -> Hashable:
         """Changes when the catalog does (the runner then publishes the record again)."""
         return self.twin.catalog_version
 

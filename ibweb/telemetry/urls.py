@@ -1,7 +1,12 @@
 from django.urls import path
 
+from .reference_page import accept_cabling_page
 from .views import MetricsView
 
 app_name = "telemetry"
 
-urlpatterns = [path("metrics", MetricsView.as_view(), name="metrics")]
+urlpatterns = [
+    path("metrics", MetricsView.as_view(), name="metrics"),
+    # the events page's reference cabling section (events_page_sections on the app's config) posts here
+    path("fabrics/<slug:slug>/events/accept-cabling/", accept_cabling_page, name="accept-cabling"),
+]

@@ -18,12 +18,12 @@ from fabric_engine.telemetry.prometheus import CONTENT_TYPE, metric_families, re
 from ibweb.access import View, redaction, view_of, visible_fabrics
 from ibweb.body_limits import JSONParser
 from ibweb.fabrics.choices import ROUTING_ENGINES
-from ibweb.fabrics.forms import CollectorForm
 from ibweb.feed_metrics import render_feed_metrics
 from ibweb.permissions import ViewerRead
 from ibweb.runtime.metrics import down_for, metrics_for
 from ibweb.wsflow import feed_socket_stats
 
+from .forms import CollectorForm
 from .trial import may_try, trial_sweep
 
 

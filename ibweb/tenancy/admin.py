@@ -10,12 +10,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ibweb.access import (
-    visible_partitions,
-    visible_qos_policies,
-    visible_service_classes,
-    visible_tenants,
-)
 from ibweb.admin_access import AllTenantsAdmin, ViewScopedAdmin
 
 from . import audit, services
@@ -27,8 +21,6 @@ from .models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceCl
 
 class AuditedAdmin(ViewScopedAdmin):
     """Records one audit entry per add, change (including inlines) and delete; rows follow the user's view."""
-
-    related_scopes = {Tenant: visible_tenants, ServiceClass: visible_service_classes}
 
     def save_model(self, request, obj, form, change):
         request._tenancy_before = audit.snapshot(type(obj).objects.get(pk=obj.pk)) if change else None
@@ -51,7 +43,6 @@ class AuditedAdmin(ViewScopedAdmin):
 
 @admin.register(ServiceClass)
 class ServiceClassAdmin(AuditedAdmin):
-    scope = staticmethod(visible_service_classes)
     list_display = ("name", "sl", "rate_limit", "mtu_limit")
     list_filter = ("sl",)
     search_fields = ("name", "description")
@@ -59,7 +50,6 @@ class ServiceClassAdmin(AuditedAdmin):
 
 @admin.register(Tenant)
 class TenantAdmin(AuditedAdmin):
-    scope = staticmethod(visible_tenants)
     list_display = ("name", "slug", "service_class", "partition_count", "user_count")
     list_filter = (("service_class", admin.RelatedOnlyFieldListFilter),)
     search_fields = ("name", "slug", "description", "contacts", "users__username")
@@ -133,7 +123,6 @@ class PartitionMemberInline(admin.TabularInline):
 
 @admin.register(Partition)
 class PartitionAdmin(AuditedAdmin):
-    scope = staticmethod(visible_partitions)
     form = PartitionForm
     list_display = ("name", "pkey_display", "fabric", "tenant", "ipoib", "sl", "mtu", "rate", "member_count")
     list_filter = ("fabric", ("tenant", admin.RelatedOnlyFieldListFilter), "ipoib", "default_membership", "sl")
@@ -203,7 +192,6 @@ class PartitionAdmin(AuditedAdmin):
 
 @admin.register(QosPolicy)
 class QosPolicyAdmin(AuditedAdmin):
-    scope = staticmethod(visible_qos_policies)
     list_display = ("fabric", "enabled", "max_vls", "high_limit", "sl2vl")
     list_filter = ("enabled",)
     search_fields = ("fabric__name", "fabric__slug")

@@ -1,20 +1,21 @@
 """Tenancy rows -> the plain data :class:`fabric_engine.policy.Policy` takes, and a change counter.
 
-The live engine asks :func:`policy_version` once per tick (one cache read) and,
+The live engine asks :func:`policy_version` once per tick (one query by primary key) and,
 when it changed, rebuilds its policy with :func:`policy_data` (or
 :func:`policy_for`), so a change saved in the admin or the API reaches the
 emulation within one tick. Every save or delete of a tenancy model bumps the
-version (see ``signals.py``).
+version (see ``signals.py``) in the transaction that makes the change: the version is
+the fabric row's ``policy_version`` column, committed (or rolled back) with the rows it
+stands for, so a number never comes back for other rows.
 """
 
 from __future__ import annotations
 
-import time
-
-from django.core.cache import cache
+from django.db.models import F
 
 from fabric_engine.formats.opensm_qos import parse_sl2vl, parse_vlarb
 from fabric_engine.policy import Policy
+from ibweb.fabrics.models import Fabric
 
 from .choices import rate_gbps
 from .exporters import default_partition_spec
@@ -24,28 +25,15 @@ from .models import Partition, QosPolicy
 __all__ = ["policy_data", "policy_for", "policy_version", "bump_policy_version"]
 
 
-def _key(fabric_id: int) -> str:
-    return f"ibweb:tenancy:policy-version:{fabric_id}"
-
-
 def policy_version(fabric_id: int) -> int:
-    """A number that changes whenever the fabric's partitions or QoS change."""
-    return int(cache.get(_key(fabric_id), 0))
+    """A number that changes whenever the fabric's partitions or QoS change (0 for no such fabric)."""
+    found = Fabric.objects.filter(pk=fabric_id).order_by().values_list("policy_version", flat=True)[:1]
+    return int(found[0]) if found else 0
 
 
 def bump_policy_version(fabric_id: int) -> None:
-    """Change the fabric's policy version.
-
-    A counter that is gone (a cache restart) starts again from the clock, not from zero,
-    so that it never returns to a number that stood for older rows (what the runtime
-    record's tenant host sets are stamped with).
-    """
-    key = _key(fabric_id)
-    cache.add(key, time.time_ns() // 1000, timeout=None)
-    try:
-        cache.incr(key)
-    except ValueError:  # evicted between add and incr
-        cache.set(key, 1, timeout=None)
+    """Add one to the fabric's policy version, in the caller's transaction (its rollback undoes the bump)."""
+    Fabric.objects.filter(pk=fabric_id).update(policy_version=F("policy_version") + 1)
 
 
 def policy_data(fabric) -> dict:

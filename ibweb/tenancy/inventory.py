@@ -1,17 +1,16 @@
-"""A fabric's port inventory, for validating partition members.
+"""A fabric's port inventory, for validating partition members (writes).
 
 The inventory is the fabric its engine runs on, read from the fabric's runtime record
-(:mod:`ibweb.runtime.record`): the emulated scenario's fabric, or a telemetry-fed fabric's
-discovery. Before any engine published (an emulated fabric saved a moment ago), the
-fabric is built once from the spec and published as the record's first version, which the
-engine's own replaces; a telemetry-fed fabric without a discovery has no inventory yet.
+(:func:`ibweb.runtime.published.published_fabric`): the emulated scenario's fabric, or a
+telemetry-fed fabric's discovery. Before any engine published (an emulated fabric saved a
+moment ago), a write that checks GUIDs builds the fabric once from the spec and publishes it as
+the record's first version, which the engine's own replaces; a telemetry-fed fabric without a
+discovery has no inventory yet. Read paths use ``published_fabric`` and never build.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import json
 import re
 
 import numpy as np
@@ -22,9 +21,9 @@ from fabric_engine.formats.opensm_partitions import format_guid
 from fabric_engine.scenario import build_fabric
 from fabric_engine.topology import Fabric
 from ibweb.runtime import record
+from ibweb.runtime.published import published_fabric, spec_digest, spec_topology
 
-__all__ = ["UnknownGuid", "fabric_inventory", "normalize_guid", "check_guids", "unknown_guids", "hosts_matching",
-           "member_nodes"]
+__all__ = ["UnknownGuid", "fabric_inventory", "normalize_guid", "check_guids", "unknown_guids", "hosts_matching"]
 
 _GUID_RE = re.compile(r"^(0[xX])?[0-9a-fA-F]{1,16}$")
 
@@ -38,14 +37,14 @@ class UnknownGuid(ValidationError):
 
 
 def fabric_inventory(fabric) -> Fabric:
-    """The engine fabric of a :class:`ibweb.fabrics.models.Fabric` row, from its runtime record."""
-    row = record.row_identity(fabric)
-    h = record.head(fabric.pk, row)
-    f = record.fabric(fabric.pk, h) if h is not None else None
-    topology = (fabric.spec or {}).get("topology") if fabric.mode == "emulated" else None
-    digest = _digest(topology) if topology else None
-    if f is not None and (h["info"].get("source") != "spec" or h["info"].get("spec") == digest):
-        return f
+    """The engine fabric of a :class:`ibweb.fabrics.models.Fabric` row, built and published when none is current.
+
+    For writes (GUID checks) only: it may build a fabric and write a record.
+    """
+    published = published_fabric(fabric)
+    if published is not None:
+        return published
+    topology = spec_topology(fabric)
     if not topology:
         raise ValidationError(f"fabric {fabric.slug}: its engine has not published the fabric yet (no discovery), "
                               f"so its port GUIDs cannot be checked; try again once it runs")
@@ -54,12 +53,10 @@ def fabric_inventory(fabric) -> Fabric:
     except FabricEngineError as exc:
         raise ValidationError(f"fabric {fabric.slug}: {exc}") from exc
     # first version, or one derived from a spec edited since; an engine's own record is never replaced
-    record.publish(fabric.pk, row, built, None, [], {"source": "spec", "spec": digest}, only_if_absent=h is None)
+    row = record.row_identity(fabric)
+    record.publish(fabric.pk, row, built, None, [], {"source": "spec", "spec": spec_digest(topology)},
+                   only_if_absent=record.head(fabric.pk, row) is None)
     return built
-
-
-def _digest(topology: dict) -> str:
-    return hashlib.sha256(json.dumps(topology, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def normalize_guid(text: str | int, field: str = "guid") -> str:
@@ -77,13 +74,8 @@ def normalize_guid(text: str | int, field: str = "guid") -> str:
     return format_guid(value)
 
 
-def _lookup(inv: Fabric, guids: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """``(port slot of each GUID, whether it is a port)`` in ``inv``, one sorted search for all of them."""
-    values = np.array([int(g, 16) for g in guids], dtype=np.uint64)
-    order = np.argsort(inv.port_guid)
-    sorted_guid = inv.port_guid[order]
-    pos = np.minimum(np.searchsorted(sorted_guid, values), len(sorted_guid) - 1)
-    return order[pos], sorted_guid[pos] == values
+def _guids(guids: list[str]) -> np.ndarray:
+    return np.array([int(g, 16) for g in guids], dtype=np.uint64)
 
 
 def unknown_guids(fabric, guids: list[str]) -> set[str]:
@@ -91,7 +83,7 @@ def unknown_guids(fabric, guids: list[str]) -> set[str]:
     inv = fabric_inventory(fabric)
     if not guids:
         return set()
-    _, known = _lookup(inv, guids)
+    _, known = inv.guid_index.slots(_guids(guids))
     return {guids[i] for i in np.flatnonzero(~known)}
 
 
@@ -100,13 +92,13 @@ def check_guids(fabric, guids: list[str], field: str = "guids") -> np.ndarray:
     inv = fabric_inventory(fabric)
     if not guids:
         return np.zeros(0, dtype=np.int64)
-    slots, known = _lookup(inv, guids)
+    nodes, known = inv.guid_index.nodes(_guids(guids))
     missing = np.flatnonzero(~known)
     if missing.size:
         bad = guids[int(missing[0])]
         more = f" (and {missing.size - 1} more)" if missing.size > 1 else ""
         raise UnknownGuid({field: f"GUID {bad} is not a port of fabric {fabric.slug}{more}"}, bad)
-    return inv.port_node[slots].astype(np.int64)
+    return nodes
 
 
 def hosts_matching(fabric, pattern: str) -> list[str]:
@@ -119,17 +111,3 @@ def hosts_matching(fabric, pattern: str) -> list[str]:
     slots = inv.port_offset[hosts[hit]]
     return [format_guid(int(g)) for g in inv.port_guid[slots]]
 
-
-def member_nodes(fabric, guids: list[str]) -> list[dict]:
-    """Where members sit on the topology: ``{"guid", "node", "kind", "leaf"}`` per GUID (unknown ones skipped)."""
-    inv = fabric_inventory(fabric)
-    out = []
-    for g in guids:
-        try:
-            n = inv.node(int(g, 16))
-        except KeyError:
-            continue
-        leaf = int(inv.host_leaf[n])
-        out.append({"guid": g, "node": str(inv.node_name[n]), "kind": str(inv.kind_label[n]),
-                    "leaf": str(inv.node_name[leaf]) if leaf >= 0 else ""})
-    return out

@@ -11,6 +11,8 @@ from django.utils.deconstruct import deconstructible
 from fabric_engine.errors import FormatError
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY
 from fabric_engine.formats.opensm_qos import DEFAULT_TABLES, format_sl2vl, format_vlarb, parse_sl2vl, parse_vlarb
+from ibweb.access.querysets import RestrictedQuerySet, Scope
+from ibweb.access.view import Level
 
 from .choices import AuditAction, Membership, Mtu, Rate
 
@@ -19,14 +21,6 @@ PKEY_VALIDATORS = [MinValueValidator(0x0001, "P_Key must be 0x0001..0x7ffe"),
                    MaxValueValidator(0x7FFE, "P_Key must be 0x0001..0x7ffe (0x7fff is the default partition, "
                                              "managed by ibweb)")]
 NAME_VALIDATOR = RegexValidator(r"^[A-Za-z0-9_.\-]+$", "letters, digits, '_', '.', '-' only (OpenSM syntax)")
-
-
-class TenantQuerySet(models.QuerySet):
-    def restrict(self, user) -> TenantQuerySet:
-        """The tenants ``user`` may see (decided by :func:`ibweb.access.visible_tenants`)."""
-        from ibweb.access import view_of, visible_tenants
-
-        return visible_tenants(view_of(user), self)
 
 
 class ServiceClass(models.Model):
@@ -38,6 +32,9 @@ class ServiceClass(models.Model):
                                                   help_text="Rate limit of its paths (IBTA rate).")
     mtu_limit = models.PositiveSmallIntegerField("MTU limit", choices=Mtu.choices, null=True, blank=True)
     description = models.TextField(blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+    access_scope = Scope(tenant=("tenants", "partitions__tenant_id"), distinct=True)
 
     class Meta:
         ordering = ["sl", "name"]
@@ -59,7 +56,8 @@ class Tenant(models.Model):
     service_class = models.ForeignKey(ServiceClass, on_delete=models.PROTECT, null=True, blank=True,
                                       related_name="tenants", help_text="Default QoS of the tenant's partitions.")
 
-    objects = TenantQuerySet.as_manager()
+    objects = RestrictedQuerySet.as_manager()
+    access_scope = Scope(tenant=("pk",))
 
     class Meta:
         ordering = ["name"]
@@ -67,14 +65,6 @@ class Tenant(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-
-class PartitionQuerySet(models.QuerySet):
-    def restrict(self, user) -> PartitionQuerySet:
-        """The partitions ``user`` may see (decided by :func:`ibweb.access.visible_partitions`)."""
-        from ibweb.access import view_of, visible_partitions
-
-        return visible_partitions(view_of(user), self)
 
 
 class Partition(models.Model):
@@ -105,7 +95,8 @@ class Partition(models.Model):
                                  help_text="The subnet manager's own port.")
     description = models.TextField(blank=True)
 
-    objects = PartitionQuerySet.as_manager()
+    objects = RestrictedQuerySet.as_manager()
+    access_scope = Scope(tenant=("tenant_id",))
 
     class Meta:
         ordering = ["fabric", "pkey"]
@@ -160,6 +151,9 @@ class PartitionMember(models.Model):
     partition = models.ForeignKey(Partition, on_delete=models.CASCADE, related_name="members")
     guid = models.CharField("port GUID", max_length=18, help_text="0x and 16 hex digits.")
     membership = models.CharField(max_length=8, choices=Membership.choices, default=Membership.FULL)
+
+    objects = RestrictedQuerySet.as_manager()
+    access_scope = Scope(tenant=("partition__tenant_id",))
 
     class Meta:
         ordering = ["partition", "guid"]
@@ -216,6 +210,9 @@ class QosPolicy(models.Model):
     sl2vl = models.CharField("SL to VL", max_length=100, default=format_sl2vl(DEFAULT_TABLES.sl2vl),
                              validators=[TableValidator("sl2vl")],
                              help_text="16 VLs, one per SL 0-15; VL 15 drops the SL.")
+
+    objects = RestrictedQuerySet.as_manager()
+    access_scope = Scope(public_from=Level.TENANTS)
 
     class Meta:
         ordering = ["fabric"]

@@ -3,7 +3,7 @@
 The fabric itself (to place GUIDs on hosts and leaves) and the job catalog (which hosts
 each job runs on) come from the fabric's runtime record (:mod:`ibweb.runtime.record`,
 published by its runner); the live state (each job's bandwidth now) from its newest frame.
-Nothing here builds a fabric.
+Nothing here builds a fabric or writes a record, except :func:`engine_fabric` asked by a write.
 """
 
 from __future__ import annotations
@@ -12,12 +12,20 @@ import numpy as np
 from django.core.exceptions import ValidationError
 
 from fabric_engine.topology import Fabric
+from ibweb.runtime.published import published_fabric
 
 __all__ = ["engine_fabric", "job_catalog", "live_jobs", "member_rows", "leaves_with_hosts"]
 
 
-def engine_fabric(fabric) -> Fabric | None:
-    """The engine :class:`Fabric` of a fabric row (its runtime record; ``None`` while there is none)."""
+def engine_fabric(fabric, *, build: bool = False) -> Fabric | None:
+    """The engine :class:`Fabric` of a fabric row: its runtime record's (``None`` while there is none).
+
+    ``build=True`` is for write paths (a member change checks its GUIDs against it): without a
+    current record it builds the fabric from the spec and publishes it
+    (:func:`ibweb.tenancy.inventory.fabric_inventory`). Reads never do.
+    """
+    if not build:
+        return published_fabric(fabric)
     from ibweb.tenancy.inventory import fabric_inventory
 
     try:
@@ -38,7 +46,7 @@ def job_catalog(fabric) -> list[dict]:
 
 def live_jobs(fabric) -> dict[str, dict]:
     """The jobs of the newest frame by id (``achieved_gbps``, ``active``, ...); empty before the first frame."""
-    from ibweb.live.groups import newest_frame
+    from ibweb.runtime.frames import newest_frame
 
     frame = newest_frame(fabric.pk) or {}
     return {j["id"]: j for j in frame.get("jobs", [])}
@@ -50,12 +58,7 @@ def member_rows(f: Fabric | None, members: list[tuple[str, str]]) -> list[dict]:
         return []
     if f is None:
         return [{"guid": g, "membership": m, "node": "", "leaf": "", "kind": ""} for g, m in members]
-    values = np.array([int(g, 16) for g, _ in members], dtype=np.uint64)
-    order = np.argsort(f.port_guid)
-    sorted_guid = f.port_guid[order]
-    pos = np.minimum(np.searchsorted(sorted_guid, values), len(sorted_guid) - 1)
-    found = sorted_guid[pos] == values
-    node = np.where(found, f.port_node[order[pos]], -1)
+    node, _ = f.guid_index.nodes(np.array([int(g, 16) for g, _ in members], dtype=np.uint64))
     leaf = np.where(node >= 0, f.host_leaf[np.maximum(node, 0)], -1)
     names, kinds = f.node_name, f.kind_label
     return [{"guid": g, "membership": m, "node": str(names[n]) if n >= 0 else "",

@@ -6,7 +6,6 @@ Saves and deletes of rows bump it here; writes that send no signal (``bulk_creat
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 
@@ -15,14 +14,12 @@ from .models import Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
 
 
 def policy_changed(fabric_id: int) -> None:
-    """Bump the version now and again once the transaction commits.
+    """Bump the version in the transaction of the change: both commit, or neither.
 
-    The engine may read the policy between the two: the second bump makes it read the
-    committed rows, so a change is never applied half or missed.
+    The handlers run after the row is written, so even outside a transaction (autocommit) the
+    version never moves before the rows it stands for.
     """
     bump_policy_version(fabric_id)
-    if transaction.get_connection().in_atomic_block:
-        transaction.on_commit(lambda: bump_policy_version(fabric_id))
 
 
 def _fabric_ids(instance) -> list[int]:

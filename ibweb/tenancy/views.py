@@ -170,7 +170,7 @@ def members_change(request, slug: str):
     fabric = get_object_or_404(visible_fabrics(view), slug=slug)
     if not request.user.has_perms(MEMBER_PERMS):
         raise PermissionDenied("changing members needs the policy admin role")
-    f = engine_fabric(fabric)
+    f = engine_fabric(fabric, build=True)  # a write: its GUIDs are checked on it
     partitions = list(visible_partitions(view).filter(fabric=fabric))
     jobs = job_catalog(fabric)
     form = _member_form(request.POST, fabric, partitions, f, jobs)
@@ -202,11 +202,8 @@ def members_change(request, slug: str):
 def _nodes_of(f, guids: list[str]) -> np.ndarray:
     if f is None or not guids:
         return np.zeros(0, dtype=np.int64)
-    values = np.array([int(g, 16) for g in guids], dtype=np.uint64)
-    order = np.argsort(f.port_guid)
-    pos = np.minimum(np.searchsorted(f.port_guid[order], values), len(order) - 1)
-    hit = f.port_guid[order[pos]] == values
-    return f.port_node[order[pos[hit]]].astype(np.int64)
+    nodes, hit = f.guid_index.nodes(np.array([int(g, 16) for g in guids], dtype=np.uint64))
+    return nodes[hit]
 
 
 def _apply(request, partition, before: dict, after: dict, form) -> None:

@@ -1,8 +1,8 @@
 """The ``whatif_live`` analysis of a telemetry-fed fabric: today's jobs under a failure or another engine.
 
-Run by the analyses task (:mod:`ibweb.fabrics.tasks`) like the other what-ifs, on what the
-fabric's engine published (the runtime record: the discovered fabric and the LFTs in force)
-and the jobs its twin runs now (placed with the job source's host patterns). The engine work is
+Run by the analyses task (:mod:`ibweb.fabrics.tasks`, which finds it in the twin's ``AppConfig.live_analyses``)
+like the other what-ifs, on what the fabric's engine published (the runtime record: the discovered fabric and
+the LFTs in force) and the jobs its twin runs now (placed with the job source's host patterns). The engine work is
 :func:`fabric_engine.twin.live_what_if`; each job's predicted slowdown sits beside what it is
 observed to send now (the twin's newest report).
 """

@@ -6,6 +6,12 @@ class TwinConfig(AppConfig):
 
     name = "ibweb.twin"
     verbose_name = "Digital twin"
+    #: Telemetry-fed fabrics run with the twin in their source (listed after telemetry, so this entry wins).
+    fabric_sources = {"telemetry": "ibweb.twin.engine.telemetry_source"}
+    #: The new-fabric page's real fabric gets its job source and cabling plan here (after its collector).
+    watch_parts = ("ibweb.twin.forms.TwinPart",)
+    #: Analyses run on what the fabric's engine runs now (:func:`ibweb.fabrics.tasks.run_analysis`).
+    live_analyses = {"whatif_live": "ibweb.twin.analysis.run_live"}
 
     def ready(self) -> None:
         from . import signals  # noqa: F401

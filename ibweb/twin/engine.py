@@ -38,14 +38,15 @@ from fabric_engine.twin import Twin, TwinReport
 from fabric_engine.twin.catalog import workload_jobs
 from fabric_engine.twin.persistence import without_jobs
 from fabric_engine.workload import Job
+from ibweb.telemetry.source import TelemetrySource
 
 from . import jobs as jobsvc
 from . import plans
 from .choices import JobSourceKind
 from .models import CablingPlan, JobSource
 
-__all__ = ["FabricTwin", "report", "store_report", "job_links", "config_version", "bump_config", "REPORT_TTL_S",
-           "PLAN_ALERTS"]
+__all__ = ["FabricTwin", "telemetry_source", "report", "store_report", "job_links", "config_version", "bump_config",
+           "REPORT_TTL_S", "PLAN_ALERTS"]
 
 log = logging.getLogger("ibweb.twin")
 
@@ -80,6 +81,8 @@ def store_report(fabric_id: int, payload: dict) -> None:
 
 class FabricTwin:
     """The twin of one fabric in its engine process (see the module docstring)."""
+
+    plan: CablingPlan | None  # the fabric's cabling plan (read by the telemetry source: its alerts replace some)
 
     def __init__(self, fabric_id: int) -> None:
         self.fabric_id = fabric_id
@@ -223,6 +226,11 @@ class FabricTwin:
                 j["id"]: {"links": rep.incidence[k].indices.tolist(), "nodes": nodes[j["id"]].tolist(),
                           "guids": [f"0x{int(g):016x}" for g in f.guid[nodes[j["id"]]]]}
                 for k, j in enumerate(rep.jobs)}, None)
+
+
+def telemetry_source(row) -> TelemetrySource:
+    """The source of a telemetry-fed fabric ``row`` with its twin: the twin builds on telemetry, not the other way."""
+    return TelemetrySource(row, twin=FabricTwin(row.pk))
 
 
 def plan_alerts(report: dict | None, most: int = PLAN_ALERTS) -> list[dict]:

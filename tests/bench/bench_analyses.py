@@ -25,7 +25,8 @@ import django  # noqa: E402
 django.setup()
 
 from fabric_engine.scenario import DEMO_SPEC, build_fabric  # noqa: E402
-from ibweb.fabrics.analyses import ProgressThrottle, clean_params, run  # noqa: E402
+from ibweb.fabrics.analyses import ProgressThrottle, run  # noqa: E402
+from ibweb.fabrics.api.params import clean_params  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
 
 BIG = {"topology": {"generator": "fat_tree", "hosts": 2048, "radix": 64, "levels": 2, "speed": "NDR"},

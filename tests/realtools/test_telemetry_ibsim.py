@@ -74,7 +74,7 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     v2, t2 = sample(fabric.pk, lid, 5, XD)
     assert asyncio.run(engine.tick()) == 1
     prev, newest = store.sweeps(fabric.pk)
-    state = engine.source.state(prev, newest, time.time())
+    state = engine.source.state(prev, newest, time.time(), engine.seq)
     d = f.out_link(leaf, 5)
     implied = (v2 - v1) * 4 * 8 / 1e9 / (t2 - t1)
     assert state.rate_gbps[d] == pytest.approx(implied, rel=1e-6)
@@ -88,7 +88,7 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     sweep(config)
     asyncio.run(engine.tick())
     prev, newest = store.sweeps(fabric.pk)
-    alerts = [a for a in engine.source.state(prev, newest, time.time()).alerts if a["kind"] == "error_rate"]
+    alerts = [a for a in engine.source.state(prev, newest, time.time(), engine.seq).alerts if a["kind"] == "error_rate"]
     assert [(a["port"], a["condition"], "SymbolErrorCounter" in a["message"]) for a in alerts] == [
         ("leaf03 port 5", True, True)]
 
@@ -124,7 +124,7 @@ def test_counters_alerts_topology_events_and_timeouts_from_ibsim(ibsim, tmp_path
     seq = engine.seq
     assert asyncio.run(engine.tick()) == seq + 1
     prev, newest = store.sweeps(fabric.pk)
-    state = engine.source.state(prev, newest, time.time())
+    state = engine.source.state(prev, newest, time.time(), engine.seq)
     f = engine.source.fabric
     host_links = [f.out_link(f.node("leaf03"), p) for p in range(1, 5)]
     stale = next(a for a in state.alerts if a["kind"] == "stale")

@@ -48,7 +48,7 @@ class Watch:
         self.seq += 1
         prev, newest = store.sweeps(self.client.config.fabric_id)
         self.sweep_t = round(newest["t"], 3)  # the sweep's time: when a condition it starts is "since"
-        state = self.runner.source.state(prev, newest, t + 0.5)
+        state = self.runner.source.state(prev, newest, t + 0.5, self.runner.seq)
         found = [a for a in state.alerts if a.get("condition")]
         self.recorder.apply(found, self.before, seq=self.seq, t=self.sweep_t, first=self.seq == 1,
                             fabric=self.runner.source.fabric)
@@ -75,7 +75,7 @@ def test_an_error_rate_stays_one_active_event_across_sweeps_and_clears_after_the
         assert rate["port"] == "gpu0008 port 1" and rate["severity"] == "critical"
         assert rate["nodes"] == [int(w.runner.source.fabric.node("gpu0008"))]
     assert kinds(found) == ["error_rate", "symbol_errors_rising"]
-    assert not [a for a in w.runner.source.state(*store.sweeps(client.config.fabric_id), t + 41).alerts
+    assert not [a for a in w.runner.source.state(*store.sweeps(client.config.fabric_id), t + 41, w.runner.seq).alerts
                 if a["kind"] == "errors"], "the per-sweep alert gives way to the condition"
     (event,) = Event.objects.filter(kind="error_rate")
     assert event.active and event.key == "error_rate|port=gpu0008 port 1|guid=" + first["guid"]

@@ -12,6 +12,7 @@ from fabric_engine.scenario import build_fabric
 from ibweb.events.facts import fact_of
 from ibweb.events.models import Event
 from ibweb.events.recorder import EventRecorder, prune
+from ibweb.tenancy.inventory import fabric_inventory
 from ibweb.tenancy.models import PartitionMember
 
 from .tenancy_fixtures import SPEC, fabric, host_guid, partitions, tenants, user_in  # noqa: F401
@@ -109,6 +110,7 @@ def test_retention_deletes_old_cleared_events_and_caps_each_fabric(fabric):
 
 @pytest.fixture
 def events(fabric, partitions):
+    fabric_inventory(fabric)  # published, as the fabric's engine does: reads never build it
     rec = EventRecorder(fabric.pk)
     rec.apply([ISOLATED, {**ISOLATED, "job": "eval", "partition": "globex"}, port_alert(HOSTS[0]),
                port_alert(HOSTS[4])], [], seq=1, t=at(0), first=True, fabric=TINY, jobs=JOBS)

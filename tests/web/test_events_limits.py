@@ -12,6 +12,7 @@ from django.test import override_settings
 from ibweb.events import visibility
 from ibweb.events.api import MAX_LIMIT
 from ibweb.events.models import Event
+from ibweb.tenancy.inventory import fabric_inventory
 
 from .tenancy_fixtures import fabric  # noqa: F401
 
@@ -22,6 +23,7 @@ HOST = "gpu0003"
 
 @pytest.fixture
 def many(fabric):
+    fabric_inventory(fabric)  # published, as the fabric's engine does (a read never builds it)
     n = MAX_LIMIT + 20
     Event.objects.bulk_create([
         Event(fabric=fabric, key=f"errors|port={HOST} port 1|{k}", kind="errors", severity="warning",

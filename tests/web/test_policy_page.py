@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from fabric_engine.scenario import build_fabric
+from ibweb.runtime import record
 from ibweb.tenancy.effect import change_effect
 from ibweb.tenancy.engine_policy import policy_data
+from ibweb.tenancy.inventory import fabric_inventory
 from ibweb.tenancy.models import AuditEntry, Partition, PartitionMember
 
 from .tenancy_fixtures import SPEC, fabric, host_guid, partitions, tenants, user_in  # noqa: F401
@@ -23,6 +25,7 @@ def page(client, **params):
 
 
 def test_summary_comes_first_with_tenants_partitions_and_counts(client, partitions):
+    fabric_inventory(partitions[0].fabric)  # the record its engine publishes (a read never builds it)
     client.force_login(user_in("operator", "op"))
     ctx = page(client).context
     rows = {t["tenant"].slug: t for t in ctx["tenants"]}
@@ -34,10 +37,23 @@ def test_summary_comes_first_with_tenants_partitions_and_counts(client, partitio
     assert body.index("Every tenant on Tiny") < body.index("Members of")
 
 
+def test_a_get_of_a_fabric_without_a_record_answers_and_publishes_none(client, partitions):
+    fabric = partitions[0].fabric
+    row = record.row_identity(fabric)
+    client.force_login(user_in("operator", "op"))
+    ctx = page(client).context
+    assert record.head(fabric.pk, row) is None  # issue 24: reads only read
+    rows = {t["tenant"].slug: t for t in ctx["tenants"]}
+    assert rows["acme"]["partitions"][0]["ports"] == 2 and rows["acme"]["partitions"][0]["hosts"] == 0
+    assert {m["guid"] for m in ctx["members"]} == {host_guid(0), host_guid(1)}
+    assert client.get("/tenancy/").status_code == 200 and record.head(fabric.pk, row) is None
+
+
 def test_member_list_is_searchable_and_paginated(client, fabric, partitions):
     a, _ = partitions
     fabric.spec = {"topology": {"generator": "fat_tree", "hosts": 64, "radix": 16, "name": "tiny"}}
     fabric.save()
+    fabric_inventory(fabric)
     PartitionMember.objects.bulk_create([PartitionMember(partition=a, guid=host_guid(i)) for i in range(2, 64)])
     client.force_login(user_in("operator", "op"))
     first = page(client, partition="0x0001").context["members"]

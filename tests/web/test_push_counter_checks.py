@@ -57,7 +57,7 @@ def state_of(client, now: float):
     runner = FabricRunner(client.config.fabric)
     asyncio.run(runner.start())
     prev, newest = store.sweeps(client.config.fabric_id)
-    return runner.source, runner.source.state(prev, newest, now)
+    return runner.source, runner.source.state(prev, newest, now, runner.seq)
 
 
 def out_link(source) -> int:

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def conditions(engine: FabricRunner) -> list[dict]:
     asyncio.run(engine.tick())
     prev, newest = store.sweeps(engine.fabric_id)
-    return [a for a in engine.source.state(prev, newest, time.time()).alerts if a.get("condition")]
+    return [a for a in engine.source.state(prev, newest, time.time(), engine.seq).alerts if a.get("condition")]
 
 
 def sweep(config: CollectorConfig, tmp_path: Path, linkinfo: str, t: float) -> None:

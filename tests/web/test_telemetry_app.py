@@ -100,7 +100,7 @@ def test_drop_directory_sweeps_feed_the_engine(tmp_path):
     frame = newest_v1_frame(config.fabric_id)
     assert seq == 1 and frame["seq"] == 1 and len(frame["rate"]) == 32
     prev, newest = store.sweeps(config.fabric_id)
-    state = engine.source.state(prev, newest, now + 0.5)
+    state = engine.source.state(prev, newest, now + 0.5, engine.seq)
     d = engine.source.fabric.out_link(engine.source.fabric.node("leaf01"), 3)
     # ibsim's own MAD traffic is in the captured counters; the bump dominates
     assert state.rate_gbps[d] == pytest.approx(2.0, rel=1e-6)
@@ -170,7 +170,7 @@ def test_old_data_is_published_as_stale(tmp_path):
     engine = FabricRunner(config.fabric)
     asyncio.run(engine.start())
     prev, newest = store.sweeps(config.fabric_id)
-    state = engine.source.state(prev, newest, newest["t"] + 60.0)
+    state = engine.source.state(prev, newest, newest["t"] + 60.0, engine.seq)
     assert (state.rate_gbps == 0).all()
     assert any(a["kind"] == "stale" and "old" in a["message"] for a in state.alerts)
 

@@ -147,7 +147,7 @@ def test_link_down_with_an_old_dump_reroutes_then_the_new_dump_is_loaded(tmp_pat
     for part in ("after link down:", "leaf01 port 3", "spine01 port 1", "has not changed"):
         assert part in event["message"]
     prev, newest = store.sweeps(config.fabric_id)
-    alerts = engine.source.state(prev, newest, time.time()).alerts
+    alerts = engine.source.state(prev, newest, time.time(), engine.seq).alerts
     assert any(a["kind"] == "routing" and a["action"] == "rerouted" for a in alerts)
     status = store.routing_status(config.fabric_id)
     assert status["source"] == "computed" and status["version"] != v_dump

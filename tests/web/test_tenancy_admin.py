@@ -4,6 +4,7 @@
 import pytest
 from django.test import Client
 
+from ibweb.tenancy.inventory import fabric_inventory
 from ibweb.tenancy.models import AuditEntry, Partition
 
 from .tenancy_fixtures import fabric, host_guid, partitions, tenants, user_in  # noqa: F401
@@ -70,6 +71,7 @@ def test_admin_forms_need_csrf(partitions):
 
 
 def test_policy_page_read_only_for_operators(client, partitions):
+    fabric_inventory(partitions[0].fabric)  # the record its engine publishes: the page places GUIDs on it
     client.force_login(user_in("operator", "op-page"))
     r = client.get("/tenancy/fabrics/tiny/")
     assert r.status_code == 200
@@ -80,6 +82,7 @@ def test_policy_page_read_only_for_operators(client, partitions):
 
 def test_policy_page_shows_no_tenant_to_anonymous_visitors_or_viewers_of_no_tenant(client, partitions):
     """Issue 14: public read and a user of no tenant get the fabric-wide view, never tenants or exports."""
+    fabric_inventory(partitions[0].fabric)  # the record its engine publishes: the page places GUIDs on it
     for who in (None, user_in("viewer", "nobody-page")):
         if who is not None:
             client.force_login(who)
@@ -91,6 +94,7 @@ def test_policy_page_shows_no_tenant_to_anonymous_visitors_or_viewers_of_no_tena
 
 
 def test_policy_page_restricted_to_tenant(client, partitions, tenants):
+    fabric_inventory(partitions[0].fabric)  # the record its engine publishes: the page places GUIDs on it
     client.force_login(user_in("viewer", "acme-v", tenants[0]))
     body = client.get("/tenancy/fabrics/tiny/").content.decode()
     assert "gpu0001" in body and "gpu0005" not in body and "Globex" not in body

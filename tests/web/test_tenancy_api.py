@@ -4,6 +4,7 @@
 import pytest
 from rest_framework.test import APIClient
 
+from ibweb.runtime import record
 from ibweb.tenancy.inventory import fabric_inventory
 from ibweb.tenancy.models import AuditEntry, Partition, PartitionMember
 
@@ -27,10 +28,14 @@ def guids_of(partition):
 def test_get_all_pkeys_with_guids(partitions):
     client = APIClient()
     client.force_authenticate(user_in("operator", "op"))
+    fabric = partitions[0].fabric
+    unpublished = client.get(BASE).json()  # no engine yet: the GUIDs name no node, and the read builds nothing
+    assert {g["node"] for g in unpublished["0x0001"]["guids"]} == {None}
+    assert record.head(fabric.pk, record.row_identity(fabric)) is None
+    inventory = fabric_inventory(fabric)  # published, as the fabric's engine (or a write checking GUIDs) does
     data = client.get(BASE).json()
     assert list(data) == ["0x7fff", "0x0001", "0x0002"]
     assert data["0x7fff"]["managed"] is True and data["0x7fff"]["keywords"]["ALL_CAS"] == "limited"
-    inventory = fabric_inventory(partitions[0].fabric)
     assert data["0x0001"]["guids"] == [
         {"guid": host_guid(0), "membership": "full", "node": int(inventory.hosts[0])},
         {"guid": host_guid(1), "membership": "limited", "node": int(inventory.hosts[1])}]

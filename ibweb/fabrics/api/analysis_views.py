@@ -30,9 +30,10 @@ from ibweb.access import (
 )
 from ibweb.json_input import JSONField
 
-from ..analyses import AnalysisKind, ParamError, clean_params
+from ..analyses import AnalysisKind
 from ..models import Analysis, Fabric
 from ..tasks import run_analysis
+from .params import clean_params
 
 __all__ = ["AnalysisSerializer", "AnalysisViewSet"]
 
@@ -73,8 +74,8 @@ class AnalysisSerializer(serializers.ModelSerializer):
                 raise serializers.ValidationError({"fabric": f"its topology cannot be built: {exc}"}) from exc
         try:
             attrs["params"] = clean_params(attrs["kind"], attrs.get("params", {}), num_links)
-        except ParamError as exc:
-            raise serializers.ValidationError({"params": {exc.field: [exc.message]}}) from exc
+        except serializers.ValidationError as exc:  # the kind's serializer (.params): {field: [message]}
+            raise serializers.ValidationError({"params": exc.detail}) from exc
         return attrs
 
     def to_representation(self, instance: Analysis) -> dict:

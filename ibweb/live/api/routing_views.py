@@ -7,17 +7,21 @@ switch too), path lengths and the credit-loop check (:func:`fabric_engine.routin
 
 The fabric's runner computes the report once per routing (:func:`ibweb.live.runner.routing_report`)
 and publishes it in the fabric's runtime record (:mod:`ibweb.runtime.record`); this view only reads it.
-Everything in it is fabric-wide (switch names, counts); a host name that reaches a warning is
-replaced by its ``host-<i>`` label for a view that does not see that host's tenant.
+Everything in it is fabric-wide (switch names, counts) but the warnings and the fallback's reason:
+OpenSM's words, free texts that may name a host (``ERR AB0F: CA connected directly to another CA:
+0x... (gpu0001 port 1 <-> ...)``), built deep in the routing engines. A view that does not see a
+host's tenant reads them relabelled (:meth:`ibweb.live.feedview.FeedView.free_text`): the host's name
+as ``host-<i>``, its node and port GUIDs as ``hidden``.
 """
 
 from __future__ import annotations
 
 from rest_framework.response import Response
 
-from ibweb.access import hidden_host_names, relabel, view_of
+from ibweb.access import view_of
 from ibweb.runtime import record
 
+from ..feedview import cached_feed_view
 from .views import NotPublished, _FabricView
 
 __all__ = ["RoutingReportView"]
@@ -33,9 +37,14 @@ class RoutingReportView(_FabricView):
             raise NotPublished(f"fabric {fabric.slug} has no routing report yet: its engine has not routed it")
         data = dict(report)
         view = view_of(request.user)
-        if not view.sees_all and data["warnings"]:
-            labels = hidden_host_names(view, fabric, self.engine_fabric(fabric))
-            data["warnings"] = [relabel(w, labels) for w in data["warnings"]]
+        fallback = data.get("fallback")
+        if not view.sees_all and (data["warnings"] or fallback):
+            fv, _, _ = cached_feed_view(view.key, fabric)
+            if fv is None or fv.fabric is None:
+                raise NotPublished(f"fabric {fabric.slug}: its record is being replaced; try again")
+            data["warnings"] = [fv.free_text(w) for w in data["warnings"]]
+            if isinstance(fallback, dict):
+                data["fallback"] = {**fallback, "reason": fv.free_text(fallback.get("reason"))}
         data["requested_engine"] = fabric.routing_engine
         data["slug"] = fabric.slug
         return Response(data)

@@ -12,6 +12,7 @@ from ibweb.permissions import AllTenantsRead
 
 from .. import store, sweeps
 from ..choices import CollectorSource
+from ..filtersets import SweepFilterSet
 from ..models import CollectorConfig, PushToken, Sweep
 from ..transport import shard_result
 from .serializers import CollectorConfigSerializer, SamplePushSerializer, SweepSerializer
@@ -34,11 +35,11 @@ class SweepViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = SweepSerializer
     permission_classes = [AllTenantsRead]
 
+    filterset_class = SweepFilterSet
+
     def get_queryset(self):
-        qs = Sweep.objects.select_related("config__fabric").filter(
+        return Sweep.objects.select_related("config__fabric").filter(
             config__fabric__in=visible_fabrics(view_of(self.request.user)))
-        slug = self.request.query_params.get("fabric")
-        return qs.filter(config__fabric__slug=slug) if slug else qs
 
 
 class PushTokenAuthentication(BearerAuthentication):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.shortcuts import get_object_or_404
@@ -26,12 +27,19 @@ from ibweb.access import (
 from ibweb.body_limits import JSONParser
 from ibweb.fabrics.models import Fabric
 from ibweb.permissions import AllTenantsRead
+from ibweb.runtime.published import published_fabric
 
 from .. import audit, services
 from ..choices import AuditAction
 from ..exporters import FILES, default_partition_spec, export_response
+from ..filtersets import (
+    AuditEntryFilterSet,
+    MemberFilterSet,
+    PartitionFilterSet,
+    QosPolicyFilterSet,
+    TenantFilterSet,
+)
 from ..importers import import_partitions_conf
-from ..inventory import fabric_inventory
 from ..models import AuditEntry, Partition, QosPolicy, ServiceClass
 from .parsers import PlainTextParser
 from .serializers import (
@@ -47,15 +55,6 @@ from .serializers import (
     TenantSerializer,
     django_errors,
 )
-
-
-def _filter(queryset, request, **params):
-    """Plain query-parameter filtering: ``?fabric=slug&tenant=slug&q=text``."""
-    for param, lookup in params.items():
-        value = request.query_params.get(param)
-        if value not in (None, ""):
-            queryset = queryset.filter(**{lookup: value})
-    return queryset
 
 
 class AuditedModelViewSet(viewsets.ModelViewSet):
@@ -102,11 +101,11 @@ class AuditedModelViewSet(viewsets.ModelViewSet):
 
 class TenantViewSet(AuditedModelViewSet):
     serializer_class = TenantSerializer
+    filterset_class = TenantFilterSet
     lookup_field = "slug"
 
     def get_queryset(self):
-        qs = visible_tenants(view_of(self.request.user)).select_related("service_class").prefetch_related("users")
-        return _filter(qs, self.request, q="name__icontains")
+        return visible_tenants(view_of(self.request.user)).select_related("service_class").prefetch_related("users")
 
 
 class ServiceClassViewSet(AuditedModelViewSet):
@@ -119,20 +118,20 @@ class ServiceClassViewSet(AuditedModelViewSet):
 
 class PartitionViewSet(AuditedModelViewSet):
     serializer_class = PartitionSerializer
+    filterset_class = PartitionFilterSet
 
     def get_queryset(self):
-        qs = (visible_partitions(view_of(self.request.user)).select_related("fabric", "tenant", "service_class")
-              .prefetch_related("members"))
-        return _filter(qs, self.request, fabric="fabric__slug", tenant="tenant__slug", q="name__icontains")
+        return (visible_partitions(view_of(self.request.user)).select_related("fabric", "tenant", "service_class")
+                .prefetch_related("members"))
 
 
 class QosPolicyViewSet(AuditedModelViewSet):
     serializer_class = QosPolicySerializer
     queryset = QosPolicy.objects.select_related("fabric")
+    filterset_class = QosPolicyFilterSet
 
     def get_queryset(self):
-        return _filter(visible_qos_policies(view_of(self.request.user), self.queryset), self.request,
-                       fabric="fabric__slug")
+        return visible_qos_policies(view_of(self.request.user), self.queryset)
 
 
 class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
@@ -141,9 +140,7 @@ class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = AuditEntrySerializer
     permission_classes = [AllTenantsRead]
     queryset = AuditEntry.objects.select_related("fabric")
-
-    def get_queryset(self):
-        return _filter(self.queryset, self.request, fabric="fabric__slug", action="action", user="username")
+    filterset_class = AuditEntryFilterSet
 
 
 # ------------------------------------------------------------------ UFM-style P_Keys
@@ -197,19 +194,19 @@ class PKeyViewSet(viewsets.ViewSet):
 
     @staticmethod
     def _entry(p: Partition) -> dict:
-        """The UFM-style body of a P_Key; each GUID also names its node (index in the feed's topology)."""
-        inv = fabric_inventory(p.fabric)
-
-        def node(guid: str) -> int | None:
-            try:
-                return inv.node(int(guid, 16))
-            except (KeyError, ValueError):
-                return None
-
+        """The UFM-style body of a P_Key; each GUID also names its node (index in the feed's topology; None
+        before the fabric's engine published its fabric: a read never builds it)."""
+        members = list(p.members.all())
+        inv = published_fabric(p.fabric)
+        nodes = [None] * len(members)
+        if inv is not None and members:
+            index, found = inv.guid_index.nodes(np.array([int(m.guid, 16) for m in members], dtype=np.uint64))
+            nodes = [int(n) if ok else None for n, ok in zip(index.tolist(), found.tolist(), strict=True)]
         return {"partition": p.name, "tenant": p.tenant.slug if p.tenant_id else None, "ip_over_ib": p.ipoib,
                 "index0": p.index0, "service_level": p.sl, "mtu_limit": p.mtu, "rate_limit": p.get_rate_display()
                 if p.rate else None, "managed": False,
-                "guids": [{"guid": m.guid, "membership": m.membership, "node": node(m.guid)} for m in p.members.all()]}
+                "guids": [{"guid": m.guid, "membership": m.membership, "node": n} for m, n in zip(members, nodes,
+                                                                                                 strict=True)]}
 
     def _default_entry(self, fabric: Fabric) -> dict:
         spec = default_partition_spec(fabric)
@@ -378,10 +375,7 @@ class MemberViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """Read-only list of members across partitions (``?fabric=``, ``?partition=``, ``?guid=``)."""
 
     serializer_class = MemberSerializer
+    filterset_class = MemberFilterSet
 
     def get_queryset(self):
-        qs = visible_members(view_of(self.request.user))
-        partition = self.request.query_params.get("partition")
-        if partition not in (None, "") and not (partition.isascii() and partition.isdigit() and len(partition) < 19):
-            raise ValidationError({"partition": [f"expected a partition ID (a number), got {partition!r}"]})
-        return _filter(qs, self.request, fabric="partition__fabric__slug", partition="partition_id", guid="guid")
+        return visible_members(view_of(self.request.user))

@@ -109,10 +109,10 @@ def redaction(view: View, fabric, topology=None) -> Redaction:
     A host is shown when one of its port GUIDs is an explicit member of a partition
     of the view's tenants on this fabric. The hosts of each tenant come from the
     fabric's runtime record while its host sets are of the current policy version
-    (:func:`ibweb.runtime.record.tenant_hosts`; no database query), else from the
-    partition members, mapped from port to node GUIDs on ``topology`` (an engine
-    fabric; by default the fabric's inventory, else the discovered one). Fail-closed:
-    when neither can be read the view sees no tenant's jobs and no host.
+    (:func:`ibweb.runtime.record.tenant_hosts`; one query of the fabric's policy version), else
+    from the partition members, mapped from port to node GUIDs on ``topology`` (an engine
+    fabric; by default the one the record holds: never built here). Fail-closed: when neither
+    can be read the view sees no tenant's jobs and no host.
     """
     if view.sees_all:
         return _SHOW_ALL
@@ -130,7 +130,8 @@ def _recorded_redaction(view: View, fabric) -> Redaction | None:
     """The redaction from the record's tenant host sets, or None when the record has none for the current policy."""
     try:
         h = record.head(fabric.pk, record.row_identity(fabric))
-        sets = record.tenant_hosts(fabric.pk, h, _policy_version(fabric)) if h is not None else None
+        sets = None if h is None else record.tenant_hosts(  # the committed version: a row held since may be older
+            fabric.pk, h, type(fabric).committed_policy_version(fabric.pk))
     except Exception:  # the shared cache unreachable: the database decides
         log.warning("fabric %s: runtime record unreadable", fabric.pk, exc_info=True)
         return None
@@ -146,11 +147,6 @@ def _recorded_redaction(view: View, fabric) -> Redaction | None:
     if missing:  # tenants without a partition on this fabric: no hosts here, only their jobs' names
         names |= job_tenants(View(Level.TENANTS, frozenset(missing)))
     return Redaction(frozenset(names), frozenset(guids))
-
-
-def _policy_version(fabric) -> int | None:
-    """The fabric's policy version as committed now (a row held since may carry an older one)."""
-    return type(fabric)._default_manager.filter(pk=fabric.pk).values_list("policy_version", flat=True).first()
 
 
 def _database_redaction(view: View, fabric, topology=None) -> Redaction:

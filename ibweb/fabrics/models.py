@@ -102,6 +102,12 @@ class Fabric(models.Model):
                                        if not f.primary_key and f.name != "policy_version"]
         super().save(**kwargs)
 
+    @classmethod
+    def committed_policy_version(cls, pk: int) -> int | None:
+        """The policy version of fabric ``pk`` as committed now (a row held since may carry an older one);
+        None when there is no such fabric. One query by primary key."""
+        return cls.objects.filter(pk=pk).order_by().values_list("policy_version", flat=True).first()
+
     def clean(self) -> None:
         if self.slug in RESERVED_SLUGS:
             raise ValidationError({"slug": f"{self.slug!r} is reserved"})

@@ -27,8 +27,7 @@ __all__ = ["policy_data", "policy_for", "policy_version", "bump_policy_version"]
 
 def policy_version(fabric_id: int) -> int:
     """A number that changes whenever the fabric's partitions or QoS change (0 for no such fabric)."""
-    found = Fabric.objects.filter(pk=fabric_id).order_by().values_list("policy_version", flat=True)[:1]
-    return int(found[0]) if found else 0
+    return Fabric.committed_policy_version(fabric_id) or 0
 
 
 def bump_policy_version(fabric_id: int) -> None:

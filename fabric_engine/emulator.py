@@ -149,6 +149,7 @@ class Emulator:
         self.capacity = f.capacity_gbps
         self._width = np.concatenate([f.width, f.width]).astype(np.float64)
         self._into_host = f.kind[f.dl_dst] == KIND_HOST
+        self._between_switches = (f.kind[f.dl_src] != KIND_HOST) & ~self._into_host
         self._hosts = compute_hosts(f)
         self.sharp = SharpSession(sharp)
         self.storage = StorageSession(storage) if storage is not None else None
@@ -464,7 +465,8 @@ class Emulator:
                                ck_now)
         self.elapsed += tick
         return FabricState(seq, now, tick, link_rate.astype(np.float32), util.astype(np.float32),
-                           throughput_gbps=float(link_rate[self._into_host].sum()), jobs=jobs,
+                           throughput_gbps=float(link_rate[self._into_host].sum()),
+                           switch_gbps=float(link_rate[self._between_switches].sum()), jobs=jobs,
                            alerts=self._alerts(running) + self.sharp.alerts(running),
                            offered_gbps=link_offered.astype(np.float32), xmit_wait=wait.astype(np.float32),
                            ecn=ecn.astype(np.float32), hotspots=hotspots, capacity_gbps=self.capacity,

@@ -76,7 +76,10 @@ class FabricState:
     * ``ecn``: estimated fraction of the packets sent that a congested port marks (FECN).
 
     ``throughput_gbps`` is the traffic delivered to hosts (the sum over directed
-    links that end at a host). ``hotspots``: the most congested links, ranked.
+    links that end at a host); ``switch_gbps`` the traffic between switches (the sum over
+    directed links between two switches: what crosses the fabric's core, also where the
+    counters of host ports are not read or traffic ends in a switch, as SHARP's does).
+    ``hotspots``: the most congested links, ranked.
     ``sharp`` and ``storage``: the frame sections of :class:`fabric_engine.sharp.session.SharpSession`
     and :class:`fabric_engine.storage.session.StorageSession` (``None`` when not modelled).
     ``twin``: the digital twin's frame section of a telemetry-fed fabric (per-link expected
@@ -89,6 +92,7 @@ class FabricState:
     rate_gbps: np.ndarray
     util: np.ndarray
     throughput_gbps: float = 0.0
+    switch_gbps: float = 0.0
     jobs: list[JobState] = field(default_factory=list)
     alerts: list[dict] = field(default_factory=list)
     offered_gbps: np.ndarray | None = None
@@ -141,6 +145,7 @@ class FabricState:
         return {
             "v": FEED_VERSION, "type": "frame", "seq": self.seq, "t": round(self.t, 3), "tick_s": self.tick_s,
             "totals": {**totals, "throughput_gbps": round(self.throughput_gbps, 3),
+                       "switch_gbps": round(self.switch_gbps, 3),
                        "hottest": {"link": d, "util": round(u, 5)}, "congested_links": congested},
             "jobs": [j.as_dict() for j in self.jobs],
             "alerts": self.alerts,

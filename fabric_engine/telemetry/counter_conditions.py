@@ -17,8 +17,11 @@ topology change that shifts indices does not mix ports. Each condition carries `
 seen by this tracker, this one included).
 
 Condition alerts: ``{"kind", "severity", "condition": True, "port": "name port", "guid",
-"ports": [port], "nodes": [node index in the current fabric], "since", "count", "message", "text"}``
-(``text``/``nodes``: :func:`~.alerts.named`).
+"ports": [port], "nodes": [node index in the current fabric], "since", "count", "evidence", "message", "text"}``
+(``text``/``nodes``: :func:`~.alerts.named`). ``evidence`` holds the figures of the newest sweep
+and the rule they were judged by, and the message says them: ``error_rate`` the worst counter, its
+rate and threshold per minute; ``port_flapping`` the flaps within the window and the count that
+raises it; ``symbol_errors_rising`` the sweeps in a row the counter rose and its newest increase.
 """
 
 from __future__ import annotations
@@ -62,7 +65,9 @@ class PortSweep:
     ``ratio`` float64 (worst error rate over its threshold), ``flaps`` float64
     (link-down plus error-recovery increase), ``symbol`` float64 (symbol error increase),
     ``worst`` int64 (index in :data:`~.counters.ERROR_COUNTERS` of ``ratio``'s counter);
-    ``node_name``: the name of each node of the current fabric (indexed by ``node``).
+    ``node_name``: the name of each node of the current fabric (indexed by ``node``);
+    ``rate_per_min`` and ``threshold_per_min`` float64 (``worst``'s rate and threshold in errors per
+    minute; ``None``: not known, the message then says the ratio only).
     """
 
     guid: np.ndarray
@@ -73,6 +78,8 @@ class PortSweep:
     symbol: np.ndarray
     worst: np.ndarray
     node_name: Sequence[str]
+    rate_per_min: np.ndarray | None = None
+    threshold_per_min: np.ndarray | None = None
 
 
 class CounterConditions:
@@ -182,18 +189,41 @@ class CounterConditions:
             who = str(s.node_name[node]) if node >= 0 else f"0x{guid:016x}"  # a node gone: its GUID
             name = f"{who} port {port}"
             kind = COUNTER_CONDITION_KINDS[c]
-            if kind == "error_rate":
-                severity = "critical" if self.severity[row] else "warning"
-                what = f"{ERROR_COUNTERS[int(s.worst[k])]} above its threshold" if k >= 0 else "errors above threshold"
-            elif kind == "port_flapping":
-                severity, what = "warning", "link going down or retraining repeatedly"
-            else:
-                severity, what = "warning", "symbol errors rising"
+            severity, what, evidence = self._evidence(kind, row, k, s)
             out.append({"kind": kind, "severity": severity, "condition": True, "port": name,
                         "guid": f"0x{guid:016x}", "ports": [port],
                         "since": round(float(self.since[row, c]), 3), "count": int(self.count[row, c]),
-                        **named(f"{{0}} port {port}: {what}", [node], [who])})
+                        "evidence": evidence, **named(f"{{0}} port {port}: {what}", [node], [who])})
         return out
+
+    def _evidence(self, kind: str, row: int, k: int, s: PortSweep) -> tuple[str, str, dict]:
+        """Severity, what the message says and the figures behind it, for condition ``kind`` of state row ``row``.
+
+        ``k``: the port's entry in the newest sweep ``s`` (-1: not read by it; the figures of the state only).
+        """
+        r = self.rules
+        if kind == "error_rate":
+            severity = "critical" if self.severity[row] else "warning"
+            if k < 0:
+                return severity, "errors above threshold (not read by the newest sweep)", {}
+            counter = ERROR_COUNTERS[int(s.worst[k])]
+            ratio = float(s.ratio[k])
+            evidence = {"counter": counter, "ratio": round(ratio, 3), "critical_factor": self.critical_factor}
+            if s.rate_per_min is not None and s.threshold_per_min is not None:
+                rate, limit = float(s.rate_per_min[k]), float(s.threshold_per_min[k])
+                evidence.update(rate_per_min=round(rate, 3), threshold_per_min=limit)
+                return severity, f"{counter} at {rate:.1f}/min (threshold {limit:g}/min)", evidence
+            return severity, f"{counter} at {ratio:.1f} times its threshold", evidence
+        if kind == "port_flapping":
+            flaps = int(self.flaps[row].sum())
+            evidence = {"flapping_sweeps": flaps, "window_sweeps": r.flap_window, "flap_count": r.flap_count}
+            return "warning", (f"link went down or retrained in {flaps} of the last {r.flap_window} sweeps "
+                               f"(condition at {r.flap_count})"), evidence
+        rises = int(self.rises[row])
+        increase = int(s.symbol[k]) if k >= 0 else 0
+        evidence = {"rising_sweeps": rises, "rising_sweeps_rule": r.rising_sweeps, "symbol_errors_increase": increase}
+        return "warning", (f"symbol errors rose in {rises} sweeps in a row (condition at {r.rising_sweeps}), "
+                           f"+{increase} in the newest"), evidence
 
 
 def port_sweep(fabric, deltas, rows: np.ndarray, thresholds) -> PortSweep:
@@ -217,6 +247,10 @@ def port_sweep(fabric, deltas, rows: np.ndarray, thresholds) -> PortSweep:
     node = np.asarray(f.dl_src)[ok]
     keep = ok_cols
     worst = ratio.argmax(axis=1) if ratio.shape[1] else np.zeros(len(ok), np.int64)
+    at = np.arange(len(ok))
+    rate_per_min = np.where(usable[:, cols], deltas.rate[r][:, cols], 0.0)[at, worst] * 60.0 if len(cols) else None
     return PortSweep(np.asarray(f.guid, np.uint64)[node][keep], np.asarray(f.dl_src_port, np.int64)[ok][keep],
                      node[keep], ratio.max(axis=1, initial=0.0)[keep], flaps[keep],
-                     delta[:, COLUMN["SymbolErrorCounter"]][keep], worst[keep], f.node_name)
+                     delta[:, COLUMN["SymbolErrorCounter"]][keep], worst[keep], f.node_name,
+                     rate_per_min[keep] if rate_per_min is not None else None,
+                     (th[worst] * 60.0)[keep] if len(cols) else None)

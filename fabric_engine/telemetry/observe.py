@@ -179,6 +179,7 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
     offered = rate_gbps / (1.0 - np.minimum(wait_share, _MAX_WAIT))
     xmit_wait = np.where(w_ok, w_rate * tick_s, 0.0)
     into_host = f.kind[f.dl_dst] == KIND_HOST
+    between_switches = (f.kind[f.dl_src] != KIND_HOST) & ~into_host
     newest = cur.t[cur.bits > 0]
     when = float(t) if t is not None else (float(newest.max()) if newest.size else 0.0)
     alerts = error_alerts(deltas, xrow, lambda k: _out_end(f, k), np.arange(2 * f.num_links), thresholds)
@@ -189,7 +190,8 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
                         np.zeros(0, np.int64), [], count=hotspots) if hotspots else []
     state = FabricState(
         seq, when, float(tick_s), rate_gbps.astype(np.float32), util.astype(np.float32),
-        throughput_gbps=float(rate_gbps[into_host].sum()), jobs=[], alerts=alerts,
+        throughput_gbps=float(rate_gbps[into_host].sum()), switch_gbps=float(rate_gbps[between_switches].sum()),
+        jobs=[], alerts=alerts,
         offered_gbps=offered.astype(np.float32), xmit_wait=xmit_wait.astype(np.float32),
         ecn=np.zeros(n, np.float32), hotspots=hot, capacity_gbps=cap,
     )

@@ -186,17 +186,26 @@ def link_jobs(incidence: sp.csr_matrix, links: Sequence[int] | np.ndarray) -> li
 
 def attribute_links(rate_gbps: np.ndarray, links: Sequence[int] | np.ndarray, incidence: sp.csr_matrix,
                     job_rates: sp.csr_matrix | None = None, job_gbps: np.ndarray | None = None,
-                    most: int = 3) -> list[list[tuple[int, float]]]:
+                    most: int = 3, sent_gbps: np.ndarray | None = None) -> list[list[tuple[int, float]]]:
     """For each of ``links`` (a few hot ones), up to ``most`` jobs on it with their estimated share, Gb/s.
 
     A link's observed rate is split among the jobs that can use it in proportion to
     ``job_rates`` (jobs x links: each job's expected rate there) when given, else to
-    ``job_gbps`` (each job's observed bandwidth), else evenly. Returns, per link,
+    ``job_gbps`` (each job's observed bandwidth), else evenly. With ``sent_gbps`` (``(J,)``,
+    what each job's HCAs were seen to send) no job is given more of a link than it sent: what
+    a job cannot have carried goes to the other jobs on the link up to what they sent, and
+    what no known job can have carried is left unattributed (the shares then add up to less
+    than the link's rate: traffic of hosts outside the known jobs). Returns, per link,
     ``[(job index, gbps), ...]`` largest first.
+
+    >>> inc = sp.csr_matrix(np.ones((2, 1)))
+    >>> attribute_links(np.array([120.0]), [0], inc, sent_gbps=np.array([0.0, 50.0]))
+    [[(1, 50.0), (0, 0.0)]]
     """
     links = np.asarray(links, dtype=np.int64)
     cols = sp.csc_matrix(incidence[:, links])
     exp = sp.csc_matrix(job_rates[:, links]) if job_rates is not None else None
+    sent = np.asarray(sent_gbps, dtype=np.float64) if sent_gbps is not None else None
     out = []
     for i, d in enumerate(links.tolist()):  # a loop over the few links asked about
         jobs = cols.indices[cols.indptr[i]:cols.indptr[i + 1]]
@@ -210,7 +219,31 @@ def attribute_links(rate_gbps: np.ndarray, links: Sequence[int] | np.ndarray, in
         elif job_gbps is not None:
             col = np.asarray(job_gbps, dtype=np.float64)[jobs]
             w = col if col.sum() > 0 else w
-        gbps = float(rate_gbps[d]) * w / w.sum()
+        total = float(rate_gbps[d])
+        gbps = total * w / w.sum() if sent is None else _capped_shares(total, w, np.maximum(sent[jobs], 0.0))
         order = np.argsort(-gbps, kind="stable")[:most]
         out.append([(int(jobs[k]), float(gbps[k])) for k in order])
     return out
+
+
+def _capped_shares(total: float, weight: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """``total`` split in proportion to ``weight``, none above its ``cap``, the excess to the others (water-filling).
+
+    Each round fills every open entry or caps at least one, so it ends within ``len(weight)`` rounds
+    (a handful of jobs per link).
+    """
+    share = np.zeros(len(weight))
+    open_ = cap > 0
+    left = total
+    while left > 1e-12 and open_.any():
+        w = np.where(open_, weight, 0.0)
+        w = w if w.sum() > 0 else open_.astype(np.float64)
+        offer = left * w / w.sum()
+        room = cap - share
+        full = open_ & (offer >= room)
+        if not full.any():
+            return share + offer
+        share[full] = cap[full]
+        left -= float(room[full].sum())
+        open_ &= ~full
+    return share

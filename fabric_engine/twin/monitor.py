@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,14 +71,25 @@ class TwinReport:
         return {j["id"]: k for k, j in enumerate(self.jobs)}
 
     def name_hotspots(self, hotspots: list[dict], rate_gbps: np.ndarray, most: int = 3) -> list[dict]:
-        """``hotspots`` (dicts with ``link``) with ``jobs`` filled: the known jobs on each link and their share."""
+        """``hotspots`` (dicts with ``link``) with ``jobs`` filled: the known jobs on each link and their share.
+
+        No job is given more of a link than its hosts were seen to send; what no known job can have
+        carried is ``unattributed_gbps`` (present when above zero).
+        """
         if not hotspots or not self.jobs:
             return hotspots
         links = [int(h["link"]) for h in hotspots]
         rates = self.traffic.rates if self.traffic is not None else None
-        shares = attribute_links(rate_gbps, links, self.incidence, rates, most=most)
-        return [{**h, "jobs": [{"id": self.jobs[k]["id"], "gbps": round(g, 3)} for k, g in s if g > 0]}
-                for h, s in zip(hotspots, shares, strict=True)]
+        sent = self.comparison.job_observed_gbps if self.comparison is not None else None
+        shares = attribute_links(rate_gbps, links, self.incidence, rates, most=len(self.jobs), sent_gbps=sent)
+        out = []
+        for h, s in zip(hotspots, shares, strict=True):
+            rest = float(rate_gbps[int(h["link"])]) - sum(g for _, g in s)
+            named = {**h, "jobs": [{"id": self.jobs[k]["id"], "gbps": round(g, 3)} for k, g in s[:most] if g > 0]}
+            if sent is not None and rest > 1e-3:
+                named["unattributed_gbps"] = round(rest, 3)
+            out.append(named)
+        return out
 
     def overlay(self) -> dict:
         """Per-link arrays for the map: expected and observed Gb/s and a code (0 fine, 1 below, 2 unexplained,
@@ -140,14 +152,35 @@ class Twin:
             self._index = (fabric, self.hostmap.index(fabric))
         return self._index[1]
 
+    def outside_window(self, t: float) -> list[dict]:
+        """A problem entry ``{"job", "reason", "message"}`` for each job not counted as running at ``t``, saying why.
+
+        A job counts from its ``start`` until its ``end``; for a job the scheduler still lists as
+        running, an ``end`` in the past is its time limit (Slurm's ``end_time`` of a running job), which
+        the message says, so an operator sees why a job of ``squeue`` carries no traffic here.
+        """
+        out = []
+        for j in self.jobs:  # one entry per scheduler job
+            if j.start is not None and t < j.start:
+                out.append({"job": j.job_id, "reason": "not_started",
+                            "message": f"job {j.job_id}: not counted as running: it starts at {_utc(j.start)}"})
+            elif j.end is not None and t >= j.end:
+                still = (f" although the scheduler lists it as {j.state} (over its time limit, or the clocks of "
+                         "the scheduler and this server differ)") if j.state.upper() == "RUNNING" else ""
+                out.append({"job": j.job_id, "reason": "ended",
+                            "message": f"job {j.job_id}: not counted as running: its end time {_utc(j.end)} "
+                                       f"has passed{still}"})
+        return out
+
     def place(self, fabric: Fabric, t: float) -> tuple[list[KnownJob], list[dict]]:
-        """The running jobs placed on ``fabric`` (cached per fabric, job list and running set)."""
+        """The running jobs placed on ``fabric`` (cached per fabric, job list and running set), and the problems:
+        jobs not (fully) on the fabric, and jobs not counted as running at ``t`` with the reason."""
         running = self.running(t)
         key = (id(fabric), self._jobs_version, tuple(j.job_id for j in running))
         if self._placed is None or self._placed[0] != key:
             known, problems = place_jobs(running, self._host_index(fabric), patterns=self.patterns,
                                          default_pattern=self.default_pattern)
-            self._placed = (key, known, problems)
+            self._placed = (key, known, problems + self.outside_window(t))
         return self._placed[1], self._placed[2]
 
     def model(self, routing: Routing, known: list[KnownJob]) -> tuple[sp.csr_matrix, JobTraffic]:
@@ -251,3 +284,8 @@ class Twin:
                 j["observed_gbps"], phase="running" if active else "idle", slowdown=float("nan"),
                 limiting_links=tuple(int(d) for d in hottest)))
         return out
+
+
+def _utc(seconds: float) -> str:
+    """``seconds`` since the epoch as ``2024-12-03 11:00 UTC``."""
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -25,11 +25,14 @@ export function topLinks(values, count) {
 
 /**
  * The hotspot rows of a frame: the engine's ranked `hotspots` when the frame has them, else the links of
- * highest utilization. Jobs come from the hotspot, else from `byLink` (jobs API).
+ * highest utilization. Jobs come from the hotspot, else from `byLink` (jobs API: the jobs that can use the
+ * link), except where the engine measured what no known job sent (`unattributed_gbps`, a telemetry-fed
+ * fabric's twin): there the hotspot's jobs are the whole answer, even none.
  * @param {object} frame decoded frame buffers (util, hotspots)
  * @param {number} count
  * @param {Map<number, string[]>} [byLink] directed link -> job ids
- * @returns {{link: number, util: number, congestion: number, xmitWait: number|null, jobs: string[]}[]}
+ * @returns {{link: number, util: number, congestion: number, xmitWait: number|null, jobs: string[],
+ *   unattributed: number|null}[]}
  */
 export function hotspotRows(frame, count, byLink = new Map()) {
   const given = Array.isArray(frame.hotspots) && frame.hotspots.length ? frame.hotspots : null;
@@ -39,11 +42,13 @@ export function hotspotRows(frame, count, byLink = new Map()) {
       util: h.util ?? frame.util[h.link],
       congestion: h.congestion ?? h.util ?? frame.util[h.link],
       xmitWait: h.xmit_wait ?? null,
-      jobs: Array.isArray(h.jobs) && h.jobs.length ? h.jobs.map((j) => (typeof j === "string" ? j : j.id))
-        : byLink.get(h.link) ?? [],
+      jobs: Array.isArray(h.jobs) && (h.jobs.length || typeof h.unattributed_gbps === "number")
+        ? h.jobs.map((j) => (typeof j === "string" ? j : j.id)) : byLink.get(h.link) ?? [],
+      unattributed: typeof h.unattributed_gbps === "number" ? h.unattributed_gbps : null,
     }));
   }
   return Array.from(topLinks(frame.util, count), (d) => ({
     link: d, util: frame.util[d], congestion: frame.util[d], xmitWait: null, jobs: byLink.get(d) ?? [],
+    unattributed: null,
   }));
 }

@@ -22,3 +22,15 @@ test("hotspot rows use the engine's ranking when the frame has one, else utiliza
   assert.deepEqual(engine.map((r) => [r.link, r.congestion, r.xmitWait, r.jobs]),
     [[3, 1.4, 12, ["x"]], [2, 1.1, null, ["job-b"]]]);
 });
+
+test("a hotspot whose traffic no known job sent lists no job, never the jobs that could use the link", () => {
+  const util = Float32Array.from([0.2, 0.8]);
+  const byLink = new Map([[1, ["idle-job"]]]);
+  const [row] = hotspotRows({util, hotspots: [{link: 1, util: 0.6, jobs: [], unattributed_gbps: 120}]}, 1, byLink);
+  assert.deepEqual([row.jobs, row.unattributed], [[], 120]);
+  const [mixed] = hotspotRows({util, hotspots: [{link: 1, jobs: [{id: "a", gbps: 50}], unattributed_gbps: 70}]}, 1);
+  assert.deepEqual([mixed.jobs, mixed.unattributed], [["a"], 70]);
+  // an engine that attributes nothing (no twin) still lets the jobs API answer
+  const [plain] = hotspotRows({util, hotspots: [{link: 1, jobs: []}]}, 1, byLink);
+  assert.deepEqual([plain.jobs, plain.unattributed], [["idle-job"], null]);
+});

@@ -106,3 +106,19 @@ def test_topology_changes_and_cabling_conditions_index_their_ends_in_the_new_fab
         guids = [alert["guid"]] if "node" in alert else alert["guids"]
         for k, name, guid in zip(alert["nodes"], ends, guids, strict=True):  # -1: no node of that GUID any more
             assert (k >= 0 and str(new.node_name[k]) == name) or (k < 0 and int(guid, 16) not in set(new.guid.tolist()))
+
+
+def test_the_thresholds_table_of_the_telemetry_guide_is_the_code_s():
+    """docs/telemetry.md lists every error counter's default threshold as the code has it."""
+    import re
+    from pathlib import Path
+
+    from fabric_engine.telemetry.alerts import DEFAULT_THRESHOLDS
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "telemetry.md").read_text()
+    table = doc.split("### Error thresholds", 1)[1].split("\n\n")[2]
+    documented = {}
+    for names, value in re.findall(r"\| *([A-Za-z0-9, ]+?) *\| *(\d+) *(?=\|)", table):
+        for name in names.split(","):
+            documented[name.strip()] = float(value)
+    assert documented == DEFAULT_THRESHOLDS

@@ -111,3 +111,49 @@ def test_a_seeded_since_is_used_when_the_condition_shows_again():
 def test_rules_below_one_are_refused_naming_the_field(field):
     with pytest.raises(ValueError, match=field):
         ConditionRules(**{field: 0})
+
+
+def test_each_condition_says_its_figures_and_the_rule_it_was_judged_by():
+    cc = CounterConditions(ConditionRules(clear_sweeps=2, flap_count=2, flap_window=4, rising_sweeps=2))
+    rated = sweep(PORTS, ratio=[0, 2.5, 0], flaps=[1, 0, 0], symbol=[0, 0, 7])
+    rated = PortSweep(*[getattr(rated, f) for f in ("guid", "port", "node", "ratio", "flaps", "symbol", "worst",
+                                                     "node_name")],
+                      rate_per_min=np.array([0.0, 25.0, 0.0]), threshold_per_min=np.array([10.0, 10.0, 10.0]))
+    cc.update(rated, 1.0)
+    found = by_kind(cc.update(rated, 2.0))
+    err = found["error_rate", "h1 port 1"]
+    assert err["message"] == "h1 port 1: PortRcvErrors at 25.0/min (threshold 10/min)"
+    assert err["evidence"] == {"counter": "PortRcvErrors", "ratio": 2.5, "critical_factor": 10.0,
+                               "rate_per_min": 25.0, "threshold_per_min": 10.0}
+    flap = found["port_flapping", "h0 port 1"]
+    assert flap["message"] == "h0 port 1: link went down or retrained in 2 of the last 4 sweeps (condition at 2)"
+    assert flap["evidence"] == {"flapping_sweeps": 2, "window_sweeps": 4, "flap_count": 2}
+    sym = found["symbol_errors_rising", "h2 port 2"]
+    assert sym["message"] == "h2 port 2: symbol errors rose in 2 sweeps in a row (condition at 2), +7 in the newest"
+    # without rates (a sweep that knows only the ratio) the message says the ratio
+    (c,) = CounterConditions().update(sweep(PORTS, ratio=[0, 3.0, 0]), 1.0)
+    assert c["message"] == "h1 port 1: PortRcvErrors at 3.0 times its threshold"
+
+
+def test_port_sweep_carries_the_worst_counters_rate_and_threshold_per_minute():
+    from types import SimpleNamespace
+
+    from fabric_engine.telemetry.alerts import Thresholds
+    from fabric_engine.telemetry.counter_conditions import port_sweep
+    from fabric_engine.telemetry.counters import COLUMN
+    from fabric_engine.telemetry.rates import CounterDeltas
+
+    fabric = SimpleNamespace(dl_src=np.array([0, 1]), dl_src_port=np.array([1, 3]),
+                             guid=np.array([0x10, 0x11], np.uint64), node_name=["h0", "h1"])
+    ncol = max(COLUMN.values()) + 1
+    delta = np.zeros((2, ncol))
+    delta[1, COLUMN["SymbolErrorCounter"]] = 60.0  # 60 in 10 s: 360/min
+    delta[1, COLUMN["PortRcvErrors"]] = 5.0  # 30/min
+    shape = (2, ncol)
+    deltas = CounterDeltas(np.arange(2), delta, np.full(shape, 10.0), np.zeros(shape, np.uint8), np.full(shape, 10.0))
+    s = port_sweep(fabric, deltas, np.array([0, 1]), Thresholds())
+    assert s.rate_per_min[1] == pytest.approx(360.0) and s.threshold_per_min[1] == 10.0
+    assert s.ratio[1] == pytest.approx(36.0) and s.rate_per_min[0] == 0.0
+    (c,) = CounterConditions().update(s, 1.0)
+    assert c["message"] == "h1 port 3: SymbolErrorCounter at 360.0/min (threshold 10/min)"
+    assert c["severity"] == "critical"

@@ -180,3 +180,15 @@ def test_scenario_errors_name_the_field():
     if not hasattr(Routing, "adaptive_paths"):
         with pytest.raises(FabricEngineError, match="adaptive"):
             build_emulator({**DEMO_SPEC, "adaptive": True})
+
+
+
+def test_the_emulator_counts_traffic_between_switches_apart_from_what_hosts_receive(thin):
+    h = thin.hosts
+    emu = Emulator(route(thin), [Job("a", "x", [h[0], h[3]], buffer_bytes=GB, compute_s=0.001)], tick_s=0.1)
+    s = emu.step(now=0.0)
+    core = (thin.kind[thin.dl_src] == 1) & (thin.kind[thin.dl_dst] == 1)
+    into_hosts = thin.kind[thin.dl_dst] == 0
+    assert s.switch_gbps == pytest.approx(float(s.rate_gbps[core].sum()), rel=1e-5) and s.switch_gbps > 0
+    assert s.throughput_gbps == pytest.approx(float(s.rate_gbps[into_hosts].sum()), rel=1e-5)
+    assert s.frame_header({})["totals"]["switch_gbps"] == pytest.approx(s.switch_gbps, abs=1e-3)

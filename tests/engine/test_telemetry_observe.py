@@ -132,3 +132,20 @@ def test_counter_reset_between_sweeps_is_reported(fabric):
     assert (obs.state.rate_gbps >= 0).all()
     assert any(a["kind"] == "counter_reset" for a in obs.state.alerts)
     assert obs.deltas.delta[:, COLUMN["PortXmitData"]].min() >= 0
+
+
+def test_traffic_between_switches_is_counted_apart_from_what_hosts_receive(fabric):
+    """120 Gb/s on one leaf-spine cable and nothing into hosts: 0 delivered, 120 between switches."""
+    n = 2 * fabric.num_links
+    words0 = np.zeros(n, dtype=np.int64)
+    core = np.flatnonzero((fabric.kind[fabric.dl_src] == KIND_SWITCH) & (fabric.kind[fabric.dl_dst] == KIND_SWITCH))
+    gbps = np.zeros(n)
+    gbps[core[0]] = 120.0
+    words1 = (gbps * 1e9 / 8 * 2.0 / 4).astype(np.int64)
+    rcv = {"PortRcvData": words0}
+    obs = observe(fabric, switch_sweep(fabric, 100.0, {"PortXmitData": words0, **rcv}),
+                  switch_sweep(fabric, 102.0, {"PortXmitData": words1, **rcv}), seq=1, tick_s=1.0)
+    assert obs.state.throughput_gbps == 0.0
+    assert obs.state.switch_gbps == pytest.approx(120.0, rel=1e-6)
+    totals = obs.state.frame_header({})["totals"]
+    assert totals["throughput_gbps"] == 0.0 and totals["switch_gbps"] == pytest.approx(120.0)

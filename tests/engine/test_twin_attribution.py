@@ -94,3 +94,21 @@ def test_jobs_on_a_link_and_their_shares():
     assert by_rate == [(1, 20.0), (0, 10.0)]
     expected = sp.csr_matrix(([6.0, 2.0], ([0, 1], [up0, up0])), shape=(3, 2 * f.num_links))
     assert attribute_links(rate, [up0], inc, job_rates=expected)[0] == [(0, 30.0)]
+
+
+def test_no_job_is_given_more_of_a_link_than_its_hosts_sent():
+    f = fat_tree(hosts=16, radix=8)
+    r = route(f)
+    jobs = [{1: f.hosts[[0, 8]]}, {1: f.hosts[[1, 8]]}]
+    inc = job_links(r, jobs)
+    into8 = int(f.reverse(int(uplinks(f, f.hosts[[8]])[0])))
+    rate = np.zeros(2 * f.num_links)
+    rate[into8] = 120.0
+    # job 0's hosts sent nothing: none of the 120 Gb/s is its; job 1 sent 50, so at most 50 is job 1's
+    assert attribute_links(rate, [into8], inc, sent_gbps=np.array([0.0, 50.0]))[0] == [(1, 50.0), (0, 0.0)]
+    # what one job cannot have carried goes to the other, up to what that one sent
+    shares = attribute_links(rate, [into8], inc, job_gbps=np.array([3.0, 1.0]), sent_gbps=np.array([60.0, 100.0]))[0]
+    assert shares == [(0, 60.0), (1, 60.0)]
+    # caps that allow the proportional split leave it as it was
+    assert attribute_links(rate, [into8], inc, job_gbps=np.array([3.0, 1.0]),
+                           sent_gbps=np.array([500.0, 500.0]))[0] == [(0, 90.0), (1, 30.0)]

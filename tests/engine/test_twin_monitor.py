@@ -115,3 +115,38 @@ def test_docstring_examples(module):
     mod = importlib.import_module(f"fabric_engine.twin.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_hot_link_is_not_given_to_a_job_whose_hosts_sent_nothing():
+    """120 Gb/s on a switch link with the job on it idle: no job carries it, it is unattributed."""
+    f = fat_tree(hosts=16, radix=8, speed="HDR")
+    r = route(f)
+    twin = Twin()
+    twin.set_jobs([SchedulerJob("101", "llm", hosts(1, 9))])
+    first = twin.evaluate(r, np.zeros(2 * f.num_links), 20.0, compared=False)
+    link = int(np.flatnonzero(first.incidence[0].toarray().ravel())[-1])
+    rate = np.zeros(2 * f.num_links)
+    rate[link] = 120.0  # the job's own uplinks carry nothing
+    report = twin.evaluate(r, rate, 21.0)
+    assert report.jobs[0]["observed_gbps"] == 0.0
+    assert report.name_hotspots([{"link": link}], rate) == [{"link": link, "jobs": [], "unattributed_gbps": 120.0}]
+
+
+def test_a_job_outside_its_time_window_is_listed_with_the_reason():
+    f = fat_tree(hosts=16, radix=8, speed="HDR")
+    r = route(f)
+    twin = Twin()
+    ended = 1733223600.0  # 2024-12-03 11:00 UTC, as in the telemetry guide's example
+    twin.set_jobs([SchedulerJob("4242", "acme", hosts(1, 2), end=ended),
+                   SchedulerJob("4243", "acme", hosts(3, 4), state="COMPLETING", end=ended),
+                   SchedulerJob("4244", "acme", hosts(5, 6), start=ended + 7200),
+                   SchedulerJob("4245", "acme", hosts(7, 8))])
+    report = twin.evaluate(r, np.zeros(2 * f.num_links), ended + 60, compared=False)
+    assert [j["id"] for j in report.jobs] == ["4245"]
+    why = {p["job"]: (p["reason"], p["message"]) for p in report.problems}
+    assert why["4242"] == ("ended", "job 4242: not counted as running: its end time 2024-12-03 11:00 UTC has passed "
+                                    "although the scheduler lists it as RUNNING (over its time limit, or the clocks "
+                                    "of the scheduler and this server differ)")
+    assert why["4243"] == ("ended", "job 4243: not counted as running: its end time 2024-12-03 11:00 UTC has passed")
+    assert why["4244"] == ("not_started", "job 4244: not counted as running: it starts at 2024-12-03 13:00 UTC")
+    assert "4245" not in why

@@ -7,6 +7,12 @@ import {hotspotRows} from "../hotspots.js";
  * The hotspots table: `selection.call(hotspots().context(ctx))`. Always `count` rows, so frames never move the page.
  * @returns {function} the chart, with chained accessors context, count and read-out rows()
  */
+/** A row's jobs, then the traffic no known job sent ("120 Gb/s from no known job"). */
+function jobsText(row) {
+  const unknown = row.unattributed > 0 ? `${+row.unattributed.toFixed(1)} Gb/s from no known job` : "";
+  return [...row.jobs, unknown].filter(Boolean).join(", ");
+}
+
 export function hotspots() {
   let ctx = null;
   let count = 10;
@@ -42,7 +48,7 @@ export function hotspots() {
         button.setAttribute("aria-label", row ? `Select link ${directedLabel(ctx.fabric, row.link)}` : "No hotspot");
         load.textContent = row ? formatUtil(row.congestion) : "";
         util.textContent = row ? formatUtil(row.util) : "";
-        jobs.textContent = row ? row.jobs.join(", ") : "";
+        jobs.textContent = row ? jobsText(row) : "";
       });
     });
   }
@@ -53,7 +59,7 @@ export function hotspots() {
   chart.count = function (_) {
     return arguments.length ? ((count = _), chart) : count;
   };
-  /** The rows shown: [{link, util, congestion, xmitWait, jobs}]. */
+  /** The rows shown: [{link, util, congestion, xmitWait, jobs, unattributed}]. */
   chart.rows = () => rows;
   return chart;
 }

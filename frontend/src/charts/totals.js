@@ -27,7 +27,8 @@ export function totals() {
         ["hosts", "Hosts", count(t.hosts ?? 0)],
         ["switches", "Switches", count(t.switches ?? 0)],
         ["links", "Links", count(t.links ?? ctx.fabric.L)],
-        ["throughput", "Throughput", formatRate(t.throughput_gbps ?? 0)],
+        ["throughput", "Delivered to hosts", formatRate(t.throughput_gbps ?? 0)],
+        ["switched", "Between switches", formatRate(t.switch_gbps ?? 0)],
       ];
       list
         .selectAll("div")

@@ -42,6 +42,7 @@ __all__ = ["command", "main", "build_parser", "COMMANDS", "PLUGINS", "describe"]
 PLUGINS: tuple[str, ...] = (
     "fabric_engine.analysis.cli",
     "fabric_engine.cli_routing",
+    "fabric_engine.health.cli",
 )
 
 
@@ -225,7 +226,8 @@ def describe(fabric: Fabric) -> dict:
         "host_ports": int(f.nports[f.hosts].sum()),
         "switch_ports_used": int(np.isin(f.port_node[f.port_out_link >= 0], f.switches).sum()),
         "switch_ports": int(f.nports[f.kind == KIND_SWITCH].sum()),
-        "links": {"total": f.num_links, "by_rate": links, "loopbacks": list(f.meta.get("loopbacks") or ())},
+        "links": {"total": f.num_links, "by_rate": links, "loopbacks": list(f.meta.get("loopbacks") or ()),
+                  "trained_down": int(f.trained_down.sum())},
         "bisection_gbps": _bisection_gbps(f), "oversubscription": over,
     }
 
@@ -269,6 +271,9 @@ def info_command(args: argparse.Namespace) -> int:
     if d["links"]["loopbacks"]:
         print(f"loopbacks:        {len(d['links']['loopbacks'])} (" + ", ".join(
             f"{n}[{a}]-[{b}]" for n, a, b, *_ in d["links"]["loopbacks"]) + "), not routed")
+    if d["links"]["trained_down"]:
+        print(f"trained down:     {d['links']['trained_down']} links (their two ends printed different rates; "
+              f"the lower is read)")
     print("switches by tier: " + ", ".join(f"{k} {v}" for k, v in d["switch_tiers"].items()))
     print("hosts by role:    " + ", ".join(f"{k} {v}" for k, v in d["host_roles"].items()))
     print(f"ports:            {d['host_ports']} host ports, {d['switch_ports_used']}/{d['switch_ports']} "

@@ -1,0 +1,193 @@
+"""One columnar record set of link health, every reader's output: numpy arrays per field, one row per port.
+
+A row is keyed by the port's identity: node GUID and port number where the tool prints a GUID, else the
+node's name (a device, ``lid:12`` for a LID-addressed ``perfquery``) and the port. Values a tool did not
+give are NaN (floats), -1 (small integers) or ``""`` (strings), so readers of different tools can be
+merged row by row (:func:`merge`) and graded at once (:mod:`.grade`) without a loop over ports.
+
+Per-lane fields have :data:`LANES` columns (PortExtendedSpeedsCounters counts 12 lanes), column-major so one
+lane of all ports is contiguous; module
+thresholds have four columns, :data:`TH_COLUMNS` (alarm low, warning low, warning high, alarm high).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FormatError
+from ..topology.limits import MAX_FABRIC_PORTS
+
+__all__ = ["LANES", "HIST_BINS", "TH_COLUMNS", "FIELDS", "LANE_GBPS", "CATEGORIES", "HealthRecords", "Builder",
+           "merge", "empty"]
+
+#: Lanes of per-lane columns (PortExtendedSpeedsCounters has lanes 0..11).
+LANES = 12
+#: Bins of the RS-FEC error histogram (PPCNT RS-FEC histogram group, UFM ``hist0..hist15``).
+HIST_BINS = 16
+#: Columns of a module threshold field.
+TH_COLUMNS = ("alarm_low", "warning_low", "warning_high", "alarm_high")
+#: Line rate of one lane in Gb/s by IB speed (IBA Vol. 2 signalling rates; PAM4 from HDR on), for BER
+#: computed from counters: error bits / (lane rate x lanes x interval).
+LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.3125, "FDR": 14.0625, "EDR": 25.78125,
+             "HDR": 53.125, "NDR": 106.25, "XDR": 212.5}
+
+#: Names of the categorical fields, stored as their index here (0 = not given), so grading looks thresholds
+#: up by small integers: lane speed (IB, or an Ethernet port's total), active FEC, cable type.
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "speed": ("", *LANE_GBPS, *(f"ETH-{g}G" for g in (1, 10, 25, 40, 50, 100, 200, 400, 800, 1600))),
+    "fec": ("", "none", "fc_fec", "rs_fec", "kp4_rs_fec", "ll_rs_fec", "ll_rs_fec_plr"),
+    "cable": ("", "dac", "acc", "aoc", "optical"),
+}
+_CODE = {field: {name: i for i, name in enumerate(names)} for field, names in CATEGORIES.items()}
+_F, _I, _S, _C = np.float64, np.int16, object, np.int8
+#: Field name -> (dtype, columns or 0 for one value, fill for "not given").
+FIELDS: dict[str, tuple[type, int, object]] = {
+    "lanes": (_I, 0, -1), "lane_gbps": (_F, 0, np.nan), "speed": (_C, 0, 0), "fec": (_C, 0, 0),
+    "cable": (_C, 0, 0), "up": (_I, 0, -1), "window_s": (_F, 0, np.nan), "t": (_F, 0, np.nan),
+    "raw_ber": (_F, 0, np.nan), "eff_ber": (_F, 0, np.nan), "sym_ber": (_F, 0, np.nan),
+    "raw_ber_lane": (_F, LANES, np.nan),
+    "raw_errors": (_F, 0, np.nan), "eff_errors": (_F, 0, np.nan), "sym_errors": (_F, 0, np.nan),
+    "raw_errors_lane": (_F, LANES, np.nan), "fec_corrected": (_F, 0, np.nan),
+    "fec_uncorrectable": (_F, 0, np.nan), "link_down": (_F, 0, np.nan), "link_recovery": (_F, 0, np.nan),
+    "hist": (_F, HIST_BINS, np.nan), "status_opcode": (np.int32, 0, -1), "recommendation": (_S, 0, ""),
+    "present": (_I, 0, -1), "temp": (_F, 0, np.nan), "voltage": (_F, 0, np.nan),
+    "bias": (_F, LANES, np.nan), "rx_power": (_F, LANES, np.nan), "tx_power": (_F, LANES, np.nan),
+    "temp_th": (_F, 4, np.nan), "voltage_th": (_F, 4, np.nan), "bias_th": (_F, 4, np.nan),
+    "rx_power_th": (_F, 4, np.nan), "tx_power_th": (_F, 4, np.nan),
+    "flag_alarms": (_I, 0, -1), "flag_warnings": (_I, 0, -1),
+    "identifier": (_S, 0, ""), "vendor": (_S, 0, ""), "pn": (_S, 0, ""), "sn": (_S, 0, ""), "rev": (_S, 0, ""),
+    "length_m": (_F, 0, np.nan), "fw": (_S, 0, ""),
+}
+
+
+def _column(name: str, n: int) -> np.ndarray:
+    dtype, cols, fill = FIELDS[name]
+    shape = (n, cols) if cols else (n,)
+    out = np.empty(shape, dtype=dtype, order="F")  # a lane's column contiguous: grading works lane by lane
+    out[...] = fill
+    return out
+
+
+@dataclass
+class HealthRecords:
+    """Rows of port health: ``guid`` (0 = not given), ``name``, ``port`` and one array per :data:`FIELDS`."""
+
+    guid: np.ndarray
+    name: np.ndarray
+    port: np.ndarray
+    data: dict[str, np.ndarray]
+    source: np.ndarray  # file each row came from
+
+    def __len__(self) -> int:
+        return int(self.port.size)
+
+    def __getitem__(self, field: str) -> np.ndarray:
+        return self.data[field]
+
+    def names(self, field: str) -> np.ndarray:
+        """The names of a categorical field (:data:`CATEGORIES`) per row."""
+        return np.array(CATEGORIES[field], dtype=object)[self.data[field]]
+
+    def keys(self) -> np.ndarray:
+        """One identity string per row: ``0x<guid>/<port>`` or ``<name>/<port>``."""
+        ident = np.where(self.guid != 0, np.char.add("0x", np.char.zfill(
+            np.char.lower(np.char.mod("%x", self.guid.astype(np.uint64))), 16)), self.name.astype(str))
+        return np.char.add(np.char.add(ident.astype(str), "/"), self.port.astype(str))
+
+
+def empty(n: int, source: str = "") -> HealthRecords:
+    """``n`` rows with every field "not given" (``n`` checked against the bound of one subnet first)."""
+    if n > MAX_FABRIC_PORTS:
+        raise FormatError(source or "health records", None,
+                          f"{n:,} ports: more than the {MAX_FABRIC_PORTS:,} ports one subnet has")
+    return HealthRecords(np.zeros(n, np.uint64), np.full(n, "", object), np.zeros(n, np.int16),
+                         {f: _column(f, n) for f in FIELDS}, np.full(n, source, object))
+
+
+class Builder:
+    """Rows gathered one port at a time by a reader, then turned into arrays by :meth:`build`."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.rows: list[tuple[int, str, int, dict]] = []
+
+    def add(self, guid: int, name: str, port: int, values: dict, line: int | None = None) -> None:
+        """Add one port; ``values`` maps :data:`FIELDS` names to a value or a per-lane/threshold sequence."""
+        if len(self.rows) >= MAX_FABRIC_PORTS:
+            raise FormatError(self.source, line, f"more than {MAX_FABRIC_PORTS:,} ports: more than one subnet has")
+        unknown = set(values) - FIELDS.keys()
+        if unknown:  # a reader's own mistake, never the input's
+            raise KeyError(f"unknown health fields {sorted(unknown)}")
+        if not 0 <= port <= 255 or not 0 <= guid < 1 << 64:
+            raise FormatError(self.source, line, f"port {port} or GUID {guid:#x} out of range")
+        for field, value in values.items():
+            dtype = FIELDS[field][0]
+            if np.issubdtype(dtype, np.integer) and field not in _CODE:
+                info = np.iinfo(dtype)
+                if not isinstance(value, int | np.integer) or not info.min <= value <= info.max:
+                    raise FormatError(self.source, line, f"{field} {value!r} out of range")
+        self.rows.append((guid, name, port, values))
+
+    def build(self) -> HealthRecords:
+        """The rows as a :class:`HealthRecords`."""
+        out = empty(len(self.rows), self.source)
+        for i, (guid, name, port, values) in enumerate(self.rows):
+            out.guid[i], out.name[i], out.port[i] = guid, name, port
+            for field, value in values.items():
+                col = out.data[field]
+                if field in _CODE:
+                    value = code(field, value)
+                if FIELDS[field][1] and not np.isscalar(value):
+                    vals = list(value)[: col.shape[1]]
+                    col[i, : len(vals)] = vals
+                else:
+                    col[i] = value
+        return out
+
+
+def code(field: str, name: str) -> int:
+    """The code of ``name`` in the categorical ``field`` (an unknown name is "not given")."""
+    return _CODE[field].get(name, 0)
+
+
+def _concat(parts: Sequence[HealthRecords]) -> HealthRecords:
+    total = sum(len(p) for p in parts)
+    if total > MAX_FABRIC_PORTS:
+        raise FormatError(", ".join(sorted({str(s) for p in parts for s in p.source[:1]})), None,
+                          f"{total:,} ports in all: more than the {MAX_FABRIC_PORTS:,} ports one subnet has")
+    return HealthRecords(np.concatenate([p.guid for p in parts]) if parts else np.zeros(0, np.uint64),
+                         np.concatenate([p.name for p in parts]) if parts else np.zeros(0, object),
+                         np.concatenate([p.port for p in parts]) if parts else np.zeros(0, np.int16),
+                         {f: np.concatenate([p.data[f] for p in parts]) if parts else _column(f, 0) for f in FIELDS},
+                         np.concatenate([p.source for p in parts]) if parts else np.zeros(0, object))
+
+
+def merge(parts: Iterable[HealthRecords]) -> HealthRecords:
+    """One row per port identity: the rows of ``parts`` with the same key combined, the first given value of
+    each field kept (so a port's BER from ``mlxlink`` and its module from ``ibdiagnet2.cables`` meet)."""
+    rec = _concat(list(parts))
+    if not len(rec):
+        return rec
+    _, first, inverse = np.unique(rec.keys(), return_index=True, return_inverse=True)
+    if first.size == len(rec):
+        return rec
+    order = np.argsort(inverse, kind="stable")  # rows grouped by key, in input order within a key
+    group = inverse[order]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    out_data = {}
+    for f, (_dtype, _cols, fill) in FIELDS.items():
+        col = rec.data[f][order]
+        given = ~np.isnan(col) if col.dtype.kind == "f" else (col != fill)
+        # index of the first given row of each group, per column: rows not given are pushed past the group end
+        idx = np.arange(len(col))
+        idx_b = idx[:, None] if col.ndim == 2 else idx
+        pos = np.where(given, idx_b, len(col))
+        firsts = np.minimum.reduceat(pos, starts, axis=0)
+        fallback = starts[:, None] if col.ndim == 2 else starts
+        pick = np.where(firsts < len(col), firsts, fallback)
+        out_data[f] = np.take_along_axis(col, pick, axis=0) if col.ndim == 2 else col[pick]
+    head = order[starts]
+    return HealthRecords(rec.guid[head], rec.name[head], rec.port[head], out_data, rec.source[head])

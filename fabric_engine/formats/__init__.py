@@ -51,8 +51,9 @@ EXTENSIONS: dict[str, str] = {
     ".json": "json", ".net": "ibsim", ".ibsim": "ibsim", ".ibnd": "ibnetdiscover",
     ".ibnetdiscover": "ibnetdiscover", ".topo": "ibnetdiscover",
 }
-_IBND = re.compile(r'^(?:Switch|Ca)\s+\d+\s+"[SH]-[0-9A-Fa-f]+"', re.M)
-_NET = re.compile(r'^(?:Switch|Hca|Ca)\s+\d+\s+"', re.M)
+# "\s*": a capture whose tabs a terminal logger dropped has "Switch41 ..." (read by .netfile, with a warning).
+_IBND = re.compile(r'^(?:Switch|Ca)\s*\d+\s+"[SH]-[0-9A-Fa-f]+"', re.M)
+_NET = re.compile(r'^(?:Switch|Hca|Ca)\s*\d+\s+"', re.M)
 
 
 def format_from_name(name: str) -> str | None:

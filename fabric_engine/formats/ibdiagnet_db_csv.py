@@ -276,15 +276,18 @@ def read_db_csv(text: str, source: str = "ibdiagnet2.db_csv", name: str = "fabri
             i = int(np.flatnonzero(bad)[0])
             raise FormatError(source, int(ports.lines[ra[i]]), f"unknown link {what} at both ends of the cable on "
                                                                f"line {int(links.lines[i])}")
-    differ = int(np.count_nonzero((wa != wb) & (wa > 0) & (wb > 0) | (sa != sb) & (sa >= 0) & (sb >= 0)))
-    a, ap, b, bp, width, speed, line, twice = dedupe_links(a, ap, b, bp, width, speed, links.lines)
+    ends_differ = (wa != wb) & (wa > 0) & (wb > 0) | (sa != sb) & (sa >= 0) & (sb >= 0)
+    differ = int(np.count_nonzero(ends_differ))
+    a, ap, b, bp, width, speed, line, twice, trained = dedupe_links(a, ap, b, bp, width, speed, links.lines,
+                                                                    ends_differ)
     host = kind[p_node] == KIND_HOST
     meta = {"rate_mismatches": differ + twice} if differ + twice else {}
     parts = Parts(kind=kind, nports=nports, guid=guid, sysimg=sysimg, desc=desc,
                   lid=_switch_lids(kind, p_node, p_port, p_lid),
                   hp_node=p_node[host & (p_port > 0)], hp_port=p_port[host & (p_port > 0)],
                   hp_lid=p_lid[host & (p_port > 0)], hp_guid=p_guid[host & (p_port > 0)],
-                  a_node=a, a_port=ap, b_node=b, b_port=bp, width=width, speed=speed, line=line, meta=meta)
+                  a_node=a, a_port=ap, b_node=b, b_port=bp, width=width, speed=speed, line=line, meta=meta,
+                  trained_down=trained)
     return assemble(parts, source, "ibdiagnet_db_csv", name)
 
 

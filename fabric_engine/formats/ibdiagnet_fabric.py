@@ -77,6 +77,8 @@ class Parts:
     speed: np.ndarray
     line: np.ndarray
     meta: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)  # lines skipped (captured terminal text)
+    trained_down: np.ndarray | None = None  # bool [L]: the two ends gave different rates, the lower is read
 
 
 def assemble(p: Parts, source: str, fmt: str, name: str) -> Fabric:
@@ -114,30 +116,39 @@ def assemble(p: Parts, source: str, fmt: str, name: str) -> Fabric:
     lids = _assembly.port_lids(source, kind, nports, guid, slot, p.hp_lid, slot, p.hp_guid,
                                p.lid[kind == KIND_SWITCH].astype(np.int64))
     width, speed = np.asarray(p.width, dtype=np.int64), np.asarray(p.speed, dtype=np.int64)
+    meta = dict(p.meta)
+    if p.trained_down is not None and p.trained_down[cable].any():
+        meta["trained_down"] = np.flatnonzero(p.trained_down[cable]).tolist()
     return _assembly.finish(
         source, name, fmt, kind=kind, desc=p.desc, guid=guid, sysimg=p.sysimg, nports=nports, lids=lids,
         a=a[cable], ap=ap[cable], b=b[cable], bp=bp[cable], width=width[cable], speed=speed[cable],
-        loops=(a[loop], ap[loop], bp[loop], width[loop], speed[loop]), warnings=[], meta=p.meta)
+        loops=(a[loop], ap[loop], bp[loop], width[loop], speed[loop]), warnings=p.warnings, meta=meta)
 
 
 def dedupe_links(a: np.ndarray, ap: np.ndarray, b: np.ndarray, bp: np.ndarray, width: np.ndarray,
-                 speed: np.ndarray, line: np.ndarray) -> tuple[np.ndarray, ...]:
+                 speed: np.ndarray, line: np.ndarray, trained: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """One entry per cable when a file lists a link from both ends; the lower width and speed win.
 
-    Returns the arrays in the order given, keeping each cable's first line, and how many ends disagreed
-    on width or speed. Conflicting cables (one port, two peers) are left for :func:`assemble` to refuse.
+    Returns the arrays in the order given, keeping each cable's first line, how many ends disagreed
+    on width or speed, and which cables are trained down (``trained``, bool per entry given: ends that
+    already disagreed; or'ed with the entries of one cable that disagree). Conflicting cables (one port,
+    two peers) are left for :func:`assemble` to refuse.
     """
+    trained = np.zeros(len(a), dtype=bool) if trained is None else np.asarray(trained, dtype=bool)
     k1, k2 = a * 256 + ap, b * 256 + bp
     lo, hi = np.minimum(k1, k2), np.maximum(k1, k2)
     pair = lo * (1 << 24) + hi  # port keys are below 49151 * 256 < 2**24
     uniq, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
     if len(uniq) == len(pair):
-        return a, ap, b, bp, width, speed, line, 0
+        return a, ap, b, bp, width, speed, line, 0, trained
     w = np.full(len(uniq), np.iinfo(np.int64).max)
     s = np.full(len(uniq), np.iinfo(np.int64).max)
     np.minimum.at(w, inverse, width)
     np.minimum.at(s, inverse, speed)
-    differ = int(np.count_nonzero((w[inverse] != width) | (s[inverse] != speed)))
+    lower = (w[inverse] != width) | (s[inverse] != speed)
+    differ = int(np.count_nonzero(lower))
+    down = np.zeros(len(uniq), dtype=bool)
+    np.logical_or.at(down, inverse, lower | trained)
     keep = np.sort(first)
     rank = np.searchsorted(uniq, pair[keep])
-    return a[keep], ap[keep], b[keep], bp[keep], w[rank], s[rank], line[keep], differ
+    return a[keep], ap[keep], b[keep], bp[keep], w[rank], s[rank], line[keep], differ, down[rank]

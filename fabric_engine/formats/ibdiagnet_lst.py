@@ -12,7 +12,9 @@
 ``200``, ``FDR10``; signalling rates such as ``53.125`` are read too), in any order; ``SPD`` may be
 absent (2.5, as ibdm takes it). Node types are ``SW``, ``CA`` and ``Rt`` with ``-SM`` appended for the
 node of the master SM. Links in state ``DWN`` are skipped, as ibdm skips them (counted in
-``meta["links_down"]``); a link listed from both ends is one cable.
+``meta["links_down"]``); a link listed from both ends is one cable. Captured terminal text is read as
+the other topology readers read it: noise lines and other tools' output (:mod:`fabric_engine.captured`)
+are skipped with warnings (one per tool).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import re
 
 import numpy as np
 
+from ..captured import Session, noise, warning
 from ..errors import FormatError
 from ..topology import KIND_HOST, KIND_SWITCH, Fabric
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
@@ -53,6 +56,8 @@ def read_lst(text: str, source: str = "ibdiagnet2.lst", name: str = "fabric") ->
     links: list[tuple[int, int, int, int, int, int, int]] = []
     down = 0
     total_ports = 0
+    warnings: list = []
+    session = Session()
 
     def fail(lineno: int, message: str):
         raise FormatError(source, lineno, message)
@@ -113,6 +118,11 @@ def read_lst(text: str, source: str = "ibdiagnet2.lst", name: str = "fabric") ->
         if not raw.strip():
             continue
         m = _LINE.fullmatch(raw)
+        if m is None and (reason := noise(raw)) is not None:
+            warnings.append(warning(lineno, raw, f"{reason} skipped"))
+            continue
+        if m is None and session.foreign(lineno, raw) is not None:
+            continue
         if m is None:
             fail(lineno, f"malformed or truncated link line: {raw.strip()[:80]!r}")
         g = m.groups()
@@ -136,7 +146,7 @@ def read_lst(text: str, source: str = "ibdiagnet2.lst", name: str = "fabric") ->
     if not n_kind:
         raise FormatError(source, None, "no link lines found")
     arr = np.array(links, dtype=np.int64).reshape(-1, 7)
-    a, ap, b, bp, width, speed, line, twice = dedupe_links(*(arr[:, k] for k in range(7)))
+    a, ap, b, bp, width, speed, line, twice, trained = dedupe_links(*(arr[:, k] for k in range(7)))
     keys = np.fromiter(ports.keys(), dtype=np.int64, count=len(ports))
     facts = np.array(list(ports.values()), dtype=np.uint64).reshape(-1, 3)
     meta: dict = {}
@@ -148,5 +158,6 @@ def read_lst(text: str, source: str = "ibdiagnet2.lst", name: str = "fabric") ->
                   guid=np.array(n_guid, dtype=np.uint64), sysimg=np.array(n_sys, dtype=np.uint64), desc=n_desc,
                   lid=np.array(n_lid, dtype=np.int64), hp_node=keys // 256, hp_port=keys % 256,
                   hp_lid=facts[:, 0].astype(np.int64), hp_guid=facts[:, 1],
-                  a_node=a, a_port=ap, b_node=b, b_port=bp, width=width, speed=speed, line=line, meta=meta)
+                  a_node=a, a_port=ap, b_node=b, b_port=bp, width=width, speed=speed, line=line, meta=meta,
+                  warnings=warnings + session.warnings(), trained_down=trained)
     return assemble(parts, source, "ibdiagnet_lst", name)

@@ -16,14 +16,15 @@ its port GUID (a switch's ports share one); a CA is the ports that share its Nod
 ``port GUID - port number`` (ports of one HCA are numbered from its node GUID, as OpenSM and ibsim
 give them), its node GUID that difference; a node has as many ports as the highest port number
 seen. Lines are turned into :class:`~.records.Records` and assembled like any topology text, so
-every link must be listed from both its ends, and terminal noise is skipped with a warning.
+every link must be listed from both its ends, and terminal noise is skipped with a warning, other
+tools' lines of the same terminal session with one warning per tool (:class:`~fabric_engine.captured.Session`).
 """
 
 from __future__ import annotations
 
 import re
 
-from ..captured import noise, strip_bom, warning
+from ..captured import Session, noise, strip_bom, warning
 from ..errors import FormatError
 from ..topology import KIND_HOST, KIND_SWITCH, SPEEDS, Fabric
 from ..topology.limits import MAX_NODE_PORTS, MAX_UNICAST_LID
@@ -58,6 +59,7 @@ def read(text: str, source: str = "<ibnetdiscover -p>") -> Fabric:
     rec = Records()
     text = strip_bom(text, rec.warnings)
     own: list[tuple[int, str, int, int, int, int, int, str, int, int, str, int]] = []
+    session = Session("ibnetdiscover -p")
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if len(raw) > MAX_LINE_CHARS:
             raise FormatError(source, lineno, f"line of {len(raw):,} characters")
@@ -67,9 +69,10 @@ def read(text: str, source: str = "<ibnetdiscover -p>") -> Fabric:
         m = _LINE.match(line)
         if m is None:
             reason = noise(line)
-            if reason is None:
+            if reason is not None:
+                rec.warnings.append(warning(lineno, line, f"{reason} skipped"))
+            elif session.foreign(lineno, line) is None:
                 raise FormatError(source, lineno, f"not an 'ibnetdiscover -p' port line: {line[:80]!r}")
-            rec.warnings.append(warning(lineno, line, f"{reason} skipped"))
             continue
         rest = line[m.end():]
         if m.group(7) is None:  # unconnected: only the local description
@@ -84,6 +87,7 @@ def read(text: str, source: str = "<ibnetdiscover -p>") -> Fabric:
         own.append((lineno, m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4), 16),
                     -1 if m.group(5) == "??" else int(m.group(5)[:-1]), _speed(m.group(6), source, lineno),
                     local, *(_end(m, source, lineno)), remote))
+    rec.warnings.extend(session.warnings())
     if not own:
         raise FormatError(source, None, "no 'ibnetdiscover -p' port lines found")
     _fill(rec, own, source)

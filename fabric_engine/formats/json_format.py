@@ -10,12 +10,15 @@ order, exactly as the live feed snapshot and the REST API carry them::
                "width": [4, ...], "speed": ["NDR", ...], "capacity_gbps": [400.0, ...], "length_m": [3.0, ...]}}
 
 Fields: ``kind`` ``"host"``/``"switch"``; ``guid`` a 64-bit hex string; ``lid`` the switch
-LID or a host's first-port LID (a host's port ``p`` has LID ``lid + p - 1``); ``role``
+LID or a host's first-port LID (a host's port ``p`` has LID ``lid + p - 1``, unless the optional
+``port_lids`` table of the ports off that rule says otherwise; :mod:`.json_ports`); ``role``
 one of ``gpu``, ``storage``, ``mgmt``, ``switch``, ``aggregation`` (a SHARP Aggregation Node,
 never a host); ``tier`` 0 host, 1 leaf, 2 spine,
 3 core; ``group`` pod/SU/group or -1. Links are cables ``a`` -> ``b`` with 1-based
 ports, ``width`` in lanes (1, 2, 4, 8, 12) and lane ``speed`` (SDR .. XDR);
-``capacity_gbps`` is derived from them and ignored by :func:`from_json`. An optional ``as_read``
+``capacity_gbps`` is derived from them and ignored by :func:`from_json`. ``trained_down`` (optional, present
+only when some cable is) flags cables whose two ends printed different rates, the lower read
+(``Fabric.trained_down``). An optional ``as_read``
 object keeps what a capture said beyond the graph (loopback cables, chassis, NodeDescriptions,
 the reader's warnings; :mod:`.json_meta`).
 
@@ -35,7 +38,7 @@ from ..errors import FormatError
 from ..topology import ROLES, SPEEDS, TIER_NAMES, WIDTHS, Fabric
 from ..topology.fabric import KIND_NAMES
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
-from . import _common, json_meta
+from . import _common, json_meta, json_ports
 
 __all__ = ["FORMAT", "VERSION", "to_json", "from_json"]
 
@@ -72,8 +75,12 @@ def to_json(fabric: Fabric, as_read: tuple[str, ...] = json_meta.KEYS) -> dict:
             "speed": speeds[f.speed].tolist(),
             "capacity_gbps": f.capacity_gbps[: f.num_links].tolist(),
             "length_m": np.round(f.length_m.astype(np.float64), 2).tolist(),
+            **({"trained_down": f.trained_down.tolist()} if f.trained_down.any() else {}),
         },
-        **({"as_read": extra} if (extra := json_meta.to_json(f.meta, as_read)) else {}),
+        **json_ports.lids_to_json(f),
+        **({"as_read": extra} if (extra := {**json_meta.to_json(f.meta, as_read),
+                                            **(json_ports.guids_to_json(f) if json_ports.GUIDS in as_read else {})})
+           else {}),
     }
 
 
@@ -121,6 +128,15 @@ def _guids(values: list, source: str) -> list[int]:
             raise FormatError(source, None, f"nodes.guid[{i}]: {g} is not a non-zero 64-bit GUID")
         out.append(v)
     return out
+
+
+def _trained_down(values, count: int, source: str) -> dict:
+    """``meta`` entry of the optional ``links.trained_down`` flags (cable indices), checked."""
+    if values is None:
+        return {}
+    if not isinstance(values, list) or len(values) != count or not all(isinstance(v, bool) for v in values):
+        raise FormatError(source, None, f"links.trained_down: expected {count} booleans")
+    return {"trained_down": [i for i, v in enumerate(values) if v]} if any(values) else {}
 
 
 def _lengths(values, count: int, source: str) -> np.ndarray:
@@ -191,11 +207,17 @@ def from_json(data: dict | str | bytes, source: str = "<json>") -> Fabric:
         raise FormatError(source, None, f"nodes.nports: {int(nports.sum()):,} ports in all; a subnet's fabric has "
                                         f"at most {MAX_FABRIC_PORTS:,}")
     node_range = (0, max(n - 1, 0), f"node indices of the {n} nodes")
+    kind = np.asarray(_codes(nodes["kind"], KIND_NAMES, "nodes.kind", source), dtype=np.int8)
+    lid = _ints(nodes["lid"], "nodes.lid", source, 1, MAX_UNICAST_LID, "unicast LIDs are 1..0xBFFF")
+    as_read = data.get("as_read")
+    guid_table = as_read.get(json_ports.GUIDS) if isinstance(as_read, dict) else None
+    if guid_table is not None:
+        as_read = {k: v for k, v in as_read.items() if k != json_ports.GUIDS}
     return _common.build(
         source, name if isinstance(name, str) and 0 < len(name) <= MAX_NAME_CHARS else "fabric",
-        kind=_codes(nodes["kind"], KIND_NAMES, "nodes.kind", source), node_name=nodes["name"], guid=guid,
-        lid=_ints(nodes["lid"], "nodes.lid", source, 1, MAX_UNICAST_LID, "unicast LIDs are 1..0xBFFF"),
-        nports=nports,
+        kind=kind, node_name=nodes["name"], guid=guid, lid=lid, nports=nports,
+        port_lid=json_ports.port_lids(data.get(json_ports.LIDS), kind, lid, nports, nodes["name"], source),
+        port_guid=json_ports.port_guids(guid_table, kind, guid, nports, nodes["name"], source),
         role=_codes(nodes["role"], ROLES, "nodes.role", source),
         tier=_ints(nodes["tier"], "nodes.tier", source, 0, len(TIER_NAMES) - 1, "0 host, 1 leaf, 2 spine, 3 core"),
         group=_ints(nodes["group"], "nodes.group", source, -1, 2**31 - 1, "-1 or a group number"),
@@ -206,5 +228,6 @@ def from_json(data: dict | str | bytes, source: str = "<json>") -> Fabric:
         width=_ints(links["width"], "links.width", source, 1, max(WIDTHS), f"lanes, one of {WIDTHS}"),
         speed=_codes(links["speed"], SPEEDS, "links.speed", source),
         length_m=_lengths(links.get("length_m"), len(links["a_node"]), source),
-        meta={"source_format": "json", **json_meta.from_json(data.get("as_read"), nodes["name"], source)},
+        meta={"source_format": "json", **json_meta.from_json(as_read, nodes["name"], source),
+              **_trained_down(links.get("trained_down"), len(links["a_node"]), source)},
     )

@@ -1,7 +1,8 @@
 """What a topology text said beyond nodes and cables, carried in ibweb's JSON as ``"as_read"``.
 
 A fabric read from a capture keeps its loopback cables, chassis, host systems, NodeDescriptions
-that the display names do not give back, and the reader's warnings (:mod:`.records`,
+that the display names do not give back, port GUIDs off the ``guid + port`` rule (:mod:`.json_ports`),
+and the reader's warnings (:mod:`.records`,
 :mod:`.captured`). :func:`to_json` writes them; :func:`from_json` checks every entry's type,
 size and node references before any of it is kept, naming the field of the first offence.
 
@@ -17,8 +18,9 @@ from ..topology.limits import MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
 
 __all__ = ["KEYS", "to_json", "from_json"]
 
-#: The ``meta`` keys carried.
-KEYS = ("loopbacks", "chassis", "host_systems", "node_desc", "warnings")
+#: The keys carried: ``meta`` keys, and ``port_guids`` (the fabric's port GUIDs off the rule, read and
+#: written by :mod:`.json_ports`; a ``json_ports`` table, not a ``meta`` entry).
+KEYS = ("loopbacks", "chassis", "host_systems", "node_desc", "warnings", "port_guids")
 _TEXT = 256
 
 

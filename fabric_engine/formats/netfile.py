@@ -9,7 +9,7 @@ ibsim reads "a text file in the format compatible with ibnetdiscover command out
 node header         ``Switch|Ca N "S-<guid>" # "d"``  also ``Hca``; the id is the node's name
 remote port         ``"id"[q]`` required            ``[q]`` optional (default 1, as ibsim)
 width, speed        ``# ... lid L 4xNDR`` required;  same comment (ibsim >= 0.10), else port
-                    both ends must agree            options ``w=``/``s=``/``e=`` (PortInfo
+                    ends differing: the lower read  options ``w=``/``s=``/``e=`` (PortInfo
                                                     enable bitmasks), else the ``width=``,
                                                     ``speed=``, ``extspeed=`` defaults; active
                                                     = best common value of both ends (ibsim)
@@ -24,10 +24,15 @@ gives that port's GUID. LIDs come from ``lid N`` on switch headers and CA port
 lines; ports without one get free LIDs (``_common.fill_lids``, counted in
 ``meta["lids_filled"]``).
 
+Captures (:mod:`fabric_engine.captured`): a terminal logger that dropped the tabs leaves
+``Switch41 "S-..."# "desc" ...`` and ``[1]"S-..."[3]# ...``; that is unambiguous, read with one
+warning. Other tools' lines of the same terminal session (``ibswitches``, ``ibstat``, ...) are
+skipped between records with one warning per tool; inside a record they are an error.
+
 Errors name the line (:class:`FormatError`): malformed or truncated lines, a GUID or
 node id used twice, a port above its node's port count or listed twice, a remote
 node without a record, a link the other end does not confirm, an unknown width or
-speed, ends that disagree. Nothing is built unless the whole file is valid.
+speed. Nothing is built unless the whole file is valid.
 
 Bounds (issue 14), checked on the line that breaks them, before anything of that size
 exists: lines of at most :data:`MAX_LINE_CHARS` characters, 1..254 ports a node, LIDs
@@ -40,22 +45,23 @@ from __future__ import annotations
 
 import re
 
-from ..captured import noise, strip_bom, warning
+from ..captured import Session, noise, strip_bom, warning
 from ..errors import FormatError
 from ..topology import KIND_HOST, KIND_SWITCH, SPEEDS, WIDTHS, Fabric
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NAME_CHARS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from .records import Records, assemble
 
-__all__ = ["parse", "MAX_LINE_CHARS"]
+__all__ = ["parse", "MAX_LINE_CHARS", "TABS_MISSING"]
 
 #: Longest line accepted (real lines are under 300 characters: NodeDescriptions have at most 64 bytes).
 MAX_LINE_CHARS = 4096
 
-_HDR = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]*)"(.*)$')
+# "\s*": a terminal logger that drops tabs turns ibnetdiscover's "Switch\t41" into "Switch41".
+_HDR = re.compile(r'^(Switch|Ca|Hca|Rt)\s*(\d+)\s+"([^"]*)"(.*)$')
 # A port line: [port], then labels -- ibnetdiscover -g's "[ext N]", ibdiagnet's port label "(1/1/1)" or
 # "(21)", a CA port's GUID "(guid)" -- then "remote id", [remote port] and the remote's labels and GUID.
 _PORT = re.compile(r'^\[(\d+)\]((?:\[ext \d+\]|\([^()"\s]*\))*)\s*"([^"]*)"(?:\[(\d+)\])?'
-                   r'((?:\[ext \d+\]| ?\([^()"\s]*\))*)(\s.*)?$')
+                   r'((?:\[ext \d+\]| ?\([^()"\s]*\))*)((?:\s|#).*)?$')
 _LABEL = re.compile(r"\(([^()]*)\)")
 _GUIDLINE = re.compile(r"^(switchguid|caguid|hcaguids|rtguid)\s*([=+])\s*(0x[0-9A-Fa-f]+|\d+)(?:\(([0-9A-Fa-f]+)\))?")
 _SYSIMG = re.compile(r"^sysimgguid\s*=\s*(0x[0-9A-Fa-f]+)")
@@ -67,6 +73,9 @@ _UNSUPPORTED = re.compile(r"^(include|do|module)\b")
 _HDR_DESC = re.compile(r'^\s*#\s*"([^"]*)"(.*)$')
 # "lid 1 4xNDR"; ibnetdiscover prints "??" for an unknown width and "???" for an unknown speed.
 _LINK = re.compile(r"lid\s+(\d+)\s+(\d+x|\?\?)([A-Za-z0-9]+|\?\?\?)")
+#: The warning of a file whose tabs a terminal logger dropped.
+TABS_MISSING = ("tabs missing (a terminal logger dropped them, e.g. 'Switch41 \"S-...\"#'): read as if they "
+                "were there")
 #: LIDs that mean "none assigned": 0 (before the SM ran) and 0xFFFF (the permissive LID, unconfigured ports).
 _NO_LID = (0, 0xFFFF)
 #: A parenthesised value above this on a CA port is its port GUID; below it, a port label such as "(21)".
@@ -118,6 +127,9 @@ def read_records(text: str, source: str, dialect: str, node_name_map: dict[int, 
     pending_sysimg = 0
     pending_asic = 0  # the GUID in switchguid=0x...(<GUID>)
     guid_line = False  # a switchguid=/caguid= line came before this record's header
+    session = Session()  # other tools' lines of a captured terminal session
+    tabs_warned = False
+    preamble = -1  # line of the last vendid=/devid= line
 
     def fail(lineno: int, message: str):
         raise FormatError(source, lineno, message)
@@ -256,6 +268,9 @@ def read_records(text: str, source: str, dialect: str, node_name_map: dict[int, 
         m = _HDR.match(line)
         if m is not None:
             word, nports, node_id, rest = m.group(1), int(m.group(2)), m.group(3), m.group(4)
+            if not tabs_warned and m.start(2) == len(word):
+                tabs_warned = True
+                warnings.append(warning(lineno, line, TABS_MISSING))
             if word == "Rt":
                 fail(lineno, "router (Rt) records are not supported")
             if word == "Hca" and strict:
@@ -323,7 +338,17 @@ def read_records(text: str, source: str, dialect: str, node_name_map: dict[int, 
         if m is not None:
             pending_sysimg = guid_of(int(m.group(1), 16), lineno, "sysimgguid")
             continue
-        if _IGNORED.match(line) or (strict and _GROUPING.match(line)):
+        if _IGNORED.match(line):
+            preamble = lineno  # vendid=/devid=: a record's first lines
+            continue
+        if strict and _GROUPING.match(line):
+            continue
+        inside = (guid_line or pending_sysimg or preamble == lineno - 1 or rec.p_line and rec.p_line[-1] == lineno - 1
+                  or rec.n_line and rec.n_line[-1] == lineno - 1)
+        tool = session.foreign(lineno, line)
+        if tool is not None:
+            if inside:
+                fail(lineno, f"a line of {tool} output inside a node record: {line[:80]!r}")
             continue
         if not strict:
             dm = _DEFAULT.match(line)
@@ -339,10 +364,11 @@ def read_records(text: str, source: str, dialect: str, node_name_map: dict[int, 
             if _UNSUPPORTED.match(line):
                 fail(lineno, f"ibsim directive {line.split()[0]!r} is not supported")
             continue  # ibsim ignores lines it does not know
-        if rec.n_kind and rec.p_line and rec.p_line[-1] == lineno - 1 or rec.n_line and rec.n_line[-1] == lineno - 1:
+        if inside:
             fail(lineno, f"unrecognised line inside a node record: {line[:80]!r}")
         warnings.append(warning(lineno, line, "unrecognised line outside any node record skipped"))
 
+    warnings.extend(session.warnings())
     if not rec.n_kind:
         skipped = f" ({len(warnings)} line(s) skipped, first line {warnings[0]['line']}: {warnings[0]['reason']})" \
             if warnings else ""

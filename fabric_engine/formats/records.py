@@ -2,7 +2,7 @@
 
 Every reader of ``ibnetdiscover``-shaped text (the node-record output, its ibdiagnet dialect, ibsim
 net files, ``ibnetdiscover -p``) fills one :class:`Records`; :func:`assemble` resolves remote ends,
-checks that both ends of every link agree, and builds the fabric, all vectorized. What it decides
+checks that both ends of every link list each other, and builds the fabric, all vectorized. What it decides
 beyond the file's words is said in ``meta`` and in the warnings:
 
 * **Loopback cables** (a port cabled to another port of the same node, as burn-in racks have)
@@ -17,6 +17,9 @@ beyond the file's words is said in ``meta`` and in the warnings:
   counted in ``meta["host_systems"]``.
 * **Unknown width or speed** (``??``/``???`` where the tool did not know the value): the other
   end's value, else the fabric's most common one, with a warning naming the line.
+* **Ends that print different rates** (``4xSDR`` on one switch, ``1xSDR`` on its peer: a link
+  retraining, or older firmware): the lower width and the lower speed, what the link can carry, with a
+  warning naming both lines; the cable is listed in ``meta["trained_down"]`` (``Fabric.trained_down``).
 * **NodeDescriptions** are kept as the file gives them (``meta["node_desc"]`` where the display
   name and the writers' convention would not give them back); display names are the description
   with blanks trimmed and runs of blanks collapsed, made unique (see :mod:`._common`).
@@ -119,6 +122,7 @@ def assemble(r: Records, source: str, dialect: str) -> Fabric:
         fail_at(i, f"link {r.n_id[node[i]]!r}[{int(port[i])}] -> {r.p_rid[i]!r}[{int(rport[i])}] is not confirmed by "
                    f"the other side ({other})")
     tok = np.array(r.p_tok, dtype=np.int64).reshape(-1, 2)
+    mismatch = np.zeros(len(tok), dtype=bool)  # ends printing different known rates
     if dialect == "ibsim":
         wm = np.array(r.p_wmask, dtype=np.int64)
         sm = np.array(r.p_smask, dtype=np.int64)
@@ -130,11 +134,9 @@ def assemble(r: Records, source: str, dialect: str) -> Fabric:
                 fail_at(int(none[0]), f"the two ends of this link enable no common link {what}")
     else:
         both = (tok >= 0) & (tok[partner] >= 0)
-        differ = np.flatnonzero((both & (tok != tok[partner])).any(axis=1))
-        if differ.size:
-            i, j = int(differ[0]), int(partner[differ[0]])
-            fail_at(i, f"link width/speed {_rate(tok[i])} differs from the other end's {_rate(tok[j])} "
-                       f"(line {int(line[j])})")
+        mismatch = (both & (tok != tok[partner])).any(axis=1)
+        if mismatch.any():
+            _lower_rate(tok, partner, line, mismatch, warnings)
         _resolve_unknown(tok, partner, line, warnings)
         width_code = np.searchsorted(np.array(WIDTHS), tok[:, 0])
         speed = tok[:, 1]
@@ -154,7 +156,23 @@ def assemble(r: Records, source: str, dialect: str) -> Fabric:
         sysimg=np.array(r.n_sysimg, dtype=np.uint64), nports=nports, lids=lids,
         a=node[cable], ap=port[cable], b=rnode[cable], bp=rport[cable], width=widths[cable], speed=speed[cable],
         loops=(node[loops], port[loops], rport[loops], widths[loops], speed[loops]), warnings=warnings,
-        names=list(r.n_id) if dialect == "ibsim" else None)
+        names=list(r.n_id) if dialect == "ibsim" else None,
+        meta={"trained_down": np.flatnonzero(mismatch[cable]).tolist()} if mismatch.any() else None)
+
+
+def _lower_rate(tok: np.ndarray, partner: np.ndarray, line: np.ndarray, mismatch: np.ndarray,
+                warnings: list[Warning]) -> None:
+    """Both ends of the ``mismatch`` links take the lower known width and speed (in place), a warning each link."""
+    shown = {i: _rate(tok[i]) for i in np.flatnonzero(mismatch).tolist()}
+    known = (tok >= 0) & (tok[partner] >= 0)
+    tok[known] = np.minimum(tok, tok[partner])[known]
+    for i in sorted(shown, key=lambda k: int(line[k])):
+        j = int(partner[i])
+        if int(line[i]) > int(line[j]) or i == j:
+            continue
+        warnings.append(warning(int(line[i]), "", f"link rate {shown[i]} differs from {shown[j]} at the other end "
+                                                  f"(line {int(line[j])}): read as {_rate(tok[i])}, the lower, and "
+                                                  f"marked trained down"))
 
 
 def _rate(tok: np.ndarray) -> str:

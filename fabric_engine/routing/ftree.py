@@ -33,6 +33,15 @@ tables then follow from the ancestry of the levelled fabric:
   (``info["ftree"]["leaf_detours"]``), and as a last resort a shortest path, spread round
   robin over the equal ports (``info["ftree"]["shortest_path_fallbacks"]``; not up/down).
 
+Parallel cables follow OpenSM's per-port counters: a switch climbs over the next cable of the
+upper switch's group (``counter_up``, moved by every route it sets that leads on -- below the main
+path, or to a switch with an adapter), descends over the cable the main paths left least loaded
+(``counter_down``); cables are ranked by the port of the switch that sets the route. A leaf that
+lacks the cable to the main path climbs where OpenSM's secondary paths reach it first, and cables
+between same-level switches below the roots carry the routes OpenSM's sibling groups give them
+(:func:`_fill_from_siblings`); the routes OpenSM lays over them for dummy compute nodes also move
+the up-group counters of the leaves' parents, and so their later up ports (:mod:`.ftree_counters`).
+
 Spines cabled to each other (a Dragonfly+, which OpenSM accepts as a two-rank tree with sibling
 links) carry routes to the other groups as OpenSM's ftree lays them (:mod:`.ftree_siblings`), and
 switches outside OpenSM's indexed part take their up groups back and forth, as its bubble sort of
@@ -52,6 +61,7 @@ import scipy.sparse as sp
 from ..errors import RoutingError
 from ..topology import Fabric
 from .ftree_check import UNINDEXED, check_fat_tree, ftree_structure, leaf_order, switch_tuples
+from .ftree_counters import UpCounters, dummy_sibling_bumps
 from .ftree_siblings import RootSiblings
 from .graph import lid_targets, switch_distances, switch_port_peers
 from .levels import Levels, levels
@@ -100,12 +110,15 @@ def spread_shortest_ports(dist: np.ndarray, peer: np.ndarray, xs: np.ndarray, ts
 class _Links:
     """Switch-to-switch cables grouped by ``(src, dst)``: pick the ``k``-th cable of a group."""
 
-    def __init__(self, fabric: Fabric) -> None:
+    def __init__(self, fabric: Fabric, level: np.ndarray | None = None) -> None:
+        """``level`` (per switch): rank climbs only, over parallel cables to a higher level."""
         f = fabric
         si = f.switch_index
         d = np.flatnonzero((si[f.dl_src] >= 0) & (si[f.dl_dst] >= 0))
         src, dst = si[f.dl_src[d]].astype(np.int64), si[f.dl_dst[d]].astype(np.int64)
-        order = np.lexsort((f.dl_src_port[d], dst, src))
+        # OpenSM sets a switch's entry from the switch at the cable's far end, taking that switch's
+        # ports of the group in its own port order: cables are ranked by the far end's port.
+        order = np.lexsort((f.dl_src_port[d], f.dl_dst_port[d], dst, src))
         self.s = s = f.num_switches
         key = src[order] * s + dst[order]
         port = f.dl_src_port[d][order].astype(np.uint8)
@@ -115,33 +128,59 @@ class _Links:
         # table[x, y, k]: port of the k-th cable from x to y; npar[x, y]: number of such cables.
         self.table = np.full((s, s, self.kmax), NO_PATH, dtype=np.uint8)
         self.table[key // s, key % s, rank] = port
+        self.first = np.ascontiguousarray(self.table[:, :, 0])  # the first cable of every pair
         self.npar = np.zeros((s, s), dtype=np.int16)
         np.add.at(self.npar, (key // s, key % s), 1)
+        # Switches with parallel cables (par_cols) and each one's place among their neighbours over them.
+        self.multi = np.flatnonzero((self.npar > 1).any(axis=1))  # switches with parallel cables
+        px, py = np.nonzero((self.npar > 1) if level is None else (self.npar > 1) & (level[None, :] > level[:, None]))
+        self.par_cols = np.unique(px)
+        col_of = np.searchsorted(self.par_cols, px)
+        start = np.searchsorted(px, px)  # px is sorted (row-major nonzero)
+        self.par_pos = np.full((len(self.par_cols), s), -1, dtype=np.int16)
+        self.par_pos[col_of, py] = np.arange(len(px)) - start
+        self.par_width = int((np.arange(len(px)) - start).max(initial=-1)) + 1
+        self.par_nbr = np.full((len(self.par_cols), max(self.par_width, 1)), -1, dtype=np.int64)  # inverse
+        self.par_nbr[col_of, np.arange(len(px)) - start] = py
 
-    def port_to_rows(self, dst: np.ndarray, seen: np.ndarray | None = None) -> np.ndarray:
+    def port_to_rows(self, dst: np.ndarray, seen: np.ndarray | None = None,
+                     counted: np.ndarray | None = None) -> np.ndarray:
         """``out[i, x]``: port of switch ``x`` towards ``dst[i, x]``.
 
         Parallel cables are taken round robin per ``(x, dst)`` in destination order, as
         OpenSM's per-port counters do; ``seen`` (int64 ``[S * S]``) carries the counts over calls.
+        Where ``counted`` (bool, like ``dst``) is false the cable is read off the counter without
+        moving it (OpenSM counts a route only when the switch it sets routes something new below).
         """
         s = self.s
-        flat = np.arange(s, dtype=np.int64)[None, :] * s + np.maximum(dst, 0)
-        if self.kmax == 1:
-            out = self.table.ravel()[flat]
-        else:
-            live = dst >= 0
-            key = np.where(live, flat, -1).ravel()  # destination-major: earlier destinations first
-            order = np.argsort(key, kind="stable")
-            sk = key[order]
-            first = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
-            rank = np.empty(len(key), dtype=np.int64)
-            rank[order] = np.arange(len(key)) - np.repeat(first, np.diff(np.r_[first, len(key)]))
-            rank = rank.reshape(dst.shape)
-            if seen is not None:
-                rank += seen[np.maximum(flat, 0)]
-                np.add.at(seen, flat[live], 1)
-            n = np.maximum(self.npar.ravel()[flat], 1)
-            out = self.table.ravel()[flat * self.kmax + rank % n]
+        flat = np.arange(s, dtype=np.int32 if s * s < 1 << 31 else np.int64)[None, :] * s + np.maximum(dst, 0)
+        out = self.first.ravel()[flat]
+        if self.kmax > 1:  # only switches with parallel cables up need a rank: counted entries before, per (x, parent)
+            cols = self.par_cols
+            sub = np.ascontiguousarray(dst[:, cols])
+            live = sub >= 0
+            pos = self.par_pos[np.arange(len(cols))[None, :], np.maximum(sub, 0)]
+            hit = (live & (pos >= 0)).ravel()
+            if hit.any():
+                width = self.par_width
+                slot = (np.arange(len(cols), dtype=np.int32)[None, :] * width + pos).ravel()[hit]  # dest-major
+                c = (np.ones(hit.sum(), dtype=np.int32) if counted is None
+                     else counted[:, cols].ravel()[hit].astype(np.int32))
+                order = np.argsort(slot.astype(np.int16) if len(cols) * width < 1 << 15 else slot, kind="stable")
+                ss = slot[order]
+                first = np.flatnonzero(np.r_[True, ss[1:] != ss[:-1]])
+                co = c[order]
+                run = np.cumsum(co) - co
+                rank = np.empty(len(slot), dtype=np.int64)
+                rank[order] = run - np.repeat(run[first], np.diff(np.r_[first, len(ss)]))
+                key = (cols.astype(np.int32 if s * s < 1 << 31 else np.int64)[None, :] * s + sub).ravel()[hit]
+                if seen is not None:
+                    rank += seen[key]
+                    seen += np.bincount(key[c > 0], minlength=len(seen))
+                n = np.maximum(self.npar.ravel()[key], 1)
+                sub_out = np.ascontiguousarray(out[:, cols])  # a[:, idx] may come out Fortran-ordered
+                sub_out.reshape(-1)[hit] = self.table.ravel()[key * self.kmax + rank % n]
+                out[:, cols] = sub_out
         return np.where(dst >= 0, out, np.uint8(NO_PATH))
 
     def port_to(self, src: np.ndarray, dst: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -153,6 +192,23 @@ class _Links:
             n = np.maximum(self.npar[src, dsafe], 1)
             out = self.table[src, dsafe, k % n]
         return np.where(dst >= 0, out, np.uint8(NO_PATH))
+
+
+class _MainEdges:
+    """Main paths over every cable group, in destination order: OpenSM's ``counter_down``."""
+
+    def __init__(self, chain: np.ndarray, s_count: int) -> None:
+        n = chain.shape[1]
+        lo, hi = chain[:-1].ravel(), chain[1:].ravel()
+        d = np.tile(np.arange(n, dtype=np.int64), chain.shape[0] - 1)
+        ok = (lo >= 0) & (hi >= 0)
+        self.n, self.s = max(n, 1), s_count
+        self.keys = np.sort((lo[ok] * s_count + hi[ok]) * self.n + d[ok])
+
+    def before(self, lower: np.ndarray, upper: np.ndarray, dest: np.ndarray) -> np.ndarray:
+        """Main paths from ``lower`` up to ``upper`` of the destinations before ``dest`` (all of them: ``dest`` = n)."""
+        base = (lower.astype(np.int64) * self.s + upper) * self.n
+        return np.searchsorted(self.keys, base + dest) - np.searchsorted(self.keys, base)
 
 
 def _first_related(lv: Levels, rel_src: np.ndarray, rel_dst: np.ndarray, s_count: int,
@@ -233,7 +289,7 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
     else:
         lv = levels(f, dist)
     lft = np.full((s_count, f.max_lid + 1), NO_PATH, dtype=np.uint8)
-    links = _Links(f)
+    links = _Links(f, lv.level)
     # Roots cabled to each other (a Dragonfly+): OpenSM routes over those sibling groups too.
     sib = None
     if refused is None and lv.top == 2 and lv.sibling_links:
@@ -302,6 +358,8 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
     down[n_lev, n_all + np.arange(len(non))] = n_exit
     z_of = np.r_[chain[1, :n_all], n_sw].astype(np.int64)  # every destination's own switch
     m_leaf = np.full(n_total, -1, dtype=np.int64)  # main paths the leaf routed before this one
+    counters = None  # parents of leaves whose up counters sibling routes move (dummies only)
+    has_ca = np.bincount(st.ca_switch, minlength=s_count) > 0
     for lev in range(1, top):
         cur = chain[lev]
         idx = np.flatnonzero((cur >= 0) & (n_up[np.maximum(cur, 0)] > 0))
@@ -315,16 +373,27 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
         rank[order] = np.arange(len(c)) - np.repeat(starts, np.diff(np.r_[starts, len(c)]))
         g = g0[c] + _picked(rank, n_up[c], sway[c])
         k = (rank // n_up[c]) % g_n[g]
+        if lev == 2 and refused is None and sib is None and lv.sibling_links and n_all > len(h_leaf):
+            counters = _sibling_counters(f, lv, chain, idx, c, dest[:len(h_leaf)], n_all, m_leaf, g0, n_up, sway,
+                                         g_src, g_dst, has_ca)
+            if counters is not None:
+                on = np.isin(c, counters.switches)
+                p, prior = counters.main_picks(c[on], idx[on])
+                g[on] = g0[c[on]] + p
+                k[on] = prior % g_n[g[on]]
         chain[lev + 1, idx] = g_dst[g]
         if lev == 1:
             m_leaf[idx] = rank
         down[lev + 1, idx] = lv.up_rport[gfirst[g] + k]
 
+    main_edges = _MainEdges(chain, s_count) if links.kmax > 1 else None
+    extra_load = None if counters is None else counters.extra_load(g0, len(g_src))
     # Switch LIDs, routed after every CA, when the main paths have set the up groups' loads.
     sw = ~tg.is_host
-    if sib is None:
+    late_switches = sib is None and refused is None and main_edges is not None
+    if sib is None and not late_switches:
         if refused is None:
-            table = _switch_lid_table(lv, links, chain, g_src, g_dst, tg.target[sw])
+            table = _switch_lid_table(lv, links, chain, g_src, g_dst, tg.target[sw], extra_load=extra_load)
         else:
             table = first_shortest_table(dist, peer, tg.target[sw])
         lft[:, tg.lids[sw]] = table
@@ -372,18 +441,30 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
     # not every up group of h leads above z, so h takes its first parent above z instead)
     twin = descend_sw[:, parent_high] if len(parent_high) else np.zeros((len(zs), 0), np.int64)
     twin_at = np.where(twin >= 0, high_at[np.maximum(twin, 0)], -1)
+    # twin_any_at: the twin even where some up group of h does not lead above z (a switch short of a cable)
+    twin_any_at = np.ascontiguousarray(twin_at.astype(np.int32))
     twin_at = np.ascontiguousarray(np.where(all_above_t[:, high], twin_at, -1).astype(np.int32))
+    # other_twin[z, h]: h's up groups differ from its twin's (a switch short of a cable, or its twin)
+    other_twin = (twin_any_at >= 0) & ((twin_at < 0) | (n_up[high][None, :] != n_up[high[np.maximum(twin_at, 0)]]))
+    if refused is not None or not other_twin.any():
+        other_twin = None
     del twin
     # columns of the high switches: a slice when they are consecutive switch indices (the usual order)
     hcols = slice(int(high[0]), int(high[-1]) + 1) if len(high) and high[-1] - high[0] + 1 == len(high) else high
     cable_seen = np.zeros(s_count * s_count if links.kmax > 1 else 1, dtype=np.int64)
-    other_seen = np.zeros_like(cable_seen)
     sp_seen = np.zeros(s_count, dtype=np.int64)
     balanced = fallback_sp = far_sib = 0
     irregular = refused is not None  # detours and shortest-path last resorts: our own balancing only
     up_ptr = np.searchsorted(g_src, np.arange(s_count + 1))
-    for c0 in range(0, len(dest), _CHUNK):
-        ids = dest[c0:c0 + _CHUNK]
+    share: list[np.ndarray] = []  # [S, S]: two switches with a common root, computed once when needed
+    # With parallel cables the dummies route too (no entries): their climbs move OpenSM's cable counters.
+    loop_ids, loop_lids = dest, dest_lid
+    if links.kmax > 1 and sib is None and n_all > len(h_leaf):
+        loop_ids = np.arange(n_total, dtype=np.int64)
+        loop_lids = np.full(n_total, -1, dtype=np.int64)
+        loop_lids[dest] = dest_lid
+    for c0 in range(0, len(loop_ids), _CHUNK):
+        ids = loop_ids[c0:c0 + _CHUNK]
         n = len(ids)
         ar = np.arange(n)
         # The main-path switches of a destination cover nested sets of switches (each is the parent
@@ -416,6 +497,8 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
             main_seen += hits.sum(axis=0, dtype=np.int32)
             before = before[ids - seen_to]
             seen_to = int(ids[-1]) + 1
+            if counters is not None:  # switches whose counters sibling routes moved: their least loaded group
+                before[:, high_at[counters.switches]] = counters.next_pos(ids)
         if sib is None and upper.any():
             # Round robin over the up groups when all of them lead above the destination's switch (OpenSM's
             # secondary paths follow its load-sorted group order, which spreads them the same way) ...
@@ -430,15 +513,46 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
             val = (g_port if links.kmax == 1 else g_dst)[np.minimum(rank, max(len(g_dst) - 1, 0))]
             # ... else the first parent above the destination's switch.
             np.copyto(val, first_up_high[zp], where=tw < 0, casting="unsafe")
+            # A switch with other up groups than its twin: the first of the twin's parents, in the twin's
+            # order, that it is cabled to (OpenSM walks the twin's up groups until one leads down to it).
+            mi, mh = np.nonzero(upper & other_twin[zp]) if other_twin is not None else (np.zeros(0, np.int64),) * 2
+            if mi.size:
+                tw_any = twin_any_at[zp[mi], mh]
+                a = high[tw_any]
+                x = high[mh]
+                p0, n_a = before[mi, tw_any].astype(np.int64), np.maximum(n_up[a], 1)
+                pick = np.full(len(mi), -1, dtype=np.int64)
+                for k in range(int(n_a.max(initial=0))):
+                    cand = g_dst[g0[a] + (p0 + k) % n_a]
+                    pick = np.where((pick < 0) & (k < n_a) & (links.npar[x, cand] > 0), cand, pick)
+                    if (pick >= 0).all():
+                        break
+                val[mi, mh] = (links.port_to(x, pick, np.zeros(len(x), dtype=np.int64)) if links.kmax == 1
+                               else pick)
             if isinstance(hcols, slice):
                 np.copyto(hop[:, hcols], val, where=upper, casting="unsafe")
             else:
                 hop[:, hcols] = np.where(upper, val, hop[:, hcols])
+        if sib is None and not irregular:
+            _stray_leaves(hop, secondary, low, zz, ids, m_leaf, lv, links, g0, n_up, sway, g_dst, share)
         if links.kmax == 1:
             port = hop
-        else:  # parallel cables: main-path climbs and the other routes are spread separately
-            port = np.where(covered, links.port_to_rows(np.where(covered, hop, -1), cable_seen),
-                            links.port_to_rows(np.where(covered, -1, hop), other_seen))
+        else:  # parallel cables: climbs share one counter per cable, descents follow the main paths' counters
+            for lev in range(1, top + 1):  # main-path switches go down along it (set below)
+                u = chain[lev, ids]
+                hop[ar[u >= 0], u[u >= 0]] = -1
+            # a climb is counted when the climbing switch routes something new: it is below the main
+            # path (its subtree is reached first there) or has an adapter of its own; descents (above)
+            # are not counted there, they take the first cable here and are corrected below
+            port = links.port_to_rows(hop, cable_seen, (covered | has_ca[None, :]) & ~above)
+            dx = links.multi  # only descents over parallel cables need the main paths' counters
+            di, dj = np.nonzero(above[:, dx])
+            if di.size:
+                dx = dx[dj]
+                low_sw = hop[di, dx]
+                par = links.npar[dx, np.maximum(low_sw, 0)] > 1
+                di, dx, low_sw = di[par], dx[par], low_sw[par]
+                port[di, dx] = links.port_to(dx, low_sw, main_edges.before(low_sw, dx, ids[di]))
         for lev in range(1, top + 1):  # switches on the main path go down along it
             u = chain[lev, ids]
             ok = u >= 0
@@ -475,13 +589,29 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
             np.add.at(sp_seen, sx, 1)
             port[sj, sx] = spread_shortest_ports(dist, peer, sx, zz[sj], rank)
             fallback_sp += int(sx.size)
-        cols = dest_lid[c0:c0 + n]
+        cols = loop_lids[c0:c0 + n]
         if n and cols[-1] - cols[0] == n - 1 and np.all(np.diff(cols) == 1):
             lft[:, cols[0]:cols[-1] + 1] = port.T
         else:
-            lft[:, cols] = port.T
+            keep = cols >= 0  # dummies write nothing
+            lft[:, cols[keep]] = port[keep].T
 
+    if late_switches:  # parallel cables: the climbs go on counting, switch by switch in GUID order
+        targets, sw_lids = tg.target[sw], tg.lids[sw]
+        o = np.argsort(guid_key(f.guid[f.switches[targets]]), kind="stable")
+        lft[:, sw_lids[o]] = _switch_lid_table(lv, links, chain, g_src, g_dst, targets[o], cable_seen, main_edges,
+                                                  has_ca, extra_load)
+    sibling_routes = 0
+    if refused is None and sib is None and lv.sibling_links:
+        own = np.full(lft.shape[1], -1, dtype=np.int64)
+        own[tg.lids] = tg.target
+        sibling_routes = _fill_from_siblings(f, lv, lft, own)
     notes = st.notes + lv.notes + _irregularities(f, lv, n_up)
+    if sibling_routes:
+        notes = [n for n in notes if "carry no up/down route" not in n]
+        notes.append(f"{lv.sibling_links} cable(s) join switches of the same level: {sibling_routes} route(s) go over "
+                     "them as OpenSM's ftree sets them (sibling groups: to the switch that delivers the LID, or "
+                     "where no up/down route exists)")
     if sib is not None:
         sw_table, far = _sibling_switch_lids(sib, f, links, tg.target[sw], max_cn, g0, n_up, sway, g_dst, up_ptr,
                                              low)
@@ -504,11 +634,154 @@ def ftree(fabric: Fabric, on_irregular: str = "minhop", roots: Sequence[int | st
         "levels": int(lv.top), "leaves": int(len(leaves)), "max_hosts_per_leaf": max_cn,
         "dummy_nodes": int(n_all - len(h_leaf)), "leaf_detours": balanced,
         "shortest_path_fallbacks": fallback_sp, "sibling_cables": 0 if sib is None else sib.sibling_cables,
-        "sibling_far_routes": far_sib, "compute_nodes": int(len(h_lid)), "non_compute_nodes": int(len(non)),
+        "sibling_far_routes": far_sib, "sibling_routes": sibling_routes, "compute_nodes": int(len(h_lid)),
+        "non_compute_nodes": int(len(non)),
         "io_nodes": int(st.is_io.sum()), "roots": [str(names[r]) for r in st.roots] if st.roots_given else None,
         "notes": notes,
     }}
     return Routing(f, lft, "ftree", info)
+
+
+def _stray_leaves(hop: np.ndarray, secondary: np.ndarray, low: np.ndarray, zz: np.ndarray, ids: np.ndarray,
+                  m_leaf: np.ndarray, lv: Levels, links: _Links, g0: np.ndarray, n_up: np.ndarray,
+                  sway: np.ndarray, g_dst: np.ndarray, share: list[np.ndarray]) -> None:
+    """Leaves no main-path switch covers (one lacks the cable to it): climb as OpenSM's secondary paths reach them.
+
+    From the destination's leaf X, OpenSM walks X's up groups in load order (the main one first), each
+    parent ``g`` going down to the leaves cabled to it, then up and down to the others. A stray leaf
+    takes, among its parents ``p``, the one reached with the fewest hops (``p == g``: 1, ``p`` and
+    ``g`` under a common root: 3), then through the earliest group of X, then its lowest port.
+    ``hop[i, x]`` is set in place (next switch, or port without parallel cables).
+    """
+    i, j = np.nonzero(secondary[:, low])
+    keep = lv.level[zz[i]] == 1
+    i, x = i[keep], low[j[keep]]
+    if not i.size:
+        return
+    width = int(n_up.max(initial=0))
+    order = _load_order(zz[i], m_leaf[ids[i]], g0, n_up, sway, width)  # [P, W] up groups of X
+    g = np.where(order >= 0, g_dst[np.maximum(order, 0)], -1)
+    par = np.full((len(x), width), -1, dtype=np.int64)  # parents of the stray leaf, port order
+    k = np.arange(width)[None, :]
+    has = k < n_up[x][:, None]
+    par[has] = g_dst[(g0[x][:, None] + k)[has]]
+    pp, gg = par[:, :, None], g[:, None, :]  # [P, parents, groups]
+    ok = (pp >= 0) & (gg >= 0)
+    if not share:  # ``share`` caches the [S, S] common-root matrix over the chunks
+        t = lv.anc[lv.level == lv.top].astype(np.float32)
+        share.append((t.T @ t) > 0)
+    common = share[0][np.maximum(pp, 0), np.maximum(gg, 0)]
+    hops = np.where(ok & (pp == gg), 1, np.where(ok & common, 3, 99))
+    key = (hops * (width + 1) + np.arange(width)[None, None, :]) * (width + 1) + np.arange(width)[None, :, None]
+    best = key.reshape(len(x), -1).argmin(axis=1)
+    reach = key.reshape(len(x), -1)[np.arange(len(x)), best] < 99 * (width + 1) ** 2
+    p = par[np.arange(len(x)), best // width]
+    p = np.where(reach, p, -1)
+    if links.kmax == 1:
+        hop[i, x] = links.port_to(x, p, np.zeros(len(x), dtype=np.int64))
+    else:
+        hop[i, x] = p
+
+
+def _fill_from_siblings(fabric: Fabric, lv: Levels, lft: np.ndarray, own: np.ndarray) -> int:
+    """Routes over cables between same-level switches (OpenSM's sibling groups); entries set.
+
+    OpenSM's ftree walks a switch's sibling groups after its down and up groups
+    (``fabric_route_upgoing_by_going_down``, ``fabric_route_downgoing_by_going_up``), keeping a
+    route when it has fewer hops: a switch cabled to the switch that delivers a LID (``own``)
+    goes straight to it; a switch left without a route reaches the target through a sibling
+    that has one (not back through itself), the first such cable in port order, repeated for
+    chains of siblings. Loops over the sibling cables, vectorized over LIDs.
+    """
+    f = fabric
+    si = f.switch_index
+    d = np.flatnonzero((si[f.dl_src] >= 0) & (si[f.dl_dst] >= 0))
+    x, y = si[f.dl_src[d]].astype(np.int64), si[f.dl_dst[d]].astype(np.int64)
+    same = (lv.level[x] == lv.level[y]) & (lv.level[x] > 0) & (x != y)
+    x, y, px, py = x[same], y[same], f.dl_src_port[d][same], f.dl_dst_port[d][same]
+    o = np.lexsort((px, x))
+    x, y, px, py = x[o], y[o], px[o], py[o]
+    total = 0
+    before = lft[x].copy()
+    for a, b, pa in zip(x.tolist(), y.tolist(), px.tolist(), strict=True):
+        direct = own == b
+        total += int((lft[a, direct] != pa).sum())
+        lft[a, direct] = pa
+    for _ in range(len(x)):
+        changed = 0
+        for a, b, pa in zip(x.tolist(), y.tolist(), px.tolist(), strict=True):
+            back = py[(x == b) & (y == a)]  # ports of b cabled to a
+            hole = (lft[a] == NO_PATH) & (lft[b] != NO_PATH) & ~np.isin(lft[b], back)
+            hole[0] = False
+            n = int(hole.sum())
+            if n:
+                lft[a, hole] = pa
+                changed += n
+        total += changed
+        if not changed:
+            break
+    # A switch routed over a sibling cable goes on down (fabric_route_upgoing_by_going_down): its
+    # children left without a route climb to it, the lowest port first, level by level.
+    new = np.zeros(lft.shape, dtype=bool)
+    new[x] = lft[x] != before
+    up = np.isin(y_all := lv.up_dst, np.flatnonzero(new.any(axis=1)))
+    for _ in range(int(lv.level.max(initial=0))):
+        c, u, pc = lv.up_src[up], y_all[up], lv.up_port[up]
+        if not len(c):
+            break
+        o = np.lexsort((pc, c))[::-1]  # the lowest port of a child written last
+        c, u, pc = c[o], u[o], pc[o]
+        hole = new[u] & (lft[c] == NO_PATH)  # [links, LIDs]
+        li, lid = np.nonzero(hole)
+        lft[c[li], lid] = pc[li].astype(np.uint8)
+        total += len(np.unique(c[li] * lft.shape[1] + lid))
+        got = np.zeros(lft.shape[0], dtype=bool)
+        got[c[li]] = True
+        new[:] = False
+        new[c[li], lid] = True
+        up = np.isin(y_all, np.flatnonzero(got))
+    return total
+
+
+def _sibling_counters(f: Fabric, lv: Levels, chain: np.ndarray, idx: np.ndarray, c: np.ndarray, real: np.ndarray,
+                      n_all: int, m_leaf: np.ndarray, g0: np.ndarray, n_up: np.ndarray, sway: np.ndarray,
+                      g_src: np.ndarray, g_dst: np.ndarray, has_ca: np.ndarray) -> UpCounters | None:
+    """Up counters of the leaves' parents that route dummies over same-level cables (:mod:`.ftree_counters`).
+
+    ``idx``/``c``: the destinations whose main path reaches a leaf's parent, and that parent.
+    """
+    si = f.switch_index
+    d = np.flatnonzero((si[f.dl_src] >= 0) & (si[f.dl_dst] >= 0))
+    a, b = si[f.dl_src[d]].astype(np.int64), si[f.dl_dst[d]].astype(np.int64)
+    keep = (lv.level[a] == 2) & (lv.level[b] == 2) & (a != b) & (n_up[a] > 0) & ~sway[a]
+    pair = np.unique(a[keep] * len(si) + b[keep])
+    if not len(pair):
+        return None
+    s_count = len(n_up)
+    sib_a, sib_b = pair // len(si), pair % len(si)
+    # routing a sibling creates a route when an adapter hangs on it, its parents or their children
+    up = sp.csr_matrix((np.ones(len(g_src), dtype=np.int32), (g_src, g_dst)), shape=(s_count, s_count))
+    ca = has_ca.astype(np.int32)
+    reach = has_ca | ((up @ ca) > 0) | ((up @ (up.T @ ca)) > 0)
+    dummy = np.ones(n_all, dtype=bool)
+    dummy[real] = False
+    dm = np.flatnonzero(dummy)
+    leaf = chain[1, dm]
+    order = _load_order(leaf, m_leaf[dm], g0, n_up, sway, max(1, int(n_up.max(initial=0))))
+    parents = np.where(order >= 0, g_dst[np.maximum(order, 0)], -1)
+    bumps = dummy_sibling_bumps(parents, sib_a, sib_b, reach)
+    if not bumps.any():
+        return None
+    bumpy = np.unique(parents[bumps > 0])
+    on = np.isin(c, bumpy)
+    extra = np.zeros(n_all + 1, dtype=np.int64)
+    extra[dm] = bumps[:, 0]  # the main path's own parent: onto the group it just took
+    mx, md = c[on], idx[on]
+    ci, ck = np.nonzero(bumps[:, 1:] > 0)  # parents visited on secondary paths: onto their least loaded group
+    x = np.r_[mx, parents[ci, ck + 1]]
+    dd = np.r_[md, dm[ci]]
+    inc = np.r_[1 + extra[np.minimum(md, n_all)] * (md < n_all), bumps[ci, ck + 1]]
+    return UpCounters(x, dd, inc, np.r_[np.ones(len(mx), bool), np.zeros(len(ci), bool)], n_up)
 
 
 def _main_path_hits(chain: np.ndarray, high_at: np.ndarray, lo: int, hi: int, n_high: int) -> np.ndarray:
@@ -531,7 +804,9 @@ _SW_BLOCK = 1 << 22
 
 
 def _switch_lid_table(lv: Levels, links: _Links, chain: np.ndarray, g_src: np.ndarray, g_dst: np.ndarray,
-                      targets: np.ndarray) -> np.ndarray:
+                      targets: np.ndarray, up_seen: np.ndarray | None = None,
+                      main_edges: _MainEdges | None = None, has_ca: np.ndarray | None = None,
+                      extra_load: np.ndarray | None = None) -> np.ndarray:
     """``out[x, j]``: port of switch ``x`` towards switch ``targets[j]``, as OpenSM's ftree routes switch LIDs.
 
     ``fabric_route_to_switches`` runs after every CA is routed: from the target T it sets every switch
@@ -558,6 +833,8 @@ def _switch_lid_table(lv: Levels, links: _Links, chain: np.ndarray, g_src: np.nd
         x, y = chain[lev], chain[lev + 1]
         ok = (x >= 0) & (y >= 0)
         np.add.at(load, gsort[np.searchsorted(gk[gsort], x[ok] * s_count + y[ok])], 1)
+    if extra_load is not None:  # counts sibling routes added (:mod:`.ftree_counters`)
+        load += extra_load
     o = np.lexsort((np.arange(len(g_src)), load, g_src))  # equal loads keep the index (tuple) order
     first_of_src = np.searchsorted(g_src, g_src)
     pos = np.empty(len(g_src), dtype=np.int64)
@@ -610,10 +887,27 @@ def _switch_lid_table(lv: Levels, links: _Links, chain: np.ndarray, g_src: np.nd
             best[:, src] = np.minimum(best[:, src], mins >> dbits)
             climb_to[:, src] = np.where(mins < (inf << dbits), g_dst[g][np.minimum(seg[None, :] + (mins & mask),
                                                                                  len(g) - 1)], -1)
-        x = np.broadcast_to(np.arange(s_count)[None, :], best.shape)
-        port = links.port_to(x, climb_to, 0)
         ai, ax = np.nonzero(via >= 0)
-        port[ai, ax] = links.port_to(ax, via[ai, ax], 0)
+        if main_edges is None:
+            x = np.broadcast_to(np.arange(s_count)[None, :], best.shape)
+            port = links.port_to(x, climb_to, 0)
+            port[ai, ax] = links.port_to(ax, via[ai, ax], 0)
+        else:  # parallel cables: a climb takes the next cable of the upper switch's counter, a descent
+            # the least loaded by main paths (OpenSM's counter_up and counter_down)
+            climb_to[ai, ax] = -1
+            climb_to[b, t] = -1
+            # counted when the switch routes something new below: an adapter, or a child climbing to it
+            counted = np.broadcast_to(has_ca[None, :], climb_to.shape).copy()
+            if not has_ca.all():
+                kid = climb_to[:, lv.up_src] == lv.up_dst[None, :]  # [targets, up links]
+                ti, li = np.nonzero(kid)
+                counted[ti, lv.up_dst[li]] = True
+            port = links.port_to_rows(climb_to, up_seen, counted)
+            low_sw = via[ai, ax]
+            port[ai, ax] = links.port_to(ax, low_sw, 0)
+            par = links.npar[ax, low_sw] > 1
+            ai, ax, low_sw = ai[par], ax[par], low_sw[par]
+            port[ai, ax] = links.port_to(ax, low_sw, main_edges.before(low_sw, ax, np.full(len(ax), main_edges.n)))
         port[b, t] = 0
         out[:, t0:t0 + len(t)] = port.T
     return out

@@ -36,7 +36,9 @@ Also read, as infiniband-diags' ``iblinkinfo.c`` prints them:
   an error;
 * captured-terminal noise: CR LF read as LF; a byte order mark removed, shell prompts,
   a PuTTY log banner and the tools' standard-error lines skipped as
-  :func:`fabric_engine.captured.noise` tells, each with a warning.
+  :func:`fabric_engine.captured.noise` tells, each with a warning; other tools' output of the same
+  terminal session (``ibswitches``, ``ibstat``, ``sminfo``, ...) skipped between nodes with one warning
+  per tool naming its lines (:class:`fabric_engine.captured.Session`), an error inside a node's lines.
 
 Warnings are dicts ``{"line", "text", "reason", "source"}``: :attr:`LinkInfo.warnings`,
 also appended to the ``warnings`` list :func:`parse_iblinkinfo` and :func:`read_discovery`
@@ -64,7 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..captured import BOM_REMOVED
+from ..captured import BOM_REMOVED, Session
 from ..captured import noise as noise_reason
 from ..errors import FormatError, TopologyError
 from ..topology import KIND_HOST, KIND_SWITCH, ROLES, SPEEDS, Fabric
@@ -178,6 +180,8 @@ class _Reader:
         self.rows: list[tuple] = []
         self.flat: list[tuple] = []  # line mode: (guid, description, far-end guid, link fields, line number)
         self.warnings: list[dict] = []
+        self.session = Session()  # other tools' lines of a captured terminal session
+        self.last_record = 0  # line of the last node header or port line of the grouped form
 
     def fail(self, no: int, message: str):
         raise FormatError(self.source, no, message)
@@ -198,9 +202,13 @@ class _Reader:
         if m := _LINE_PORT.match(line):
             return self.line_port(no, line, m)
         reason = noise_reason(line)
-        if reason is None:
+        if reason is not None:
+            return self.warn(no, line, reason)
+        tool = self.session.foreign(no, line)
+        if tool is None:
             self.fail(no, f"not an iblinkinfo line: {line.strip()[:80]!r}")
-        self.warn(no, line, reason)
+        if self.last_record == no - 1:
+            self.fail(no, f"a line of {tool} output inside a node's port lines: {line.strip()[:80]!r}")
 
     def port(self, no: int, line: str, m: re.Match) -> None:
         if not self.names:
@@ -213,6 +221,7 @@ class _Reader:
             self.guids[node] = pguid
         lid, port, *link = _link_fields(m, no, line, self.fail, self.warn)
         self.rows.append((node, lid, port, pguid, *link, no))
+        self.last_record = no
 
     def header(self, no: int, m: re.Match) -> None:
         if self.flat:
@@ -228,6 +237,7 @@ class _Reader:
         self.kinds.append(KIND_SWITCH if kind == "Switch" else KIND_HOST)
         self.names.append(name)
         self.guids.append(guid)
+        self.last_record = no
 
     def line_port(self, no: int, line: str, m: re.Match) -> None:
         if self.names:
@@ -275,6 +285,9 @@ class _Reader:
     def info(self) -> LinkInfo:
         if self.flat:
             self.line_mode_nodes()
+        skipped = [make_warning(self.source, w["line"], w["text"], w["reason"]) for w in self.session.warnings()]
+        if skipped:
+            self.warnings = sorted(self.warnings + skipped, key=lambda w: w["line"])
         cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 12
         return LinkInfo(
             node_kind=np.array(self.kinds, dtype=np.int8), node_name=np.array(self.names, dtype=object),

@@ -34,7 +34,10 @@ What real clusters write, as infiniband-diags' ``perfquery.c`` prints it:
   removed with a warning; shell prompt lines, a PuTTY (or ``script``) log banner and the
   tools' standard-error lines (``ibwarn: [pid] func: ...``, ``file.c:123; ...``,
   ``perfquery: iberror: ...``) are skipped, each with a warning (see
-  :func:`noise_reason`). Any other line is still an error naming it.
+  :func:`noise_reason`); other tools' output of the same terminal session (``ibswitches``,
+  ``ibstat``, ``sminfo``, ...) is skipped between blocks with one warning per tool naming its lines
+  (:class:`fabric_engine.captured.Session`), and is an error inside a block. Any other line is still
+  an error naming it.
 
 Warnings are dicts ``{"line", "text", "reason", "source"}`` (``text`` is the skipped
 line, stripped, at most 120 characters), appended to the ``warnings`` list the read functions take.
@@ -49,7 +52,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..captured import BOM_REMOVED, warning
+from ..captured import BOM_REMOVED, Session, warning
 from ..captured import noise as noise_reason
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
@@ -151,9 +154,13 @@ def _clean(text: str, source: str, warnings: list | None) -> str:
     """
     lines = text.split("\n")
     skipping = False
+    session = Session()  # other tools' lines of a captured terminal session: one warning per tool
+    in_block = False  # the line before was a counter header or field
     for i, ln in enumerate(lines):
         if not ln.strip():
+            in_block = False
             continue
+        in_block, was_in_block = True, in_block
         if ln.startswith("#"):  # a header starts (or ends) a skipped block; other comments change nothing
             if _HEADER.match(ln):
                 skipping = False
@@ -166,11 +173,19 @@ def _clean(text: str, source: str, warnings: list | None) -> str:
             if skipping:
                 lines[i] = ""
             continue
+        in_block = False
         reason = noise_reason(ln)
-        if reason is None:
-            raise FormatError(source, i + 1, f"not a perfquery counter line: {ln.strip()[:80]!r}")
         lines[i] = ""
-        _append(warnings, make_warning(source, i + 1, ln, reason))
+        if reason is not None:
+            _append(warnings, make_warning(source, i + 1, ln, reason))
+            continue
+        tool = session.foreign(i + 1, ln)
+        if tool is None:
+            raise FormatError(source, i + 1, f"not a perfquery counter line: {ln.strip()[:80]!r}")
+        if was_in_block:
+            raise FormatError(source, i + 1, f"a line of {tool} output inside a counter block: {ln.strip()[:80]!r}")
+    for w in session.warnings():
+        _append(warnings, make_warning(source, w["line"], w["text"], w["reason"]))
     return "\n".join(lines)
 
 

@@ -284,6 +284,15 @@ class Fabric:
         c = capacity_gbps(self.width, self.speed).astype(np.float64)
         return np.concatenate([c, c])
 
+    @cached_property
+    def trained_down(self) -> np.ndarray:
+        """Cables whose two ends printed different rates (the lower was read: a link retraining, old firmware),
+        bool ``[L]``; kept as their indices in ``meta["trained_down"]``."""
+        out = np.zeros(self.num_links, dtype=bool)
+        idx = np.asarray(self.meta.get("trained_down") or (), dtype=np.int64)
+        out[idx[(idx >= 0) & (idx < self.num_links)]] = True
+        return out
+
     def reverse(self, d: np.ndarray | int) -> np.ndarray | int:
         """Index of the opposite direction of directed link(s) ``d``."""
         L = self.num_links
@@ -437,7 +446,9 @@ class Fabric:
             kind=self.kind, node_name=self.node_name, guid=self.guid, lid=self.lid, nports=self.nports,
             role=self.role, tier=self.tier, group=self.group, port_lid=self.port_lid, port_guid=self.port_guid,
             a_node=self.a_node[keep], a_port=self.a_port[keep], b_node=self.b_node[keep], b_port=self.b_port[keep],
-            width=self.width[keep], speed=self.speed[keep], length_m=self.length_m[keep], meta=self.meta,
+            width=self.width[keep], speed=self.speed[keep], length_m=self.length_m[keep],
+            meta={**self.meta, "trained_down": np.flatnonzero(self.trained_down[keep]).tolist()}
+            if "trained_down" in self.meta else self.meta,
         )
 
     def __repr__(self) -> str:

@@ -9,7 +9,8 @@ import {cableLines, formatDuration, formatUtil} from "./format.js";
 
 /** State of a cable drawn from a `link_down` alert: not among the fabric's links any more. */
 export const DOWN = "down";
-/** State of a cable drawn from a `width_degraded` or `speed_degraded` alert: still a link, running slower. */
+/** State of a cable drawn from a `width_degraded` or `speed_degraded` alert, or that the snapshot says is trained down
+ * (its ends printed different rates, the lower read): still a link, running slower. */
 export const DEGRADED = "degraded";
 
 const STATE_OF = {link_down: DOWN, width_degraded: DEGRADED, speed_degraded: DEGRADED};
@@ -23,11 +24,13 @@ const port = (p) => (Number.isInteger(p) ? p : -1);
  * two nodes (both must be nodes of the current fabric: an alert with -1, a node that is gone, draws nothing), a
  * degraded cable in its own place (its `cable` must be a cable of the current fabric). Alerts that are not condition
  * alerts (`condition` not true) or of other kinds are left out; two alerts about one cable (width and speed) make one
- * entry.
+ * entry. Cables the snapshot lists as trained down (`fabric.links.trainedDown`) are degraded entries too, with
+ * `trainedDown: true`.
  * @param {object[]} alerts the newest frame's `alerts`
  * @param {object} fabric from decodeSnapshot: the snapshot the frame belongs to (alerts index its nodes and cables)
  * @returns {Array<{state: "down"|"degraded", a: number, b: number, aPort: number, bPort: number, cable: number,
- *   alerts: object[]}>} down cables first, then degraded ones, each in the alerts' order; `cable` is -1 for a down cable
+ *   alerts: object[], trainedDown?: boolean}>} down cables first, then degraded ones in the alerts' order, then trained
+ *   down ones without alerts in cable order; `cable` is -1 for a down cable
  */
 export function conditionCables(alerts, fabric) {
   const down = new Map();
@@ -51,6 +54,12 @@ export function conditionCables(alerts, fabric) {
       if (degraded.has(c)) degraded.get(c).alerts.push(alert);
       else degraded.set(c, {state, a: a[c], b: b[c], aPort: aPort[c], bPort: bPort[c], cable: c, alerts: [alert]});
     }
+  }
+  const {a, b, aPort, bPort, trainedDown = []} = fabric.links;
+  for (const c of trainedDown) {
+    if (degraded.has(c)) degraded.get(c).trainedDown = true;
+    else degraded.set(c, {state: DEGRADED, a: a[c], b: b[c], aPort: aPort[c], bPort: bPort[c], cable: c, alerts: [],
+      trainedDown: true});
   }
   return [...down.values(), ...degraded.values()];
 }
@@ -98,7 +107,9 @@ const alertLines = (alerts, now) => alerts.map((alert) => [alertText(alert), sin
 export function cableTooltip(fabric, frame, c, condition = null) {
   const lines = cableLines(fabric, frame, c);
   const degraded = condition?.state === DEGRADED;
-  const state = degraded ? `degraded (${condition.alerts.map(change).join(", ")})` : "up";
+  const why = degraded ? condition.alerts.map(change) : [];
+  if (condition?.trainedDown) why.push("trained down: its two ends printed different rates, the lower is shown");
+  const state = degraded ? `degraded (${why.join(", ")})` : "up";
   lines.splice(3, 0, `state ${state}, utilization ${formatUtil(frame.cableUtil[c])}`);
   if (degraded) lines.push(...alertLines(condition.alerts, frame.t));
   return lines;

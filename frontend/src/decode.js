@@ -39,6 +39,13 @@ function column(table, key, n, what, check) {
   return values;
 }
 
+// The optional `trained_down` column (booleans, present only when a cable is) as the indices of its true entries.
+function trainedDownCables(links, L) {
+  if (links.trained_down === undefined) return new Int32Array(0);
+  const flags = column(links, "trained_down", L, "snapshot.topology.links", (x) => typeof x === "boolean");
+  return Int32Array.from(flags.flatMap((x, c) => (x ? [c] : [])));
+}
+
 const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 const isString = (x) => typeof x === "string";
 
@@ -48,7 +55,8 @@ const isString = (x) => typeof x === "string";
  * @returns {object} fabric: {slug, name, mode, tickS, seq (-1 if absent), n, L, nodes: {kind, name, guid, role: string[],
  *   isHost: Uint8Array(n), isAggregation: Uint8Array(n) (SHARP Aggregation Nodes: CAs that are part of a switch),
  *   lid, nports, group: Int32Array(n), tier: Int8Array(n)}, links: {a, b, aPort, bPort:
- *   Int32Array(L), width: Uint8Array(L), speed: string[], capacity, length: Float32Array(L)}}
+ *   Int32Array(L), width: Uint8Array(L), speed: string[], capacity, length: Float32Array(L), trainedDown: Int32Array
+ *   (indices of the cables whose ends printed different rates, from the optional `trained_down` column)}}
  * @throws {FeedFormatError} when the message does not follow the protocol
  */
 export function decodeSnapshot(msg) {
@@ -95,6 +103,7 @@ export function decodeSnapshot(msg) {
       speed: link("speed", isString),
       capacity: Float32Array.from(link("capacity_gbps", isNumber)),
       length: Float32Array.from(link("length_m", isNumber)),
+      trainedDown: trainedDownCables(links, L),
     },
   };
 }

@@ -115,3 +115,26 @@ test("since: the local time and how long ago; nothing without it", () => {
   assert.match(sinceText({since: T - 3600}, T), /^since \d\d:\d\d:\d\d \(1 h 00 min ago\)$/);
   assert.match(sinceText({since: T}, NaN), /^since \d\d:\d\d:\d\d$/);
 });
+
+test("a cable the snapshot says is trained down is drawn degraded without an alert, and says why", () => {
+  const snapshot = (links) => decodeSnapshot({v: 1, type: "snapshot", fabric: {slug: "hand", tick_s: 1}, topology: {
+    nodes: {kind: ["switch", "switch", "switch", "host", "host"], name: names, guid: names.map((_, i) => `0x${i + 1}`),
+      lid: [1, 2, 3, 4, 5], nports: [64, 64, 64, 1, 1], role: ["switch", "switch", "switch", "gpu", "gpu"],
+      tier: [2, 1, 1, 0, 0], group: [-1, -1, -1, -1, -1]},
+    links: {a_node: cables.map((c) => c[0]), a_port: cables.map((c) => c[1]), b_node: cables.map((c) => c[2]),
+      b_port: cables.map((c) => c[3]), width: [4, 1, 4], speed: ["NDR", "NDR", "HDR"], capacity_gbps: [400, 100, 200],
+      length_m: [30, 3, 3], ...links}}});
+  const trained = snapshot({trained_down: [false, false, true]});
+  assert.deepEqual([...trained.links.trainedDown], [2]);
+  assert.deepEqual([...fabric.links.trainedDown], []); // the column is optional
+  const f = frame([]);
+  const items = conditionCables(f.alerts, trained);
+  assert.deepEqual(items.map(({state, cable, trainedDown}) => [state, cable, trainedDown]), [[DEGRADED, 2, true]]);
+  assert.equal(cableTooltip(trained, f, 2, items[0])[3],
+    "state degraded (trained down: its two ends printed different rates, the lower is shown), utilization 75%");
+  // A degraded alert on a trained-down cable: one entry, saying both.
+  const both = conditionCables(frame([{...narrower, cable: 2}]).alerts, trained);
+  assert.equal(both.length, 1);
+  assert.match(cableTooltip(trained, f, 2, both[0])[3], /width 4x → 1x, trained down/);
+  assert.throws(() => snapshot({trained_down: [1, 0, 0]}), /trained_down\[0\]/);
+});

@@ -1,12 +1,15 @@
 """Routing a SuperPOD-size SHARP fabric: ours against real OpenSM 3.3.23 in the same run.
 
 Run ``python tests/bench/bench_superpod.py [--quick] [--no-opensm]``. The fabric is
-:func:`tests.engine.test_routing_ftree_superpod.superpod` at SuperPOD size: a 3-level fat tree of
-656 switches (14 pods of 16 leaves and 16 spines, 16 planes of 13 cores; radix 32 plus the
-Aggregation Node port), 3,584 GPU ports, 14 management nodes on spines and a SHARP Aggregation Node
-on every switch: 4,254 CAs. OpenSM's ftree needs guid files on such a fabric (without them every
-switch is a leaf, ``ERR AB2B``), so both run ftree with the same ``--root_guid_file`` (the cores) and
-``--cn_guid_file`` (the GPU ports), and minhop without.
+:func:`tests.engine.test_routing_ftree_superpod.superpod` at SuperPOD size, with what a real HDR
+SuperPOD has (issue 34): a 3-level fat tree of 666 switches (27 pods of 8 leaves and 10 spines, 10
+planes of 18 cores; 40 ports plus the Aggregation Node on port 41), two cables from every leaf to each
+spine of its pod (ports 21-30, then 31-40), 15 leaves and 15 spines short of one up cable, a cable
+between the first two spines of every pod (27 same-level cables), 4,320 GPU ports of which 15 are
+unplugged (15 leaves short of a compute node), 27 management nodes on spines and a SHARP Aggregation
+Node on every switch: 5,013 CAs. OpenSM's ftree needs guid
+files on such a fabric (without them every switch is a leaf, ``ERR AB2B``), so both run ftree with
+the same ``--root_guid_file`` (the cores) and ``--cn_guid_file`` (the GPU ports), and minhop without.
 
 For each engine: OpenSM's routing compute time from its log (``building routing with`` to ``tables
 configured on all switches``, as :mod:`bench_routing` takes it), the best of :data:`OPENSM_RUNS`
@@ -36,9 +39,10 @@ from tests.engine.test_routing_ftree_superpod import guid_files, load_dump, net_
 OPENSM_RUNS = 3
 #: Our runs per engine after the first; the best counts.
 OUR_RUNS = 10
-SHAPE = {"pods": 14, "leaves_per_pod": 16, "spines_per_pod": 16, "hosts_per_leaf": 16, "cores_per_plane": 13,
-         "radix": 32}
-QUICK = {"pods": 4, "leaves_per_pod": 8, "spines_per_pod": 8, "hosts_per_leaf": 8, "cores_per_plane": 4, "radix": 16}
+SHAPE = {"pods": 27, "leaves_per_pod": 8, "spines_per_pod": 10, "hosts_per_leaf": 20, "cores_per_plane": 18,
+         "radix": 40, "parallel": 2, "short_leaves": 15, "short_spines": 15, "spine_pairs": 1, "unplugged": 15}
+QUICK = {"pods": 4, "leaves_per_pod": 4, "spines_per_pod": 4, "hosts_per_leaf": 8, "cores_per_plane": 4, "radix": 16,
+         "parallel": 2, "short_leaves": 2, "short_spines": 2, "spine_pairs": 1, "unplugged": 2}
 
 
 def run_opensm(fabric, work: Path, args: dict[str, list[str]]):

@@ -103,3 +103,30 @@ def test_info_oversubscription_leaves_aggregation_node_cables_out(capsys):
         6, 2, {"aggregation_nodes": 2, "switches": 2}, 10)
     d, _ = info(capsys, str(CAPTURES / "ibnetdiscover" / "ibdiagnet_cage_split_labels.ibnetdiscover"))
     assert d["oversubscription"] == {"leaf": 2.0}  # 4 x 400 down, 2 x 400 up
+
+
+def test_info_of_the_issue_34_shapes_prints_their_warnings_and_the_trained_down_links(capsys, tmp_path):
+    """Tabs dropped by a logger, ends printing different rates, a session of several tools (issue 34)."""
+    path = str(CAPTURES / "ibnetdiscover" / "voltaire_sdr_ends_differ.ibnetdiscover")
+    assert main(["info", path]) == 0
+    out = capsys.readouterr()
+    assert "trained down:     2 links (their two ends printed different rates; the lower is read)" in out.out
+    assert out.err.splitlines() == [
+        f"warning: {path}:15: link rate 4xSDR differs from 1xSDR at the other end (line 23): read as 1xSDR, the "
+        "lower, and marked trained down",
+        f"warning: {path}:26: link rate 4xDDR differs from 4xSDR at the other end (line 61): read as 4xSDR, the "
+        "lower, and marked trained down"]
+    d, err = info(capsys, str(CAPTURES / "ibnetdiscover" / "tabless_logger_hdr.txt"))
+    assert d["nodes"]["hosts"] == 4 and d["links"]["trained_down"] == 0 and err == ""
+    assert [w["line"] for w in d["warnings"]] == [1, 11, 42, 65] and "tabs missing" in d["warnings"][1]["reason"]
+    session = tmp_path / "session.log"
+    session.write_text("[root@mgmt ~]# ibswitches\n"
+                       'Switch\t: 0x0000000000000010 ports 4 "a" base port 0 lid 1 lmc 0\n'
+                       'Switch\t: 0x0000000000000011 ports 4 "b" base port 0 lid 2 lmc 0\n'
+                       "[root@mgmt ~]# ibnetdiscover\n"
+                       + (CAPTURES / "ibnetdiscover" / "director_cs7500.ibnetdiscover").read_text())
+    assert main(["info", str(session)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[1] == (f'warning: {session}:2: ibswitches output skipped (lines 2-3): '
+                      'Switch\t: 0x0000000000000010 ports 4 "a" base port 0 lid 1 lmc 0')
+    assert len(err) == 3

@@ -171,8 +171,12 @@ def test_unknown_speed_at_one_end_takes_the_other_ends():
     (BASE.format(rate="4xNDR") + "hello world\n" + PEER.format(rate="4xNDR"), 4, "inside a node record"),
     # A caguid= line that does not match the node id after it.
     ('caguid=0x20\nCa\t1 "H-21"\t# "h"\n[1](21)\t"S-10"[1]\t# lid 3 lmc 0 "a" lid 1 4xNDR\n', 2, "does not match"),
-    # Widths still disagreeing where both ends know them.
-    (BASE.format(rate="4xNDR") + PEER.format(rate="2xNDR"), 3, "differs"),
+    # Another tool's output inside a record is never skipped (issue 34).
+    (BASE.format(rate="4xNDR") + 'Switch\t: 0x0000000000000011 ports 4 "b" base port 0 lid 2 lmc 0\n'
+     + PEER.format(rate="4xNDR"), 4, "ibswitches output inside a node record"),
+    # ... nor between a record's vendid= line and its header.
+    (BASE.format(rate="4xNDR") + "\nvendid=0x2c9\nsminfo: sm lid 1 sm guid 0x0000000000000010, activity count 5 "
+     "priority 15 state 3 SMINFO_MASTER" + PEER.format(rate="4xNDR"), 6, "sminfo output inside a node record"),
     # A multicast-range LID is an error, not "none assigned".
     (BASE.format(rate="4xNDR").replace("lid 1 lmc", "lid 49153 lmc") + PEER.format(rate="4xNDR"), 2, "unicast"),
 ])
@@ -260,3 +264,99 @@ def test_hdr_link_trained_down_to_sdr_and_factory_descriptions_on_several_hosts(
                               for i in range(4)}
     sdr = int(np.flatnonzero(np.array([SPEEDS[s] for s in f.speed]) == "SDR")[0])
     assert float(f.capacity_gbps[sdr]) == 8.0  # 4 lanes x 2.5 Gb/s, 8b/10b
+
+
+# ------------------------------------------------------------------ shapes of issue 34 with a fixture each
+def test_capture_whose_tabs_a_terminal_logger_dropped_reads_with_one_warning():
+    """`Switch41 "S-..."# "..."` and `[1]"H-..."[1](guid) # ...`: every header and port line without its tabs."""
+    name = "tabless_logger_hdr.txt"
+    assert formats.detect((DATA / name).read_text()) == "ibnetdiscover"
+    f = read(name)
+    assert (f.num_switches, f.num_hosts, f.num_links) == (3, 4, 8)
+    leaf = f.node("MF0;sat11-0101:MQM8700/U1")
+    assert int(f.lid[leaf]) == 3894 and int(f.nports[leaf]) == 41
+    sw, spine = 0x0C42A10300A9B026, 0x0C42A10300A9B066
+    assert {(sw, 39, spine, 1), (sw, 40, spine, 2), (sw, 1, 0x1C34DA03005503DC, 1)} <= cables(f)
+    host = f.node("SAT111092710053 ibp11s0f0")
+    assert f.node(0x1C34DA03005503DC) == host and int(f.nports[host]) == 2
+    assert set(link_speeds(f).values()) == {"HDR"} and not f.trained_down.any()
+    w = f.meta["warnings"]
+    assert [x["line"] for x in w] == [1, 11, 42, 65]
+    assert w[1]["reason"].startswith("tabs missing") and w[1]["text"].startswith('Switch41 "S-0c42a10300a9b026"#')
+    assert sum("tabs missing" in x["reason"] for x in w) == 1  # once, though every line lost them
+    # The same file with its tabs is the same fabric.
+    tabbed = formats.read(formats.write(f, "ibnetdiscover"))
+    assert cables(tabbed) == cables(f) and "warnings" not in tabbed.meta
+
+
+def test_ends_printing_different_rates_read_the_lower_and_mark_the_link_trained_down():
+    """Voltaire SDR fabric: ISR9024 port 10 prints 4xSDR, its peer SW-6IB4 port 1 prints 1xSDR; a host 4xDDR/4xSDR."""
+    f = read("voltaire_sdr_ends_differ.ibnetdiscover")
+    assert (f.num_switches, f.num_hosts, f.num_links) == (2, 5, 7)
+    isr, sw6 = 0x0008F10400411F56, 0x0008F104004121B8
+    rates = {k: f"{int(f.width[i])}x{SPEEDS[f.speed[i]]}" for i, k in enumerate(
+        tuple(sorted([(int(f.guid[a]), int(ap)), (int(f.guid[b]), int(bp))])) for a, ap, b, bp in
+        zip(f.a_node, f.a_port, f.b_node, f.b_port, strict=True))}
+    assert rates[((isr, 10), (sw6, 1))] == "1xSDR" and rates[((isr, 11), (sw6, 2))] == "4xSDR"
+    node05 = f.node("node05")
+    down = np.flatnonzero(f.trained_down)
+    assert sorted(tuple(sorted((f.node_name[f.a_node[c]], f.node_name[f.b_node[c]]))) for c in down) == [
+        ("ISR9024 Voltaire", "SW-6IB4 Voltaire"), ("SW-6IB4 Voltaire", "node05")]
+    c05 = int(np.flatnonzero((f.a_node == node05) | (f.b_node == node05))[0])
+    assert (int(f.width[c05]), SPEEDS[f.speed[c05]]) == (4, "SDR")
+    assert float(f.capacity_gbps[down].min()) == 2.0  # 1 lane x 2.5 Gb/s, 8b/10b
+    w = f.meta["warnings"]
+    assert [(x["line"], x["reason"]) for x in w] == [
+        (15, "link rate 4xSDR differs from 1xSDR at the other end (line 23): read as 1xSDR, the lower, and marked "
+             "trained down"),
+        (26, "link rate 4xDDR differs from 4xSDR at the other end (line 61): read as 4xSDR, the lower, and marked "
+             "trained down")]
+    # Kept through ibweb's JSON (the feed's snapshot carries it with the link rates) and when cables are removed.
+    assert formats.json_format.to_json(f, as_read=())["links"]["trained_down"] == f.trained_down.tolist()
+    pair = formats.read(BASE.format(rate="4xSDR") + PEER.format(rate="1xSDR"))
+    doc = formats.json_format.to_json(pair, as_read=())
+    assert doc["links"]["trained_down"] == [True] and formats.json_format.from_json(doc).trained_down.tolist() == [True]
+    fewer = f.without_links([0])
+    assert fewer.trained_down.tolist() == f.trained_down[1:].tolist()
+    assert "trained_down" not in formats.json_format.to_json(read(NDR.name))["links"]
+    with pytest.raises(FormatError, match=r"links.trained_down: expected 1 booleans"):
+        formats.json_format.from_json({**doc, "links": {**doc["links"], "trained_down": [1]}})
+
+
+def test_one_end_unknown_is_no_mismatch_and_both_known_take_the_lower_of_each():
+    f = formats.read(BASE.format(rate="4xNDR") + PEER.format(rate="2xHDR"))
+    assert (int(f.width[0]), SPEEDS[f.speed[0]], f.trained_down.tolist()) == (2, "HDR", [True])
+    f = formats.read(BASE.format(rate="4x???") + PEER.format(rate="4xNDR"))
+    assert not f.trained_down.any() and "trained_down" not in f.meta
+
+
+SESSION = (
+    "[root@mgmt ~]# ibswitches\n"
+    'Switch\t: 0x0000000000000010 ports 4 "a" base port 0 lid 1 lmc 0\n'
+    'Switch\t: 0x0000000000000011 ports 4 "b" base port 0 lid 2 lmc 0\n'
+    "[root@mgmt ~]# sminfo\n"
+    "sminfo: sm lid 1 sm guid 0x0000000000000010, activity count 5 priority 15 state 3 SMINFO_MASTER\n"
+    "[root@mgmt ~]# ibstat\n"
+    "CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n\t\tBase lid: 3\n"
+    "user@mgmt:~$ ibnetdiscover\n")
+
+
+def test_a_terminal_session_of_several_tools_skips_the_others_with_one_warning_each():
+    text = SESSION + BASE.format(rate="4xNDR") + PEER.format(rate="4xNDR") + "\nSwitch\t: 0x0000000000000012 ports 4 " \
+        '"c" base port 0 lid 3 lmc 0\n'
+    f = formats.read(text)
+    assert f.num_links == 1 and f.node_name.tolist() == ["a", "b"]
+    w = [(x["line"], x["reason"]) for x in f.meta["warnings"]]
+    assert w == [(1, "shell prompt skipped"), (2, "ibswitches output skipped (lines 2-3, 22)"),
+                 (4, "shell prompt skipped"), (5, "sminfo output skipped (line 5)"), (6, "shell prompt skipped"),
+                 (7, "ibstat output skipped (lines 7-12)"), (13, "shell prompt skipped")]
+    # ibsim net files and `ibnetdiscover -p` read a session alike.
+    net = formats.read(SESSION + 'Switch 4 "a"\n[1] "b"[1]\n\nSwitch 4 "b"\n[1] "a"[1]\n', "ibsim")
+    assert [x["reason"] for x in net.meta["warnings"]][1] == "ibswitches output skipped (lines 2-3)"
+    ports = (DATA / "ports_p.txt").read_text()
+    p = formats.read(SESSION.replace("ibnetdiscover", "ibnetdiscover -p") + ports, "ibnetdiscover-ports")
+    assert p.num_links == 13 and "ibstat output skipped (lines 7-12)" in [x["reason"] for x in p.meta["warnings"]]
+    # A line no tool prints is still an error naming it.
+    with pytest.raises(FormatError, match="not an 'ibnetdiscover -p' port line") as info:
+        formats.read(SESSION + "hello\n" + ports, "ibnetdiscover-ports")
+    assert info.value.line == 14

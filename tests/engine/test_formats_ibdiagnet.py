@@ -412,3 +412,31 @@ def test_pm_info_of_an_unknown_port_and_a_missing_section_are_format_errors():
     assert exc.value.line == _line_of(text, "0x0c42a10300d40099")
     with pytest.raises(FormatError, match="no START_PM_INFO"):
         ib.counters_from_db_csv(DB_CSV[: DB_CSV.index("START_PM_INFO")])
+
+
+def test_lst_of_a_terminal_session_skips_prompts_and_other_tools_with_warnings():
+    """Issue 34: `cat ibdiagnet2.lst` in a session that ran ibswitches first reads like the file alone."""
+    session = ("[root@mgmt ~]# ibswitches\n"
+               'Switch\t: 0x0000000000000010 ports 4 "a" base port 0 lid 1 lmc 0\n'
+               "[root@mgmt ~]# cat /var/tmp/ibdiagnet2/ibdiagnet2.lst\n")
+    f = ib.read_lst(session + LST + "[root@mgmt ~]# \n", "session.txt")
+    assert cables(f) == cables(ib.read_lst(LST))
+    n = LST.count("\n")
+    assert [(w["line"], w["reason"]) for w in f.meta["warnings"]] == [
+        (1, "shell prompt skipped"), (2, "ibswitches output skipped (line 2)"), (3, "shell prompt skipped"),
+        (n + 4, "shell prompt skipped")]
+    with pytest.raises(FormatError, match="malformed or truncated link line") as err:
+        ib.read_lst("hello\n" + LST)
+    assert err.value.line == 1
+
+
+def test_lst_link_listed_from_both_ends_at_two_rates_is_read_lower_and_trained_down(fabric):
+    """Issue 34: the ends of one link disagree (a retrain between the two reads): the lower, flagged."""
+    lines = LST.splitlines()
+    end = r"(\{ \S+ Ports:.*? PN:\w+ \})"
+    first = re.sub(rf"^{end} {end} (PHY.*)$", r"\2 \1 \3", lines[0]).replace("PHY=4x", "PHY=1x")
+    f = ib.read_lst("\n".join(lines + [first]) + "\n")
+    assert set(cables(f)) == set(cables(fabric)) and f.meta["rate_mismatches"] == 1
+    assert f.trained_down.tolist() == [True] + [False] * (f.num_links - 1)
+    assert cables(f)[frozenset({("MF0;leaf01:MQM9700/U1", 33), ("MF0;spine01:MQM9700/U1", 1)})] == (1, "NDR")
+    assert "trained_down" not in ib.read_lst(LST).meta

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -146,9 +147,15 @@ def test_small_malformed_inputs(text, message):
         ibnetdiscover.read(text)
 
 
-def test_ends_that_disagree_on_speed():
+def test_ends_that_disagree_on_speed_read_the_lower_trained_down():
+    """Issue 34: a link retraining (or old firmware) prints two rates; the lower is read, with a warning."""
     f = fat_tree(hosts=2, radix=4, speed="HDR")
     text = ibnetdiscover.write(f)
     i = text.index("4xHDR")
-    with pytest.raises(FormatError, match="differs from the other end"):
-        ibnetdiscover.read(text[:i] + "4xEDR" + text[i + 5:])
+    g = ibnetdiscover.read(text[:i] + "4xEDR" + text[i + 5:])
+    assert int(g.trained_down.sum()) == 1 and SPEEDS[g.speed[g.trained_down][0]] == "EDR"
+    assert set(SPEEDS[s] for s in g.speed[~g.trained_down]) == {"HDR"}
+    [w] = g.meta["warnings"]
+    assert w["line"] == text[:i].count("\n") + 1
+    assert re.fullmatch(r"link rate 4xEDR differs from 4xHDR at the other end \(line \d+\): read as 4xEDR, the lower, "
+                        r"and marked trained down", w["reason"]), w["reason"]

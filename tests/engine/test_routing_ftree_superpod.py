@@ -26,7 +26,8 @@ _CHASSIS_GUID = 0x0002C90300C0FFEE
 
 def superpod(pods: int = 3, leaves_per_pod: int = 2, spines_per_pod: int = 2, hosts_per_leaf: int = 3,
              cores_per_plane: int = 2, mgmt_per_pod: int = 1, radix: int = 8, loopback: bool = True,
-             director: bool = True, speed: str = "HDR") -> Fabric:
+             director: bool = True, speed: str = "HDR", parallel: int = 1, short_leaves: int = 0,
+             short_spines: int = 0, leaf_pairs: int = 0, spine_pairs: int = 0, unplugged: int = 0) -> Fabric:
     """A SuperPOD-shaped 3-level fat tree with an Aggregation Node on port ``radix + 1`` of every switch.
 
     Leaf ports: hosts first, then one cable to each spine of its pod. Spine ports: the pod's leaves,
@@ -35,10 +36,22 @@ def superpod(pods: int = 3, leaves_per_pod: int = 2, spines_per_pod: int = 2, ho
     kept in ``meta["loopbacks"]`` as the readers keep one, and written out by the ibsim writer). With
     ``director``, the cores of the first plane are the ASICs of one director: they share a system image
     GUID (``meta["chassis"]``, written as ``sysimgguid=`` for ibsim).
+
+    What a real SuperPOD has on top (all off by default): ``parallel`` cables between a leaf and each
+    spine of its pod (leaf port ``H + 1 + c * U + j`` is its ``c``-th cable to spine ``j``, spine port
+    ``c * L + i + 1`` its ``c``-th to leaf ``i``); ``short_leaves`` leaves without their last cable to
+    the last spine (the last leaf of the first pods, then the one before it...), ``short_spines``
+    spines without their cable to the last core of their plane (likewise); ``leaf_pairs`` / ``spine_pairs`` cables
+    between leaves (spines) ``2k`` and ``2k + 1`` of every pod (same-rank cables, on the port after the
+    switch's last used one); the last host of each of the first ``unplugged`` leaves left uncabled (its
+    leaf is short of a compute node: OpenSM routes a dummy in its place).
     Raises ``TopologyError`` when a switch needs more than ``radix`` ports.
     """
     P, L, U, H, K = pods, leaves_per_pod, spines_per_pod, hosts_per_leaf, cores_per_plane
-    if radix < H + U or L + K + mgmt_per_pod > radix or P + (2 if loopback else 0) > radix:
+    leaf_used, spine_used = H + U * parallel, L * parallel + K + mgmt_per_pod
+    if (radix < leaf_used + (leaf_pairs > 0) or spine_used + (spine_pairs > 0) > radix
+            or P + (2 if loopback else 0) > radix or 2 * leaf_pairs > L or 2 * spine_pairs > U
+            or short_leaves > L * P or short_spines > U * P or parallel < 1 or unplugged > L * P):
         raise TopologyError(f"radix {radix} too small for this SuperPOD shape")
     leaves = [f"p{p + 1}-leaf{i + 1}" for p in range(P) for i in range(L)]
     spines = [f"p{p + 1}-spine{j + 1}" for p in range(P) for j in range(U)]
@@ -55,15 +68,27 @@ def superpod(pods: int = 3, leaves_per_pod: int = 2, spines_per_pod: int = 2, ho
         for i in range(L):
             leaf = sw[leaves[p * L + i]]
             for h in range(H):
-                cables.append((leaf, h + 1, S + (p * L + i) * H + h, 1))
-            for j in range(U):
-                cables.append((leaf, H + 1 + j, sw[spines[p * U + j]], i + 1))
+                if h < H - 1 or p * L + i >= unplugged:
+                    cables.append((leaf, h + 1, S + (p * L + i) * H + h, 1))
+            for c in range(parallel):
+                for j in range(U):
+                    if (L - 1 - i) * P + p < short_leaves and (c, j) == (parallel - 1, U - 1):
+                        continue
+                    cables.append((leaf, H + 1 + c * U + j, sw[spines[p * U + j]], c * L + i + 1))
         for j in range(U):
             spine = sw[spines[p * U + j]]
             for k in range(K):
-                cables.append((spine, L + 1 + k, sw[cores[j * K + k]], p + 1))
+                if (U - 1 - j) * P + p < short_spines and k == K - 1:
+                    continue
+                cables.append((spine, L * parallel + 1 + k, sw[cores[j * K + k]], p + 1))
         for m in range(mgmt_per_pod):
-            cables.append((sw[spines[p * U]], L + K + 1 + m, S + n_h + p * mgmt_per_pod + m, 1))
+            cables.append((sw[spines[p * U]], spine_used - mgmt_per_pod + 1 + m, S + n_h + p * mgmt_per_pod + m, 1))
+        for k in range(leaf_pairs):
+            a_, b_ = sw[leaves[p * L + 2 * k]], sw[leaves[p * L + 2 * k + 1]]
+            cables.append((a_, leaf_used + 1, b_, leaf_used + 1))
+        for k in range(spine_pairs):
+            a_, b_ = sw[spines[p * U + 2 * k]], sw[spines[p * U + 2 * k + 1]]
+            cables.append((a_, spine_used + 1, b_, spine_used + 1))
     for s in range(S):
         cables.append((s, radix + 1, S + n_h + n_m + s, 1))
     kind = [KIND_SWITCH] * S + [KIND_HOST] * (n_h + n_m + S)
@@ -249,3 +274,76 @@ def test_route_cli_writes_and_takes_the_guid_files(tmp_path, capsys):
     assert "ERR AB2B" in capsys.readouterr().err
     assert main(["route", str(net), "--engine", "minhop", "-u", str(tmp_path / "g" / "cns.guids")]) != 0
     assert "-u/--cn-guid-file applies to --engine ftree only" in capsys.readouterr().err
+
+
+def _routed(f: Fabric, tmp_path: Path):
+    roots, cns = _files(f, tmp_path)
+    r = route(f, "ftree", roots=roots, cns=cns)
+    assert "fallback" not in r.info
+    return r, {str(n): i for i, n in enumerate(f.node_name[f.switches])}
+
+
+def test_parallel_cables_are_spread_as_opensms_counters_spread_them(tmp_path):
+    """Leaf port 4 + c * 2 + j is its c-th cable to spine j: both cables to a spine carry routes."""
+    f = superpod(spines_per_pod=2, parallel=2)
+    r, sw = _routed(f, tmp_path)
+    ports = r.lft[sw["p1-leaf1"], f.lid[f.switches]]  # switch LIDs: the climbs go on round robin
+    assert {4, 6} <= set(ports.tolist()) and {5, 7} <= set(ports.tolist())
+
+
+def test_a_leaf_short_of_an_up_cable_still_reaches_the_aggregation_nodes_of_the_leaves(tmp_path):
+    f = superpod(short_leaves=1)
+    r, sw = _routed(f, tmp_path)
+    short = sw["p1-leaf2"]  # the last leaf of the first pod lacks its cable to the last spine
+    on_leaves = [a for a in f.aggregation_nodes if "leaf" in str(f.node_name[a])]
+    assert not np.any(r.lft[short, f.lid[on_leaves]] == NO_PATH)  # over OpenSM's secondary paths
+
+
+def test_spine_to_spine_cables_carry_the_routes_up_down_cannot_give(tmp_path):
+    f = superpod(spine_pairs=1)
+    r, sw = _routed(f, tmp_path)
+    port = 2 * 1 + 2 + 1 + 1  # after the spine's leaves, cores and management node
+    assert r.lft[sw["p1-spine1"], f.lid[f.node("an-p1-spine2")]] == port
+    assert r.lft[sw["p1-spine1"], f.lid[f.switches[sw["p1-spine2"]]]] == port
+    assert r.info["ftree"]["sibling_routes"] > 0
+    assert any("join switches of the same level" in n and "as OpenSM's ftree" in n for n in r.info["ftree"]["notes"])
+
+
+def test_up_counters_replay_least_loaded_lowest_index_with_sibling_routes():
+    """A main path that also routes a sibling puts 2 on its group; a sibling route alone puts 1 on the least loaded."""
+    from fabric_engine.routing.ftree_counters import UpCounters
+
+    n_up = np.array([4])
+    #        dest: 0 (main + sibling), 1, 2 (mains), 3 (sibling route only), 5, 6 (mains)
+    c = UpCounters(np.zeros(6, np.int64), np.array([0, 1, 2, 3, 5, 6]), np.array([2, 1, 1, 1, 1, 1]),
+                   np.array([True, True, True, False, True, True]), n_up)
+    pick, prior = c.main_picks(np.zeros(5, np.int64), np.array([0, 1, 2, 5, 6]))
+    # counters 2000 -> 2100 -> 2110 -> 2111 (bump on group 3) -> 2211 -> 2221: plain round robin gives 0,1,2,3,0
+    assert pick.tolist() == [0, 1, 2, 1, 2] and prior.tolist() == [0, 0, 0, 1, 1]
+    assert c.next_pos(np.array([3, 4, 7]))[:, 0].tolist() == [3, 1, 3]  # least loaded at each destination's turn
+    assert c.extra_load(np.array([0]), 4).tolist() == [1, 0, 0, 1]
+
+
+def test_dummy_sibling_routes_are_laid_by_the_first_of_a_pair_the_leaf_visits():
+    from fabric_engine.routing.ftree_counters import dummy_sibling_bumps
+
+    a, b = np.array([10, 11, 12, 13]), np.array([11, 10, 13, 12])  # pairs 10-11 and 12-13, both ways
+    reach = np.ones(20, dtype=bool)
+    parents = np.array([[10, 12, 11, 13],    # main 10 routes 11; 12 routes 13; 11 and 13 find them routed
+                        [12, 10, 13, -1],    # a leaf without its cable to 11: 10 routes it
+                        [13, 11, 12, 10]])
+    assert dummy_sibling_bumps(parents, a, b, reach).tolist() == [[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]]
+    reach[11] = False  # routing 11 creates no route: OpenSM does not count it
+    assert dummy_sibling_bumps(parents, a, b, reach)[0].tolist() == [0, 1, 0, 0]
+
+
+def test_dummies_routed_over_spine_cables_shift_the_spines_up_ports_as_in_opensm(tmp_path):
+    """Entries read off OpenSM 3.3.23's dump of this fabric (the realtools case of the same shape)."""
+    f = superpod(pods=4, leaves_per_pod=4, spines_per_pod=4, hosts_per_leaf=5, cores_per_plane=3, radix=16,
+                 spine_pairs=2, unplugged=5)
+    r, sw = _routed(f, tmp_path)
+    assert r.info["ftree"]["dummy_nodes"] == 5
+    spine = sw["p1-spine1"]
+    assert r.lft[spine, f.lid[f.node("dgx0031")]] == 7  # plain round robin would give 6
+    assert r.lft[spine, f.lid[f.node("dgx0032")]] == 5  # and 7
+    assert r.lft[spine, f.lid[f.switches[sw["p2-leaf1"]]]] == 7

@@ -501,3 +501,49 @@ def test_new_line_patterns_are_linear(name, pattern, how, line):
     assert apply(line), f"{name}: the real line must match, or the pumps test nothing"
     for text in pumped(line):
         apply(text)
+
+
+# ------------------------------------------------------------------ issue 34: a terminal session of several tools
+def test_iblinkinfo_S_after_ibstat_sminfo_ibswitches_and_ibhosts_skips_each_tool_with_one_warning():
+    info, warnings = ib("session_several_tools.txt")
+    assert info.node_name.tolist() == ["Quantum Mellanox Technologies"] and info.port.tolist() == list(range(1, 42))
+    assert int(info.up.sum()) == 18 and info.line.tolist() == list(range(30, 71))
+    tools = [(w["line"], w["reason"]) for w in warnings if "shell prompt" not in w["reason"]]
+    assert tools == [(2, "ibstat output skipped (lines 2-18)"), (20, "sminfo output skipped (line 20)"),
+                     (22, "ibswitches output skipped (lines 22-24)"), (26, "ibhosts output skipped (lines 26-27)"),
+                     (72, "ibnetdiscover -p output skipped (lines 72-73)"),
+                     (75, "ibstatus output skipped (lines 75-82)")]
+    assert lines([w for w in warnings if w["reason"] == "shell prompt"]) == [1, 19, 21, 25, 28, 71, 74, 84]
+    assert lines(warnings) == sorted(lines(warnings))
+    assert warnings[1]["text"] == "CA 'mlx5_0'" and {w["source"] for w in warnings} == {"session_several_tools.txt"}
+
+
+def test_another_tools_line_inside_a_node_is_an_error_naming_it():
+    text = (IB / "session_several_tools.txt").read_text().splitlines()
+    text.insert(40, 'Switch\t: 0x08c0eb0300add06e ports 41 "Quantum Mellanox Technologies" base port 0 lid 11 lmc 0')
+    with pytest.raises(FormatError) as err:
+        parse_iblinkinfo("\n".join(text), source="s")
+    assert err.value.line == 41 and "ibswitches output inside a node's port lines" in err.value.message
+    # An ibstat field line outside an ibstat block is no tool's line.
+    with pytest.raises(FormatError, match="not an iblinkinfo line"):
+        parse_iblinkinfo("\tState: Active\n", source="s")
+
+
+def test_perfquery_reads_a_session_of_several_tools_alike():
+    text = ("[root@mgmt ~]# ibswitches\n"
+            'Switch\t: 0x08c0eb0300add04e ports 41 "Quantum Mellanox Technologies" base port 0 lid 10 lmc 0\n'
+            "[root@mgmt ~]# sminfo\n"
+            "sminfo: sm lid 1 sm guid 0x08c0eb0300f1e2a0, activity count 228810 priority 15 state 3 SMINFO_MASTER\n"
+            "[root@mgmt ~]# perfquery 10 1\n"
+            + (PQ / "basic_no_xmit_wait.txt").read_text())
+    warnings: list = []
+    samples = parse_perfquery(text, t=1.0, source="s", warnings=warnings)
+    assert len(samples.lid) >= 1 and int(samples.lid[0]) > 0
+    assert [(w["line"], w["reason"]) for w in warnings if "output" in w["reason"]] == [
+        (2, "ibswitches output skipped (line 2)"), (4, "sminfo output skipped (line 4)")]
+    inside = text.replace("[root@mgmt ~]# perfquery 10 1\n", "")
+    inside = inside.splitlines()
+    inside.insert(6, "sminfo: sm lid 1 sm guid 0x08c0eb0300f1e2a0, activity count 1 priority 15 state 3 SMINFO_MASTER")
+    with pytest.raises(FormatError, match="sminfo output inside a counter block") as err:
+        parse_perfquery("\n".join(inside), t=1.0, source="s")
+    assert err.value.line == 7

@@ -154,3 +154,23 @@ def test_calibrate_measures_and_fits(monkeypatch):
                                        progress=lambda e, h, s: seen.append((e, h)))
     assert seen == [("minhop", 64), ("minhop", 128)] and len(model["runs"]["minhop"]) == 2
     assert model["engines"]["minhop"]["b"] > 0
+
+
+def test_preview_and_upload_of_a_capture_whose_ends_differ_show_the_trained_down_links(operator):  # issue 34
+    """The lower rate read, a warning naming both lines, and the flag in the stored topology the map draws from."""
+    voltaire = (DATA / "captures" / "ibnetdiscover" / "voltaire_sdr_ends_differ.ibnetdiscover").read_bytes()
+    answer = operator.post("/api/fabrics/preview/", {"topology_file": SimpleUploadedFile(
+        "voltaire.txt", voltaire), "routing_engine": "minhop"}).json()
+    assert answer["valid"] and answer["trained_down"] == 2 and answer["cables_by_rate"]["1xSDR"]["links"] == 1
+    assert [(w["line"], "line 23" in w["reason"] or "line 61" in w["reason"]) for w in answer["warnings"]] == [
+        (15, True), (26, True)]
+    tabless = operator.post("/api/fabrics/preview/", {"topology_file": SimpleUploadedFile(
+        "sat11.log", (DATA / "captures" / "ibnetdiscover" / "tabless_logger_hdr.txt").read_bytes())}).json()
+    assert tabless["valid"] and tabless["hosts"] == 4 and "tabs missing" in tabless["warnings"][1]["reason"]
+    # What an upload stores as the fabric's topology (and the engine's snapshot carries): the per-link flags.
+    from ibweb.fabrics.uploads import topology_from_upload
+
+    stored = topology_from_upload(SimpleUploadedFile("voltaire.txt", voltaire))
+    links = stored["fabric"]["links"]
+    assert links["trained_down"].count(True) == 2 and len(links["trained_down"]) == 7
+    assert [w["line"] for w in stored["warnings"]] == [15, 26]

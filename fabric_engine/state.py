@@ -84,6 +84,8 @@ class FabricState:
     and :class:`fabric_engine.storage.session.StorageSession` (``None`` when not modelled).
     ``twin``: the digital twin's frame section of a telemetry-fed fabric (per-link expected
     load and deviation codes, the plan's per-link status; :mod:`fabric_engine.twin`), or ``None``.
+    ``stale``: bool ``[2L]``, the links the tick has no measurement of (a telemetry-fed fabric's links
+    without counters in both sweeps: their rate reads 0 but is unknown); ``None``: all measured (emulated).
     """
 
     seq: int
@@ -103,6 +105,7 @@ class FabricState:
     sharp: dict | None = None
     storage: dict | None = None
     twin: dict | None = None
+    stale: np.ndarray | None = None
 
     def hottest(self) -> tuple[int, float]:
         """Directed link with the highest utilization and that utilization."""

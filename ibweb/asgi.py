@@ -1,6 +1,8 @@
 """ASGI entry point: HTTP by Django, websockets by Channels, lifespan runs the embedded engine.
 
-Request bodies and websocket messages are capped before they reach a view (:mod:`ibweb.body_limits`);
+Forwarding headers count only from ``IBWEB_TRUSTED_PROXIES`` and are removed before anything reads them
+(:mod:`ibweb.proxies`). Request bodies and websocket messages are capped before they reach a view
+(:mod:`ibweb.body_limits`);
 ``/healthz`` is answered before Django, so that a busy view never holds it (:mod:`ibweb.health`).
 """
 
@@ -20,14 +22,15 @@ from ibweb.health import HealthFirst  # noqa: E402
 from ibweb.live.lifespan import EngineLifespan  # noqa: E402
 from ibweb.live.origin import origin_checked  # noqa: E402
 from ibweb.live.routing import websocket_urlpatterns  # noqa: E402
+from ibweb.proxies import ForwardedHeaders  # noqa: E402
 
-application = ProtocolTypeRouter(
+application = ForwardedHeaders(ProtocolTypeRouter(
     {
         "http": HealthFirst(BodyLimitMiddleware(django_asgi_app)),
         "websocket": BodyLimitMiddleware(origin_checked(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
         "lifespan": EngineLifespan(),
     }
-)
+))
 
 # The loaded application's objects (modules, settings, URL resolvers, models: about 100,000) are left out of the
 # collector's full passes from here on: a full pass over them took 50-140 ms while a request allocated heavily

@@ -4,6 +4,10 @@ A token belongs to one owner row (a collector, a job source) that names its fabr
 SHA-256 digest of the key is stored; the key itself is shown once, when issued. A request
 sends it as ``Authorization: Bearer <key>``; :class:`BearerAuthentication` puts the token in
 ``request.auth`` (the user stays anonymous), :class:`TokenThrottle` limits pushes per token.
+
+The API declares its authentication classes once (``REST_FRAMEWORK``); a route that takes one kind of
+token names it (``bearer_authentication``, through :class:`BearerRoute`) and :class:`RouteBearerAuthentication`,
+one of the declared classes, applies it there only: elsewhere a ``Bearer`` header is refused (401).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import secrets
 from django.db import models
 from rest_framework import authentication, exceptions, throttling
 
-__all__ = ["BearerToken", "BearerAuthentication", "TokenThrottle"]
+__all__ = ["BearerToken", "BearerAuthentication", "RouteBearerAuthentication", "BearerRoute", "TokenThrottle"]
 
 
 def _digest(raw: str) -> str:
@@ -80,6 +84,24 @@ class BearerAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return self.keyword
+
+
+class RouteBearerAuthentication(authentication.BaseAuthentication):
+    """The view's own token kind (its ``bearer_authentication``) on its route; nothing on any other route."""
+
+    def authenticate(self, request):
+        scheme = getattr((getattr(request, "parser_context", None) or {}).get("view"), "bearer_authentication", None)
+        return None if scheme is None else scheme().authenticate(request)
+
+
+class BearerRoute:
+    """Mixin of an API view taking the tokens of :attr:`bearer_authentication` (besides sessions and API tokens):
+    a request that is not signed in is answered 401 with ``WWW-Authenticate`` naming that scheme."""
+
+    bearer_authentication: type[BearerAuthentication]
+
+    def get_authenticate_header(self, request) -> str:
+        return self.bearer_authentication.keyword
 
 
 class TokenThrottle(throttling.SimpleRateThrottle):

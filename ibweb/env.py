@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -49,3 +51,19 @@ def integer(name: str, default: int, minimum: int = 0) -> int:
     if number < minimum:
         raise ImproperlyConfigured(f"{name}={number} is below {minimum}")
     return number
+
+
+def directory(name: str, default: Path) -> Path:
+    """A directory the server writes to, created (with its parents) when missing and said where on stderr.
+
+    A path that cannot be a directory (a file is there, no permission) stops the start naming the variable.
+    """
+    path = Path(text(name) or default).expanduser().absolute()
+    if path.is_dir():
+        return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ImproperlyConfigured(f"{name}={str(path)!r}: cannot create the directory: {exc.strerror}") from None
+    print(f"ibweb: created {name} directory {path}", file=sys.stderr)
+    return path

@@ -7,9 +7,12 @@ vectorized pass (:func:`shape`): bracket depth outside strings, objects and arra
 nested deeper than :data:`MAX_DEPTH` levels, or of more values or containers than its bound, is a
 :class:`JSONInputError` (a ``ValueError``) naming the byte or the counts; only then is it parsed.
 
-Who uses it: the DRF parser of every JSON body (:class:`ibweb.body_limits.JSONParser`), the serializer
-field that parses JSON text sent in a form (:class:`JSONField`) and the websocket consumer's client
-messages (:mod:`ibweb.live.consumers`).
+Who uses it: the DRF parser of every JSON body (:class:`ibweb.body_limits.JSONParser`), the websocket
+consumer's client messages (:mod:`ibweb.live.consumers`) and every JSON field (issue 42): the model field
+:class:`JSONModelField` declares the top-level type it holds (``kind``: an object, an array, or any value)
+and brings the checked parse and that type to the admin's and every model form (:class:`JSONFormField`) and
+to every ``ModelSerializer`` (:class:`JSONField`, which also parses JSON text sent in a multipart or
+urlencoded form field). A refused value is a 400 or a form error at its field, never a 500.
 
 >>> loads(b'{"type": "ping"}')
 {'type': 'ping'}
@@ -26,10 +29,16 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from django import forms
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.forms.fields import InvalidJSONInput
+from django.utils.deconstruct import deconstructible
 from rest_framework import serializers
 
-__all__ = ["MAX_DEPTH", "JSONInputError", "Shape", "shape", "loads", "JSONField"]
+__all__ = ["MAX_DEPTH", "JSONInputError", "Shape", "shape", "loads", "JSONKind", "JSONModelField", "JSONFormField",
+           "JSONField"]
 
 #: Deepest nesting of arrays and objects a client may send. The deepest legitimate body (a fabric's spec,
 #: a push sample's counters) is four levels; Python's parser would recurse past its limit near 1,000.
@@ -161,8 +170,116 @@ def loads(data: str | bytes, *, max_values: int | None = None, max_containers: i
         raise JSONInputError(f"JSON parse error - {exc}") from None
 
 
+#: How messages name each top-level type a JSON field may declare (``None``: any JSON value).
+KIND_NAMES: dict[type | None, str] = {dict: "an object", list: "an array", None: "any JSON value"}
+
+
+def _type_name(value) -> str:
+    """The JSON name of a parsed value's type: ``an array``, ``a string``..."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else "a string"
+
+
+@deconstructible
+class JSONKind:
+    """Validator: the value is of the declared top-level type (``dict`` or ``list``)."""
+
+    def __init__(self, kind: type) -> None:
+        if kind not in (dict, list):
+            raise ValueError(f"kind must be dict, list or None, not {kind!r}")
+        self.kind = kind
+
+    def __call__(self, value) -> None:
+        if not isinstance(value, self.kind):
+            raise ValidationError(f"expected {KIND_NAMES[self.kind]}, not {_type_name(value)}", code="json_kind")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, JSONKind) and other.kind is self.kind
+
+
+class JSONModelField(models.JSONField):
+    """A model's JSON field, declaring the top-level type it holds (``kind``: ``dict``, ``list`` or ``None``).
+
+    Its form field is :class:`JSONFormField` and its serializer field :class:`JSONField` (both parse text with
+    :func:`loads`); the type is a validator, checked by ``full_clean``, forms and serializers alike. Migrations
+    record it as Django's ``JSONField``: the type and the parse are checks, not a column change.
+    """
+
+    def __init__(self, *args, kind: type | None, **kwargs) -> None:
+        self.kind = kind
+        self.default_validators = [JSONKind(kind)] if kind is not None else []
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, _path, args, kwargs = super().deconstruct()
+        return name, "django.db.models.JSONField", args, kwargs
+
+    def clone(self) -> JSONModelField:
+        _name, _path, args, kwargs = self.deconstruct()
+        return type(self)(*args, kind=self.kind, **kwargs)
+
+    def formfield(self, **kwargs):
+        empty = None if self.null or self.kind is None else self.kind()
+        return super().formfield(**{"form_class": JSONFormField, "kind": self.kind, "empty_value": empty, **kwargs})
+
+
+class JSONFormField(forms.JSONField):
+    """Django's form ``JSONField`` whose text is parsed by :func:`loads`, of the top-level type ``kind``.
+
+    Empty text is ``empty_value`` (a :class:`JSONModelField` that may not be null gives ``kind()``: ``{}`` or
+    ``[]``); ``null`` is refused where a type is declared and the empty value is not ``None``.
+    """
+
+    def __init__(self, *, kind: type | None = None, empty_value=None, **kwargs) -> None:
+        self.kind, self.empty_value = kind, empty_value
+        super().__init__(**kwargs)
+
+    def validate(self, value) -> None:
+        if self.kind is not None and value is not None:  # before "required": [] is not an object
+            JSONKind(self.kind)(value)
+        super().validate(value)
+
+    def to_python(self, value):
+        if self.disabled:
+            return value
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return self.empty_value
+        if not isinstance(value, str) or isinstance(value, forms.fields.JSONString):
+            return value
+        try:
+            converted = loads(value)
+        except JSONInputError as exc:
+            raise ValidationError(f"Enter valid JSON: {exc}", code="invalid") from None
+        if converted is None and self.kind is not None and self.empty_value is not None:
+            raise ValidationError(f"expected {KIND_NAMES[self.kind]}, not null", code="json_kind")
+        return forms.fields.JSONString(converted) if isinstance(converted, str) else converted
+
+    def bound_data(self, data, initial):
+        if self.disabled:
+            return initial
+        if data is None:
+            return None
+        try:
+            return loads(data)
+        except JSONInputError:  # shown back as typed, with the error
+            return InvalidJSONInput(data)
+
+
 class JSONField(serializers.JSONField):
-    """DRF's ``JSONField`` whose text (a form field's value, ``binary=True``) is parsed by :func:`loads`."""
+    """DRF's ``JSONField`` whose text (a form field's value, ``binary=True``) is parsed by :func:`loads`, of the
+    top-level type ``kind`` (``dict``, ``list`` or ``None``; a model's :class:`JSONModelField` brings its own)."""
+
+    def __init__(self, *, kind: type | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        if kind is not None:
+            self.validators.append(JSONKind(kind))
 
     def to_internal_value(self, data):
         if self.binary or getattr(data, "is_json_string", False):
@@ -171,3 +288,7 @@ class JSONField(serializers.JSONField):
             except JSONInputError as exc:
                 raise serializers.ValidationError(str(exc)) from None
         return super().to_internal_value(data)
+
+
+# Every ModelSerializer builds a JSONModelField's field with the checked parse (its validators carry the type).
+serializers.ModelSerializer.serializer_field_mapping[JSONModelField] = JSONField

@@ -18,7 +18,8 @@ from . import env
 from .proxies import trusted_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(env.text("IBWEB_VAR_DIR", str(BASE_DIR / "var")))
+#: Created at start when missing (issue 35: ``make run`` stopped with "unable to open database file").
+VAR_DIR = env.directory("IBWEB_VAR_DIR", BASE_DIR / "var")
 
 IBWEB_ENV = env.text("IBWEB_ENV", "development")
 if IBWEB_ENV not in ("development", "production"):
@@ -44,6 +45,8 @@ IBWEB_ENGINE_BEAT_S = env.integer("IBWEB_ENGINE_BEAT_MS", 1000, minimum=100) / 1
 IBWEB_TICK_MIN_S = 0.05
 #: Recent ticks each fabric's link history ring keeps (10 minutes at a 1 s tick), at least 120.
 IBWEB_HISTORY_TICKS = env.integer("IBWEB_HISTORY_TICKS", 600, minimum=120)
+#: Where the embedded default (no Redis) keeps each fabric's history ring on disk, read back at a restart.
+IBWEB_HISTORY_DIR = Path(env.text("IBWEB_HISTORY_DIR") or VAR_DIR / "history")
 
 INSTALLED_APPS = [
     "ibweb.dashboard",  # first: its templates theme Django's admin (admin/base_site.html)
@@ -152,6 +155,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "ibweb.accounts.authentication.ApiTokenAuthentication",  # Authorization: Token <key>
+        # Authorization: Bearer <key> of a push or job token, only on its view's route (ibweb.bearer.BearerRoute)
+        "ibweb.bearer.RouteBearerAuthentication",
         "ibweb.auth_schemes.RefuseUnknownSchemes",  # curl -u (Basic) is a 401, not an anonymous visitor
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -170,7 +175,11 @@ REST_FRAMEWORK = {
 # The schema's own lint runs in tests/web/test_api_schema.py, not in `check --deploy` (a security check).
 # The schema is served under the API's own access (issue 26): anonymous visitors only where public read is on.
 SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False,
-                        "ENABLE_DJANGO_DEPLOY_CHECK": False, "SERVE_PERMISSIONS": ["ibweb.permissions.ViewerRead"]}
+                        "ENABLE_DJANGO_DEPLOY_CHECK": False, "SERVE_PERMISSIONS": ["ibweb.permissions.ViewerRead"],
+                        # one name per choice set shared by several fields (issue 35: a schema with no warning)
+                        "ENUM_NAME_OVERRIDES": {"MembershipEnum": "ibweb.tenancy.choices.Membership",
+                                                "MtuEnum": "ibweb.tenancy.choices.Mtu",
+                                                "RateEnum": "ibweb.tenancy.choices.Rate"}}
 
 # Request sizes (issue 14; the reasons for each figure are in ibweb/body_limits.py). The ASGI middleware
 # answers 413 above these before a view runs; Django's own limits bound what its parsers keep in memory.
@@ -190,8 +199,8 @@ IBWEB_BODY_MIN_RATE = env.integer("IBWEB_BODY_MIN_RATE", 16 << 10, minimum=1)
 IBWEB_FEED_STALL_S = env.integer("IBWEB_FEED_STALL_S", 30, minimum=1)
 #: Seconds between an open feed socket's checks that its sign-in still holds (ibweb/live/session_check.py).
 IBWEB_SESSION_RECHECK_S = env.integer("IBWEB_SESSION_RECHECK_S", 5, minimum=1)
-#: Addresses or CIDRs of the reverse proxies whose X-Forwarded-For/-Proto the server believes (ibweb/serve.py);
-#: none by default: the peer's address is the client's, whatever headers it sends.
+#: Addresses or CIDRs of the reverse proxies whose X-Forwarded-For/-Proto/-Host the server believes (ibweb/proxies.py);
+#: none by default: the peer's address, scheme and Host are the request's, whatever headers it sends.
 IBWEB_TRUSTED_PROXIES = trusted_proxies(env.listing("IBWEB_TRUSTED_PROXIES", []))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 << 20  # form fields and request.body, files excluded
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 << 20  # larger uploaded files spool to a temporary file
@@ -219,7 +228,8 @@ if PRODUCTION:
     SECURE_HSTS_SECONDS = 31536000
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # No SECURE_PROXY_SSL_HEADER: HTTPS is the scheme of the connection, or X-Forwarded-Proto of a trusted
+    # proxy only, applied by ibweb.proxies.ForwardedHeaders (which drops everyone else's).
 
 LOGGING = {
     "version": 1,

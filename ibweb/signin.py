@@ -4,8 +4,11 @@ Rules (counts live in the cache: Redis at scale, so every web process counts tog
 
 - **Per client address**, any sign-in attempt: at most :attr:`LoginThrottle.per_address` a minute, then 429.
   The address is ``REMOTE_ADDR`` only, which the server sets from the peer, or from ``X-Forwarded-For``
-  when the peer is one of ``IBWEB_TRUSTED_PROXIES`` (:mod:`ibweb.serve`); a header alone never moves it.
-- **Per account**, failures from anywhere (a botnet spreading one account's guesses): the first
+  when the peer is one of ``IBWEB_TRUSTED_PROXIES`` (:mod:`ibweb.proxies`); a header alone never moves it.
+- **Per account**, failures from anywhere (a botnet spreading one account's guesses), counted against the
+  account the name signs in to (:meth:`LoginThrottle.account_key`: every spelling Django's sign-in takes for it,
+  NFKC forms such as fullwidth letters and case included), or the NFKC-casefolded name when no account has it.
+  The first
   :attr:`LoginThrottle.free_failures` cost nothing; after ``n`` failures the account takes one attempt
   per ``2 ** (n - free_failures)`` seconds (at most :attr:`LoginThrottle.max_delay_s`), 429 with
   ``Retry-After`` before that. There is no lock-out: the owner gets in within the delay, and a browser
@@ -21,12 +24,15 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UsernameField
 from django.contrib.auth.views import LoginView, PasswordResetView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
@@ -85,10 +91,32 @@ class LoginThrottle:
     failure_memory_s: int = 3600
 
     def account_key(self, username: str) -> str:
-        return hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
+        """The hashed key of the account ``username`` names: ``user:<pk>`` when it resolves to one, else the name.
 
-    def _keys(self, username: str) -> tuple[str, str]:
-        account = self.account_key(username)
+        The name is normalised as the sign-in form does (:class:`~django.contrib.auth.forms.UsernameField`:
+        stripped, NFKC), then resolved as the backend does (the exact name), or case-insensitively when exactly one
+        account matches so (names are treated as one account whatever their case); an unknown name is keyed by its
+        NFKC-casefolded form, so its spellings share one count too.
+        """
+        name = UsernameField().to_python(username) or ""
+        users = get_user_model()._default_manager
+        field = get_user_model().USERNAME_FIELD
+        pk = users.filter(**{field: name}).values_list("pk", flat=True).first()
+        if pk is None:
+            found = list(users.filter(**{f"{field}__iexact": name}).values_list("pk", flat=True)[:2])
+            pk = found[0] if len(found) == 1 else None
+        ident = f"user:{pk}" if pk is not None else "name:" + unicodedata.normalize("NFKC", name.casefold())
+        return self._hash(ident)
+
+    def user_key(self, user) -> str:
+        """The key of a signed-in ``user`` (the one :meth:`account_key` gives each name of it)."""
+        return self._hash(f"user:{user.pk}")
+
+    @staticmethod
+    def _hash(ident: str) -> str:
+        return hashlib.sha256(ident.encode()).hexdigest()[:32]
+
+    def _keys(self, account: str) -> tuple[str, str]:
         return f"ibweb:login-fail:{account}", f"ibweb:login-last:{account}"
 
     def delay_s(self, failures: int) -> int:
@@ -97,27 +125,28 @@ class LoginThrottle:
             return 0
         return min(2 ** min(failures - self.free_failures, 30), self.max_delay_s)
 
-    def refused(self, request: HttpRequest, username: str) -> int | None:
-        """Seconds to wait when this attempt is over a limit (it is counted against the address), else None."""
+    def refused(self, request: HttpRequest, account: str | None) -> int | None:
+        """Seconds to wait when this attempt on ``account`` (an :meth:`account_key`, None: no name) is over a limit
+        (it is counted against the address), else None."""
         if rate_limited("login", client_address(request), self.per_address, self.address_window_s):
             return self.address_window_s
-        if not username or self.known_device(request, username):
+        if not account or self.known_device(request, account):
             return None
-        count_key, last_key = self._keys(username)
+        count_key, last_key = self._keys(account)
         failures = cache.get(count_key) or 0
         wait = self.delay_s(failures) - (time.time() - (cache.get(last_key) or 0.0))
         return math.ceil(wait) if wait > 0 else None
 
-    def failed(self, username: str) -> None:
-        if username:
-            count_key, last_key = self._keys(username)
+    def failed(self, account: str | None) -> None:
+        if account:
+            count_key, last_key = self._keys(account)
             _count(count_key, self.failure_memory_s)
             cache.set(last_key, time.time(), self.failure_memory_s)
             cache.touch(count_key, self.failure_memory_s)
 
-    def succeeded(self, username: str) -> None:
-        if username:
-            cache.delete_many(list(self._keys(username)))
+    def succeeded(self, account: str | None) -> None:
+        if account:
+            cache.delete_many(list(self._keys(account)))
 
     # ------------------------------------------------------------ known devices
     def _device_accounts(self, request: HttpRequest) -> list[str]:
@@ -125,13 +154,12 @@ class LoginThrottle:
                                         max_age=_DEVICE_MAX_AGE_S)
         return [a for a in raw.split(",") if a]
 
-    def known_device(self, request: HttpRequest, username: str) -> bool:
-        """Whether this browser signed in to ``username`` before (a valid signed cookie names it)."""
-        return self.account_key(username) in self._device_accounts(request)
+    def known_device(self, request: HttpRequest, account: str) -> bool:
+        """Whether this browser signed in to ``account`` before (a valid signed cookie names it)."""
+        return account in self._device_accounts(request)
 
-    def remember_device(self, request: HttpRequest, response: HttpResponse, username: str) -> None:
-        """Add ``username`` to the browser's known-device cookie (the newest few accounts are kept)."""
-        account = self.account_key(username)
+    def remember_device(self, request: HttpRequest, response: HttpResponse, account: str) -> None:
+        """Add ``account`` to the browser's known-device cookie (the newest few accounts are kept)."""
         accounts = [account] + [a for a in self._device_accounts(request) if a != account]
         response.set_signed_cookie(KNOWN_DEVICE_COOKIE, ",".join(accounts[:_DEVICE_MAX_ACCOUNTS]), salt=_DEVICE_SALT,
                                    max_age=_DEVICE_MAX_AGE_S, httponly=True, samesite="Lax",
@@ -150,16 +178,17 @@ def throttled_login(view: Callable[..., HttpResponse], throttle: LoginThrottle =
         if request.method != "POST":
             return view(request, *args, **kwargs)
         username = str(request.POST.get("username", ""))[:150]
-        wait = throttle.refused(request, username)
+        account = throttle.account_key(username) if username.strip() else None
+        wait = throttle.refused(request, account)
         if wait is not None:
             return _too_many(request, "sign-in attempts", wait)
         response = view(request, *args, **kwargs)
         user = getattr(request, "user", None)
-        if user is not None and user.is_authenticated and user.get_username().lower() == username.strip().lower():
-            throttle.succeeded(username)
-            throttle.remember_device(request, response, username)
+        if user is not None and user.is_authenticated and account == throttle.user_key(user):
+            throttle.succeeded(account)
+            throttle.remember_device(request, response, account)
         else:
-            throttle.failed(username)
+            throttle.failed(account)
         return response
 
     return wrapped

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 
 import pytest
 
@@ -36,6 +37,15 @@ def _deferred_sqlite_transactions_in_process() -> None:
 
 
 _deferred_sqlite_transactions_in_process()
+
+
+def pytest_configure(config) -> None:
+    """In-process tests keep the embedded history ring on disk in a temporary directory, never in ``var/``."""
+    try:
+        from django.conf import settings
+    except ImportError:  # the engine alone, without Django
+        return
+    settings.IBWEB_HISTORY_DIR = tempfile.mkdtemp(prefix="ibweb-test-history-")
 
 
 def missing_tools(*names: str) -> list[str]:

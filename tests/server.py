@@ -101,11 +101,12 @@ def _wait_until_live(server: Server, deadline: float) -> None:
 
 @contextmanager
 def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[dict] | None = None,
-                   name: str = "server", setup: str | None = None):
+                   name: str = "server", setup: str | None = None, ready: str = "/api/fabrics/fabrics/"):
     """A uvicorn process serving ibweb with the embedded engine, on a fresh SQLite database.
 
     ``fabrics``: extra emulated fabrics to create (dicts of model fields) besides the demo.
     ``setup``: Python code run by ``manage.py shell`` before the server starts (rows a test needs).
+    ``ready``: the path asked until it answers (``/healthz`` where Django redirects plain HTTP: production).
     Servers started with the same ``tmp_path`` and different ``name`` share the database.
     """
     port = free_port()
@@ -133,7 +134,7 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
             if proc.poll() is not None:
                 raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text()}")
             try:
-                urllib.request.urlopen(server.url + "/api/fabrics/fabrics/", timeout=1).read()
+                urllib.request.urlopen(server.url + ready, timeout=1).read()
                 break
             except OSError:
                 if time.monotonic() > deadline:

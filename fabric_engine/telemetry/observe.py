@@ -193,7 +193,7 @@ def observe(fabric: Fabric, prev: CounterSamples, cur: CounterSamples, *, seq: i
         throughput_gbps=float(rate_gbps[into_host].sum()), switch_gbps=float(rate_gbps[between_switches].sum()),
         jobs=[], alerts=alerts,
         offered_gbps=offered.astype(np.float32), xmit_wait=xmit_wait.astype(np.float32),
-        ecn=np.zeros(n, np.float32), hotspots=hot, capacity_gbps=cap,
+        ecn=np.zeros(n, np.float32), hotspots=hot, capacity_gbps=cap, stale=stale,
     )
     return Observation(state, stale, link_flags, wait_share.astype(np.float32), deltas)
 

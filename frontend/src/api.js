@@ -89,7 +89,8 @@ export function api() {
      * reverse_util (null while the cable did not exist), tx, rx, recabled, reverse_recabled: [{t, from, to}]}.
      */
     linkHistory: (d, seconds = 300) => call(`links/${d}/history/`, {params: {seconds}}),
-    /** One-minute rollups of directed link d: {minute, mean_util, max_util, mean_rate_gbps, samples}. */
+    /** One-minute rollups of directed link d: {minute, mean_util, max_util, mean_rate_gbps, samples, coverage_s,
+     * down_s}; means over the covered seconds (null when none), a minute without any tick absent. */
     linkRollups: (d, minutes = 60) => call(d < 0 ? "links/-1/rollups/" : `links/${d}/rollups/`, {params: {minutes}}),
     /** The routed path between two hosts (names or node indices): {hops, links}. */
     path: (src, dst) => call("path/", {params: {src, dst}}),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {recablingMarks} from "../src/charts/detail.js";
+import {downSpans, recablingMarks, rollupSummary, withGaps} from "../src/charts/detail.js";
 
 test("re-cablings of both directions become one marker per time, oldest first", () => {
   const spine = (n, port) => ({guid: `0x${n}`, port, node: `spine0${n}`});
@@ -15,4 +15,31 @@ test("re-cablings of both directions become one marker per time, oldest first", 
   ]);
   assert.deepEqual(recablingMarks({t: [], rate: []}), []);
   assert.deepEqual(recablingMarks(null), []);
+});
+
+test("ticks that never came break the line: a null point in every gap longer than 1.5 ticks", () => {
+  const body = {t: [10, 11, 12, 20, 21], tick_s: 1, util: [0.1, null, 0.3, 0.4, 0.5], down: [false, true, false, false, false],
+    reverse_util: [0.2, 0.2, 0.2, 0.2, 0.2]};
+  const g = withGaps(body);
+  assert.deepEqual(g.t, [10, 11, 12, 16, 20, 21]);
+  assert.deepEqual(g.util, [0.1, null, 0.3, null, 0.4, 0.5]);
+  assert.deepEqual(g.reverse_util, [0.2, 0.2, 0.2, null, 0.2, 0.2]);
+  assert.deepEqual(g.down, [false, true, false, false, false, false]);
+  assert.deepEqual(withGaps({t: [0, 6, 12], tick_s: 6, util: [1, 2, 3]}).t, [0, 6, 12]);  // 6 s ticks: no gap
+});
+
+test("down time of either direction becomes shaded stretches", () => {
+  const body = {t: [1, 2, 3, 4, 5], tick_s: 1, down: [false, true, true, false, false],
+    reverse_down: [false, false, false, false, true]};
+  assert.deepEqual(downSpans(body), [{t0: 2, t1: 4}, {t0: 5, t1: 6}]);
+  assert.deepEqual(downSpans({t: [1, 2], tick_s: 1}), []);
+});
+
+test("the rollup read-out weighs minutes by their coverage and never counts a minute without data as 0 %", () => {
+  const body = {minute: ["a", "b", "c"], mean_util: [0.5, null, 0.2], max_util: [0.9, null, 0.4],
+    coverage_s: [30, 0, 60], down_s: [30, 60, 0]};
+  const sum = rollupSummary(body);
+  assert.equal(sum.mean.toFixed(4), ((0.5 * 30 + 0.2 * 60) / 90).toFixed(4));
+  assert.deepEqual([sum.peak, sum.covered, sum.down, sum.minutes], [0.9, 90, 90, 3]);
+  assert.equal(rollupSummary({minute: ["a"], mean_util: [null], max_util: [null], coverage_s: [0], down_s: [60]}).mean, null);
 });

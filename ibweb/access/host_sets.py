@@ -7,7 +7,7 @@ from django.apps import apps
 
 from fabric_engine.topology import KIND_HOST
 
-__all__ = ["tenant_host_sets"]
+__all__ = ["tenant_host_sets", "host_tenants"]
 
 
 def tenant_host_sets(fabric, topology) -> dict[int, dict]:
@@ -35,3 +35,18 @@ def tenant_host_sets(fabric, topology) -> dict[int, dict]:
             out[tid]["nodes"] = nodes.tolist()
             out[tid]["guids"] = [int(g) for g in topology.guid[nodes]]
     return out
+
+
+def host_tenants(fabric, topology, nodes) -> list[list[str]]:
+    """Slugs of the tenants whose partitions on ``fabric`` (a row) hold each of ``nodes`` (indices in
+    ``topology``), by their port GUIDs: a host's tenants as that topology places it, kept with what names it
+    after it left (:mod:`ibweb.telemetry.message_parts`). A switch, or a host of no partition, has none."""
+    owners: list[list[str]] = [[] for _ in nodes]
+    where: dict[int, list[int]] = {}
+    for k, n in enumerate(nodes):
+        where.setdefault(int(n), []).append(k)
+    for t in tenant_host_sets(fabric, topology).values():  # a handful of tenants
+        for n in set(t["nodes"]) & where.keys():
+            for k in where[n]:
+                owners[k].append(t["slug"])
+    return [sorted(o) for o in owners]

@@ -1,6 +1,8 @@
 """Pages that load the frontend bundles: the fabrics overview, the live dashboard, the cluster page; their APIs."""
 
 from django.shortcuts import get_object_or_404, render
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -40,6 +42,7 @@ class MayView(BasePermission):
         return view_of(request.user).may_view
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class OverviewView(APIView):
     """``GET /api/fabrics/overview/``: the cards of the fabrics overview (see :mod:`ibweb.dashboard.overview`)."""
 
@@ -58,10 +61,12 @@ class ClusterListView(APIView):
     permission_classes = [MayView]
     http_method_names = ["get", "head", "options"]
 
+    @extend_schema(operation_id="api_clusters_list", responses=OpenApiTypes.OBJECT)
     def get(self, request):
         return Response({"clusters": cluster_cards(view_of(request.user))})
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class ClusterDetailView(APIView):
     """``GET /api/clusters/<slug>/``: the cluster page's data (:func:`ibweb.dashboard.cluster.cluster_detail`)."""
 

@@ -19,6 +19,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.generics import ListAPIView
@@ -29,6 +31,7 @@ from rest_framework.views import APIView
 
 from ibweb.access import Level, View, view_of
 from ibweb.fabrics.models import Fabric
+from ibweb.json_input import JSONField
 
 from .choices import Severity
 from .filtersets import EventFilterBackend, EventFilterSet
@@ -56,11 +59,13 @@ def event_payload(event: Event, view: View, hidden, comments: bool = False) -> d
     readable = comments_shown(event, hidden)
     notes = list(event.comments.all()) if comments and readable else []
     shown = redact(event, hidden, tuple(c.text for c in notes))
+    now = datetime.now(tz=UTC)
     out = {"id": event.pk, "kind": event.kind, "severity": event.severity, "object_type": event.object_type,
            "object_id": shown["object_id"], "link": event.link, "node": shown["node"], "job": event.job,
            "tenant": event.tenant.slug if event.tenant_id else None, "message": shown["message"],
            "first_seen": event.first_seen.isoformat(), "last_seen": event.last_seen.isoformat(),
-           "count": event.ticks(datetime.now(tz=UTC), event.fabric.tick_s), "occurrence": event.occurrence,
+           "count": event.ticks(now, event.fabric.tick_s), "duration_s": round(event.duration_s(now), 3),
+           "occurrence": event.occurrence,
            "active": event.active,
            "cleared_at": event.cleared_at.isoformat() if event.cleared_at else None,
            "acknowledged": event.acknowledged_at is not None,
@@ -153,7 +158,8 @@ class EventSchema(serializers.Serializer):
     message = serializers.CharField()
     first_seen = serializers.DateTimeField()
     last_seen = serializers.DateTimeField()
-    count = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="ticks it was raised (from wall time and the fabric's tick)")
+    duration_s = serializers.FloatField(help_text="seconds from its first tick to the one that cleared it (or now)")
     occurrence = serializers.IntegerField()
     active = serializers.BooleanField()
     cleared_at = serializers.DateTimeField(allow_null=True)
@@ -161,7 +167,7 @@ class EventSchema(serializers.Serializer):
     acknowledged_by = serializers.CharField(allow_null=True)
     acknowledged_at = serializers.DateTimeField(allow_null=True)
     map_url = serializers.CharField()
-    details = serializers.JSONField(required=False)
+    details = JSONField(kind=dict, required=False)
     comments = serializers.IntegerField(allow_null=True, help_text="how many (the detail lists them)")
 
 
@@ -184,6 +190,7 @@ class EventListView(_EventsView, ListAPIView):
         return self.get_paginated_response([event_payload(e, view, self.hidden) for e in page])
 
 
+@extend_schema(responses=EventSchema)
 class EventDetailView(_EventsView):
     def get(self, request, slug: str, pk: int):
         view, fabric, event = self.one(request, slug, pk)
@@ -195,6 +202,7 @@ class _Body(serializers.Serializer):
     comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
 
 
+@extend_schema(request=_Body, responses=EventSchema)
 class EventAcknowledgeView(_EventsView):
     """Acknowledge an event (operators: ``events.change_event``)."""
 
@@ -212,6 +220,7 @@ class _Comment(serializers.Serializer):
     text = serializers.CharField(max_length=4000)
 
 
+@extend_schema(request=_Comment, responses={201: EventSchema})
 class EventCommentView(_EventsView):
     """Comment on an event (``events.add_eventcomment``)."""
 
@@ -239,6 +248,7 @@ def summary(qs) -> dict:
             "unacknowledged": counts["unacknowledged"]}
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class EventSummaryView(_EventsView):
     def get(self, request, slug: str):
         view, fabric, qs = self.scope(request, slug)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .objects import FabricNames, named_hosts
 
-__all__ = ["AlertFact", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN", "JOBS_SUFFIX"]
+__all__ = ["AlertFact", "alert_key", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN", "JOBS_SUFFIX"]
 
 #: Severity of the alert kinds that carry none.
 SEVERITY_OF_KIND = {"no_route": "critical", "isolation": "critical", "sharp_fallback": "warning",
@@ -36,6 +36,9 @@ UNKNOWN = ()
 #: Fields of an alert that name nodes (``"gpu0001"``, ``"gpu0001 port 1"``); ``found_a``/``found_b``: the peers
 #: a plan check found cabled instead of the planned ones.
 _NAMED = ("port", "node", "a", "b", "found_a", "found_b")
+#: Kinds whose every alert is its own occurrence (a routing event), keyed by when it was made (``t``) and its message
+#: (the runner tells them apart the same way: :func:`ibweb.live.runner._alert_key`).
+ONE_SHOT_KINDS = ("routing",)
 #: How a message lists an alert's jobs (the twin's deviations): stored apart, rendered per view.
 JOBS_SUFFIX = "; jobs "
 
@@ -81,6 +84,16 @@ def _message(alert: Mapping) -> str:
     return f"{kind.replace('_', ' ')}{': ' + rest if rest else ''}"
 
 
+def alert_key(alert: Mapping) -> str:
+    """What makes two alerts the same event: their kind and subject (not their numbers or message); for a one-shot
+    kind (:data:`ONE_SHOT_KINDS`) without a subject, when it was made and its message."""
+    kind = str(alert.get("kind") or "alert")[:32]
+    subject = [f"{k}={alert[k]}" for k in _SUBJECT if alert.get(k) not in (None, "")]
+    if kind in ONE_SHOT_KINDS and not subject:
+        subject = ([f"t={alert['t']}"] if alert.get("t") is not None else []) + [str(alert.get("message", ""))[:160]]
+    return "|".join([kind, *subject])[:255]
+
+
 def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = None,
             host_of: Callable[[str], tuple[int, int] | None] | None = None,
             names: FabricNames | None = None) -> AlertFact:
@@ -110,10 +123,7 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
     """
     kind = str(alert.get("kind") or "alert")[:32]
     severity = _SEVERITIES.get(str(alert.get("severity", "")).lower()) or SEVERITY_OF_KIND.get(kind, "warning")
-    subject = [f"{k}={alert[k]}" for k in _SUBJECT if alert.get(k) not in (None, "")]
-    if kind in ("routing",) and not subject:
-        subject = [str(alert.get("message", ""))[:160]]
-    key = "|".join([kind, *subject])[:255]
+    key = alert_key(alert)
     jobs = [str(j) for j in alert.get("jobs") or [] if isinstance(j, str | int)]
     # an alert naming one job (a twin deviation on its link) is that job's, and its tenant's
     job = str(alert.get("job") or (jobs[0] if len(jobs) == 1 else ""))

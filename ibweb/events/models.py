@@ -2,7 +2,8 @@
 
 An alert the engine raises tick after tick is one :class:`Event`, open (``active``) from
 the tick that raised it until the tick that no longer does (``cleared_at``); ``count``
-adds up the ticks it was raised; raised again within :data:`ibweb.events.recorder.REOPEN_S`
+adds up the ticks it was raised, from wall time (``raised_at``, the tick's clock, never a sequence
+number: those start again with a new process); raised again within :data:`ibweb.events.recorder.REOPEN_S`
 it reopens, later it is a new event, numbered (``occurrence``) so a recurring condition says
 how often it came back. Operators acknowledge events and comment on them
 (:class:`EventComment`).
@@ -17,6 +18,7 @@ from django.db import models
 from django.db.models import Q
 
 from ibweb.access.querysets import RestrictedQuerySet, Scope
+from ibweb.json_input import JSONModelField
 
 from .choices import SEVERITY_RANK, ObjectType, Severity
 
@@ -38,10 +40,10 @@ class Event(models.Model):
     job = models.CharField(max_length=100, blank=True)
     tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.SET_NULL, null=True, blank=True,
                                related_name="events", help_text="The tenant whose job it concerns; none: fabric-wide.")
-    hosts = models.JSONField(default=list, blank=True,
+    hosts = JSONModelField(kind=list, default=list, blank=True,
                              help_text='[[node index, name, "0x<node GUID>"], ...]: the hosts the message names '
                                        "(hidden from users who may not see them).")
-    jobs = models.JSONField(default=list, blank=True,
+    jobs = JSONModelField(kind=list, default=list, blank=True,
                             help_text='[[job id, tenant], ...]: the jobs the alert lists (each view is shown those '
                                       "of its tenants, after the message).")
     resolved = models.BooleanField(default=False,
@@ -49,14 +51,14 @@ class Event(models.Model):
                                              "names. If not, views below ALL read it with every host they may not "
                                              "see relabelled, or not at all.")
     message = models.TextField()
-    details = models.JSONField(default=dict, blank=True, help_text="The alert as the engine raised it.")
+    details = JSONModelField(kind=dict, default=dict, blank=True, help_text="The alert as the engine raised it.")
     first_seen = models.DateTimeField(db_index=True)
     last_seen = models.DateTimeField(db_index=True)
     count = models.PositiveIntegerField(default=0, help_text="Ticks it was raised, up to its last closing.")
     occurrence = models.PositiveIntegerField(default=1, help_text="How many times this alert (same key) has "
                                                                   "occurred on the fabric, this one included.")
-    raised_seq = models.BigIntegerField(null=True, blank=True, help_text="Sequence number of the tick that "
-                                                                         "(re)opened it, while open.")
+    raised_at = models.DateTimeField(null=True, blank=True, help_text="Wall time of the tick that (re)opened it, "
+                                                                      "while open.")
     active = models.BooleanField(default=True, db_index=True, help_text="Raised by the newest tick.")
     cleared_at = models.DateTimeField(null=True, blank=True)
     acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
@@ -87,7 +89,13 @@ class Event(models.Model):
         """Ticks it has been raised: the closed stretches counted, plus, while open, the time since it opened."""
         if not self.active:
             return self.count
-        return self.count + max(1, int((now - self.last_seen).total_seconds() / max(tick_s, 1e-3)) + 1)
+        opened = self.raised_at or self.last_seen
+        return self.count + max(1, int(max(0.0, (now - opened).total_seconds()) / max(tick_s, 1e-3)) + 1)
+
+    def duration_s(self, now: datetime) -> float:
+        """Seconds from its first tick to the tick that cleared it (while open: to ``now``); never negative."""
+        end = self.cleared_at if not self.active and self.cleared_at is not None else now
+        return max(0.0, (end - self.first_seen).total_seconds())
 
 
 class EventComment(models.Model):

@@ -6,7 +6,9 @@ An alert names hosts in many ways: a port or node field (``"gpu0006 port 1"``), 
 message alone. :func:`named_hosts` finds them all on one :class:`FabricNames` (one per engine
 fabric, built once by the recorder), so the event store keeps every host an event names as
 ``[node index, name, "0x<node GUID>"]`` and each view renders the event from that list
-(:mod:`ibweb.events.visibility`). Switches are fabric-wide and never listed.
+(:mod:`ibweb.events.visibility`). Switches are fabric-wide and never listed. A host the fabric no longer
+holds (an alert's ``gone``: :mod:`ibweb.telemetry.message_parts`) is listed as the alert recorded it, with
+the tenants whose partitions held it then: ``[-1, name, "0x<node GUID>", [tenant slugs]]``.
 
 Pure (no Django): numpy and the engine's :class:`~fabric_engine.topology.Fabric`.
 """
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from fabric_engine.topology import KIND_HOST
 from ibweb.relabel import candidates
 
-__all__ = ["FabricNames", "named_hosts", "NAMED_FIELDS", "GUID_FIELDS", "LINK_ARROW"]
+__all__ = ["FabricNames", "named_hosts", "gone_objects", "NAMED_FIELDS", "GUID_FIELDS", "LINK_ARROW"]
 
 #: Fields of an alert that name nodes or ports (``found_a``/``found_b``: the peers a plan check found cabled
 #: instead; ``label``: a twin deviation's port or link).
@@ -100,18 +102,41 @@ class FabricNames:
 
     def in_template(self, alert: Mapping) -> list[list]:
         """The nodes a structured alert names (``text`` with ``{0}``... and their ``nodes``), with the names
-        ``message`` gives them: a node the fabric does not hold is ``[-1, name]``."""
+        ``message`` gives them: a node the fabric does not hold is its object as the alert recorded it (``gone``:
+        ``[-1, name, "0x<guid>", [tenant slugs then]]``; none for a switch), else ``[-1, name]``."""
         text, nodes, message = alert.get("text"), alert.get("nodes"), alert.get("message")
         if not (isinstance(text, str) and isinstance(nodes, list) and isinstance(message, str)):
             return []
         shown = _template_names(text, message)
+        gone = gone_objects(alert)
         out = []
         for i, n in enumerate(nodes[:_MOST_LINKS]):
             if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < self.fabric.num_nodes:
                 out.append(self.entry(n))
+            elif i in gone:
+                out.append(gone[i])
             elif shown is not None and i < len(shown):
                 out.append(self.by_name(shown[i]))
         return out
+
+
+def gone_objects(alert: Mapping) -> dict[int, list | None]:
+    """The objects of the nodes an alert names that its fabric no longer holds (``gone``: ``{"slot", "name",
+    "guid", "tenants"}`` each, :mod:`ibweb.telemetry.message_parts`), by slot: a host's entry with its tenants
+    then, ``[-1, name, "0x<guid>", [slugs]]``; ``None`` for a switch (fabric-wide). Malformed ones are left out
+    (their slots read as unknown nodes: hidden below ``ALL``)."""
+    out: dict[int, list | None] = {}
+    for g in alert["gone"] if isinstance(alert.get("gone"), list) else []:
+        if not (isinstance(g, Mapping) and isinstance(g.get("slot"), int) and isinstance(g.get("name"), str)):
+            continue
+        if g.get("switch") is True:
+            out[g["slot"]] = None
+            continue
+        tenants = g.get("tenants") if isinstance(g.get("tenants"), list) else []
+        guid = g.get("guid") if isinstance(g.get("guid"), str) and _KEY.fullmatch(g["guid"]) else ""
+        tenants = [t for t in tenants if isinstance(t, str)]
+        out[g["slot"]] = [-1, g["name"], guid, tenants]
+    return out
 
 
 def _template_names(template: str, message: str) -> list[str] | None:
@@ -137,7 +162,7 @@ def _template_names(template: str, message: str) -> list[str] | None:
 def named_hosts(alert: Mapping, names: FabricNames) -> list[list]:
     """Every host ``alert`` names, once each: ``[index, name, "0x<guid>"]``, or ``[-1, name]`` for a node (or
     GUID) the fabric does not hold (every view below ``ALL`` reads those as ``hidden node``)."""
-    found: list = []
+    found: list = names.in_template(alert)  # first: a node gone from the fabric is its recorded object
     for k in NAMED_FIELDS:
         value = alert.get(k)
         if isinstance(value, str):  # a name, a port, a link's two ends, or a twin's port key
@@ -156,7 +181,6 @@ def named_hosts(alert: Mapping, names: FabricNames) -> list[list]:
         for v in values[:_MOST_LINKS]:
             if isinstance(v, str) and v.lower().startswith("0x"):
                 found.append(names.by_guid(v.partition("/")[0]))
-    found += names.in_template(alert)
     if isinstance(alert.get("message"), str):
         found += names.in_text(alert["message"])
     out, seen = [], set()

@@ -22,6 +22,8 @@ from ibweb.fabrics.models import Fabric
 
 from .api import acknowledge, add_comment, event_payload, summary
 from .choices import Severity
+from .durations import human_duration
+from .health import write_failures
 from .query import STATES, apply_filters, parse_filters
 from .recorder import RETENTION_DAYS
 from .visibility import host_filter, visible_events
@@ -71,7 +73,8 @@ def events_page(request, slug: str):
     rows = apply_filters(visible.select_related("tenant", "acknowledged_by", "fabric")
                          .annotate(n_comments=Count("comments")).prefetch_related("comments"), filters, view, hidden)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    events = [{"event": e, "shown": event_payload(e, view, hidden, comments=True)} for e in page]
+    events = [{"event": e, "shown": (shown := event_payload(e, view, hidden, comments=True)),
+               "lasted": human_duration(shown["duration_s"])} for e in page]
     tenants = visible_tenants(view)
     kinds = sorted(visible.order_by().values_list("kind", flat=True).distinct()[:200])
     keep = filters.as_params()
@@ -89,6 +92,7 @@ def events_page(request, slug: str):
         "can_comment": request.user.has_perm("events.add_eventcomment"), "read_comments": view.sees_all,
         "retention_days": f"{RETENTION_DAYS:g}",
         "sections": page_sections(request.user, fabric),
+        "write_failures": write_failures(fabric.pk) if view.sees_all else None,
     }
     return render(request, "events/events.html", context)
 

@@ -6,7 +6,8 @@ Decided from :func:`ibweb.access.view_of` (nothing else decides):
 * ``TENANTS``: the events of the user's tenants (their jobs), and the fabric-wide
   events (no tenant, no job) with the names of hosts outside the user's tenants'
   partitions replaced by ``host-<index>``, as the feed names them
-  (:func:`ibweb.access.redaction`), and of nodes gone from the fabric by ``hidden node``.
+  (:func:`ibweb.access.redaction`), and of nodes gone from the fabric by ``hidden node`` (but a host the
+  event recorded with its tenants when it left, ``[-1, name, guid, [slugs]]``, for those tenants' users).
 * ``FABRIC``: fabric-wide events only, every host name replaced.
 * ``NONE``: nothing.
 
@@ -71,6 +72,10 @@ class HostFilter:
     def __call__(self, entry) -> bool:
         if self._shown is None:
             return False
+        if entry[0] < 0:  # gone from the fabric: named to the views of its tenants then, if it recorded them
+            return not (len(entry) >= 4 and self._redaction is not None and any(
+                isinstance(t, str) and self._redaction.tenants is not None and t in self._redaction.tenants
+                for t in entry[3]))
         return len(entry) < 3 or int(entry[2], 16) not in self._shown
 
     @property
@@ -135,9 +140,9 @@ def redact(event: Event, hidden: Callable[[list], bool], texts: tuple[str, ...] 
     names: dict[str, str] = {}
     for entry in event.hosts or []:
         if hidden(entry):
-            label = host_label(entry[0]) if len(entry) >= 3 else HIDDEN_NODE
+            label = host_label(entry[0]) if len(entry) >= 3 and entry[0] >= 0 else HIDDEN_NODE
             names[entry[1]] = label
-            if len(entry) >= 3:
+            if len(entry) >= 3 and entry[2]:
                 names[entry[2]] = label  # the GUID, as a twin's key writes it
     pattern = None
     if names:

@@ -12,6 +12,7 @@ from fabric_engine.routing.options import engine_options
 from fabric_engine.scenario import build_fabric
 from ibweb.access.querysets import RestrictedQuerySet, Scope
 from ibweb.access.view import Level
+from ibweb.json_input import JSONModelField
 
 from .analyses import AnalysisKind, AnalysisStatus
 from .choices import ROUTING_ENGINES, FabricMode, FabricRole
@@ -36,8 +37,8 @@ class Cluster(models.Model):
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
-    host_patterns = models.JSONField(
-        default=_default_host_patterns, blank=True,
+    host_patterns = JSONModelField(
+        kind=list, default=_default_host_patterns, blank=True,
         help_text="Node-description rules that give an HCA's host name and rail, e.g. [\"{host} HCA-{rail}\"].")
     created = models.DateTimeField(auto_now_add=True)
 
@@ -65,11 +66,12 @@ class Fabric(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     mode = models.CharField(max_length=16, choices=FabricMode.choices, default=FabricMode.EMULATED)
-    spec = models.JSONField(default=dict, blank=True, help_text="Scenario: topology generator, jobs, background.")
+    spec = JSONModelField(kind=dict, default=dict, blank=True,
+                          help_text="Scenario: topology generator, jobs, background.")
     routing_engine = models.CharField(max_length=16, choices=ROUTING_ENGINES, default="minhop",
                                       help_text="Changing it reroutes the running engine.")
-    routing_options = models.JSONField(
-        default=dict, blank=True,
+    routing_options = JSONModelField(
+        kind=dict, default=dict, blank=True,
         help_text="OpenSM's guid files as lists: roots (switch node GUIDs; updn, ftree), cns (compute node port "
                   "GUIDs; ftree), ios (I/O node port GUIDs; ftree), e.g. {\"roots\": [\"0x98039b0300000001\"]}.")
     tick_s = models.FloatField(default=1.0, validators=[MinValueValidator(0.05)], help_text="Engine tick, seconds.")
@@ -138,10 +140,10 @@ class Analysis(models.Model):
 
     fabric = models.ForeignKey(Fabric, on_delete=models.CASCADE, related_name="analyses")
     kind = models.CharField(max_length=16, choices=AnalysisKind.choices)
-    params = models.JSONField(default=dict, blank=True)
+    params = JSONModelField(kind=dict, default=dict, blank=True)
     status = models.CharField(max_length=16, choices=AnalysisStatus.choices, default=AnalysisStatus.QUEUED)
     progress = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
-    result = models.JSONField(null=True, blank=True)
+    result = JSONModelField(kind=None, null=True, blank=True)
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)

@@ -14,6 +14,8 @@ from django.forms import Form
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
@@ -109,6 +111,7 @@ class CanAddFabrics(BasePermission):
         return bool(request.user and request.user.is_authenticated and request.user.has_perm("fabrics.add_fabric"))
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class GeneratorsView(APIView):
     """``GET /api/fabrics/generators/``: every generator's parameters with types, defaults, valid ranges and why."""
 
@@ -125,6 +128,7 @@ class _PreviewBody(serializers.Serializer):
     topology_file = serializers.FileField(required=False, error_messages={"invalid": NOT_A_PATH})
 
 
+@extend_schema(request=_PreviewBody, responses=OpenApiTypes.OBJECT)
 class FabricPreviewView(APIView):
     """``POST /api/fabrics/preview/``: what a fabric would be, without creating it.
 

@@ -15,8 +15,11 @@ and client messages never wait for the socket (a ``pong`` goes out through the s
 When the user's access changes (tenants, groups, permissions, active flag: see
 :mod:`ibweb.live.receivers`) the socket asks again: a socket whose view changed moves to the new
 view's group and is sent a new snapshot; one that may no longer see the fabric is closed with 4403.
+A script signs in as on the API, with ``Authorization: Token <key>`` on the handshake (the key's user, checked
+by :func:`ibweb.accounts.authentication.token_user`); a refused key or another scheme closes the socket with
+4401 and the reason, never serves it as an anonymous visitor.
 A signed-in socket whose sign-in ended (password changed, user deactivated or deleted, session
-ended: :mod:`ibweb.live.session_check`) is closed with 4401, on that notice or within
+ended, token deleted: :mod:`ibweb.live.session_check`) is closed with 4401, on that notice or within
 ``IBWEB_SESSION_RECHECK_S`` when the change happened where the notice cannot come from (another process).
 """
 
@@ -34,8 +37,10 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from rest_framework.exceptions import AuthenticationFailed
 
 from ibweb.access import progress_message, view_from_key, view_of, visible_fabrics
+from ibweb.accounts.authentication import token_user
 from ibweb.fabrics.models import Fabric
 from ibweb.json_input import JSONInputError, loads
 from ibweb.wsflow import flow_of
@@ -63,7 +68,8 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
 CLOSE_UNAVAILABLE = 4503
 CLOSE_BAD_MESSAGE = 4400
-#: The socket's sign-in ended (password changed, deactivated, signed out): sign in again.
+#: The handshake's credentials were refused, or the socket's sign-in ended (password changed, deactivated,
+#: signed out, token deleted): sign in again. The close frame's reason says which.
 CLOSE_SIGNED_OUT = 4401
 CLOSE_UNSUPPORTED_DATA = 1003
 #: At most one snapshot per this many seconds because frames name another version of the socket's view.
@@ -107,6 +113,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.encoding = encoding_of(parse_qs(self.scope.get("query_string", b"").decode("latin-1")))
         if self.encoding is None:
             await self.close(code=CLOSE_BAD_MESSAGE)
+            return
+        if not await self._authenticate():
             return
         access = await self._access(slug)
         if access is None:
@@ -180,6 +188,20 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(0.25)
 
     # ------------------------------------------------------------ access
+    async def _authenticate(self) -> bool:
+        """With an ``Authorization`` header the socket is its token's user (as the API); a refused one closes it
+        with 4401 and the reason (False). Without one, the session's user (or anonymous) stays."""
+        header = dict(self.scope.get("headers") or []).get(b"authorization")
+        if header is None:
+            return True
+        try:
+            user, token = await database_sync_to_async(token_user)(header)
+        except AuthenticationFailed as exc:
+            await self.close(code=CLOSE_SIGNED_OUT, reason=str(exc.detail)[:120])
+            return False
+        self.scope["user"], self.scope["token"] = user, token
+        return True
+
     @database_sync_to_async
     def _access(self, slug: str) -> tuple[str, Fabric | None] | None:
         """``(view key, fabric row)`` of this socket's user now (row None: no such fabric); None: not allowed.

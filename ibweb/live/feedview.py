@@ -133,9 +133,11 @@ class FeedView:
                 out[k] = [self._guid(g) if isinstance(g, str) else HIDDEN for g in v]
             elif k == "key" and isinstance(v, str):
                 out[k] = self._port_key(v)
+            elif k == "gone":  # objects of nodes gone from the fabric: those of the view's tenants then
+                out[k] = [g for g in v if self._sees_gone(g)] if isinstance(v, list) else []
             else:
                 out[k] = v
-        rendered = self._render(alert.get("text"), alert.get("nodes"))
+        rendered = self._render(alert.get("text"), alert.get("nodes"), alert.get("gone"))
         for k, v in out.items():
             if k in _NAMED_FIELDS or k in _GUID_FIELDS or k == "text" or not isinstance(v, str):
                 continue
@@ -153,12 +155,32 @@ class FeedView:
             return HIDDEN_NODE
         return host_label(node) if self.hidden[node] else str(f.node_name[node])
 
-    def _render(self, text, nodes) -> str | None:
-        """The message of template ``text`` naming ``nodes`` as this view reads them (``None``: no such parts)."""
+    def _sees_gone(self, obj) -> bool:
+        """Whether this view names ``obj``, a node gone from the fabric (:mod:`ibweb.telemetry.message_parts`):
+        a switch, or a host of one of its tenants when it left."""
+        if not isinstance(obj, dict):
+            return False
+        tenants = obj.get("tenants") if isinstance(obj.get("tenants"), list) else []
+        return obj.get("switch") is True or any(isinstance(t, str) and t in (self.tenants or ()) for t in tenants)
+
+    def _render(self, text, nodes, gone=None) -> str | None:
+        """The message of template ``text`` naming ``nodes`` as this view reads them (``None``: no such parts):
+        a node gone from the fabric by its object in ``gone`` if the view may name it, else ``hidden node``;
+        the template's own words relabelled like a free text."""
         if not isinstance(text, str) or not isinstance(nodes, list):
             return None
+        labels = [self.node_label(n) for n in nodes]
+        hidden = {}
+        for g in gone if isinstance(gone, list) else []:
+            slot, name = (g.get("slot"), g.get("name")) if isinstance(g, dict) else (None, None)
+            if not isinstance(name, str) or not isinstance(slot, int) or not 0 <= slot < len(labels):
+                continue
+            if nodes[slot] == -1 and self._sees_gone(g):
+                labels[slot] = name
+            elif not self._sees_gone(g):
+                hidden[name] = HIDDEN_NODE
         try:
-            return text.format(*(self.node_label(n) for n in nodes))
+            return relabel(text, {**hidden, **self._named_in(text)}).format(*labels)
         except (AttributeError, IndexError, KeyError, TypeError, ValueError):  # not a template of these nodes
             return None
 

@@ -15,9 +15,16 @@ Layout (keys under ``ibweb:history:<fabric>:``):
 * ``topo:<version>``: that topology's link identities and nodes (:meth:`LinkIdentities.encode`),
   written once per topology (the version is the runner's record base version, never reused), kept
   (touched hourly) while ticks of the ring use it, with the ring's expiry;
-* ``index``: ``{"n", "chunk", "seq": [...], "t": [...], "runs": [[first seq, version, n], ...]}``,
+* ``index``: ``{"n", "chunk", "tick_s", "seq": [...], "t": [...], "runs": [[first seq, version, n], ...]}``,
   oldest first; each run is a stretch of ticks of one topology (``n`` directed links; version
-  ``None``: recorded without a topology, read by position within that run only).
+  ``None``: recorded without a topology, read by position within that run only); ``tick_s`` the
+  seconds one tick stands for (the engine's tick).
+
+Three things may be missing, and each reads differently (issue 35): a value the engine had no
+measurement for (a link without counters) is NaN (no data); a link the tick's topology lacks
+(a cable cut: the discovery no longer has it) is *down* (``Series.down``); a tick that never came
+(engine stopped, server down) is simply not in the ring, a gap in time. The embedded default's ring
+(local memory) is mirrored on disk (:mod:`ibweb.live.history_disk`) and read back at start.
 
 A topology change starts a run, not a new ring: a link's series follows its identity through every
 run and is a gap (NaN) in ticks whose topology lacks it, never another link's values. Only a
@@ -36,6 +43,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from cachetools import LRUCache
@@ -45,11 +53,12 @@ from django.core.cache.backends.locmem import LocMemCache
 
 from fabric_engine.topology import Fabric
 
+from .history_disk import RingFiles
 from .link_identity import IDENTITY, LinkIdentities, port_key
 
 __all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "Ticks", "Recabling", "record", "series",
-           "port_series", "recablings", "ticks", "index", "topology", "newest", "known", "capacity", "clear",
-           "store"]
+           "port_series", "recablings", "ticks", "index", "topology", "newest", "known", "known_before", "capacity",
+           "clear", "store", "tick_seconds", "last_seq", "flush", "unmeasured"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +77,8 @@ _DTYPE = np.float16
 
 
 _private: LocMemCache | None = None
+_disk: RingFiles | None = None
+_private_lock = threading.Lock()
 
 
 def store():
@@ -75,17 +86,40 @@ def store():
 
     A local-memory default (the embedded setup: engine and web in one process) is
     replaced by a private local-memory cache without an entry limit, so that the
-    ring's many small values never cull the live feed's snapshot parts.
+    ring's many small values never cull the live feed's snapshot parts; it is filled
+    from the rings on disk (``IBWEB_HISTORY_DIR``) when first used.
     """
-    global _private
+    global _private, _disk
     if "history" in settings.CACHES:
         return caches["history"]
     default = caches["default"]
     if not isinstance(default, LocMemCache):
         return default
-    if _private is None:
-        _private = LocMemCache("ibweb-history", {"TIMEOUT": _TTL_S, "OPTIONS": {"MAX_ENTRIES": 10**9}})
+    with _private_lock:
+        if _private is None:
+            private = LocMemCache("ibweb-history", {"TIMEOUT": _TTL_S, "OPTIONS": {"MAX_ENTRIES": 10**9}})
+            root = getattr(settings, "IBWEB_HISTORY_DIR", None) or Path(settings.VAR_DIR) / "history"
+            _disk = RingFiles(root)
+            _restore(private, _disk)
+            _private = private
     return _private
+
+
+def _chunk_sizes(n: int) -> list[int]:
+    """Byte size of each stored chunk of a tick of ``n`` directed links."""
+    per = 2 * np.dtype(_DTYPE).itemsize
+    return [per * min(CHUNK, n - lo) for lo in range(0, n, CHUNK)]
+
+
+def _restore(cache: LocMemCache, disk: RingFiles) -> None:
+    """Put the rings on disk into ``cache`` (the embedded default starting)."""
+    for fabric_id, (idx, blobs, topos) in disk.load(_chunk_sizes).items():  # loop over fabrics, then ticks
+        values: dict[str, object] = {_topo_key(fabric_id, v): b for v, b in topos.items()}
+        values.update({_chunk_key(fabric_id, s, c): b for s, chunks in blobs.items() for c, b in enumerate(chunks)})
+        if idx["seq"]:
+            values[_key(fabric_id, "index")] = idx
+        cache.set_many(values, _TTL_S)
+        log.info("fabric %s: %d ticks of history read back from %s", fabric_id, len(idx["seq"]), disk.root)
 
 
 def _key(fabric_id: int, part: str) -> str:
@@ -131,11 +165,12 @@ class _Ring:
     seq: list[int]
     t: list[float]
     runs: list[list]
+    tick_s: float | None = None
     touched: dict[str, float] = field(default_factory=dict)  # topology version -> monotonic time of its renewal
 
     def as_index(self) -> dict:
         n = self.runs[-1][2] if self.runs else 0
-        return {"n": n, "chunk": CHUNK, "seq": self.seq, "t": self.t, "runs": self.runs}
+        return {"n": n, "chunk": CHUNK, "tick_s": self.tick_s, "seq": self.seq, "t": self.t, "runs": self.runs}
 
 
 _rings: dict[int, _Ring] = {}
@@ -180,9 +215,39 @@ def known(fabric_id: int) -> list[LinkIdentities]:
     return [ids for ids in found if ids is not None]
 
 
+def known_before(fabric_id: int, until: float) -> list[LinkIdentities]:
+    """The cached topologies of the ring's runs that started before time ``until``, newest first: the links a
+    tick before ``until`` could have had (one it lacks is down, not yet to come)."""
+    idx = index(fabric_id)
+    runs = _runs(idx)
+    if not runs:
+        return []
+    t_of = dict(zip(idx["seq"], idx["t"], strict=True))
+    first_t = [t_of.get(r[0], -math.inf) for r in runs]  # a run's first tick may have left the ring: long ago
+    found = (topology(fabric_id, r[1]) for r, t in zip(reversed(runs), reversed(first_t), strict=True) if t < until)
+    return [ids for ids in found if ids is not None]
+
+
+def tick_seconds(idx: dict | None) -> float:
+    """Seconds one tick of the ring stands for: as recorded, else the median spacing of its ticks (1 s when
+    fewer than two)."""
+    if idx and idx.get("tick_s"):
+        return float(idx["tick_s"])
+    t = np.asarray(idx["t"] if idx else [], dtype=np.float64)
+    gaps = np.diff(t)
+    return float(np.median(gaps)) if len(gaps) else 1.0
+
+
+def last_seq(fabric_id: int) -> int:
+    """Sequence number of the ring's newest tick (0 when empty): a restarted embedded engine continues after it."""
+    idx = index(fabric_id)
+    return int(idx["seq"][-1]) if idx and idx["seq"] else 0
+
+
 def _encode(rate: np.ndarray, util: np.ndarray) -> list[bytes]:
+    """The chunks of one tick; NaN (no data) stays NaN, infinities are clipped."""
     both = np.stack([np.asarray(rate, dtype=np.float64), np.asarray(util, dtype=np.float64)])
-    both = np.nan_to_num(both, nan=0.0, posinf=65504.0, neginf=0.0).clip(0.0, 65504.0).astype(_DTYPE)
+    both = both.clip(0.0, 65504.0).astype(_DTYPE)
     return [both[:, lo:lo + CHUNK].tobytes() for lo in range(0, both.shape[1], CHUNK)]
 
 
@@ -192,7 +257,8 @@ def _decode(blob: bytes) -> np.ndarray:
 
 
 async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.ndarray, topology: str | None = None,
-                 fabric: Fabric | None = None) -> bool:
+                 fabric: Fabric | None = None, *, missing: np.ndarray | None = None, tick_s: float | None = None
+                 ) -> bool:
     """Append one tick to the fabric's ring; call once per engine tick, after computing the state.
 
     Parameters
@@ -205,13 +271,18 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     t : float
         The frame's time, seconds since the epoch.
     rate, util : ndarray, shape ``(2L,)``
-        Per-directed-link rate (Gb/s) and utilization, in directed-link order of ``fabric``.
+        Per-directed-link rate (Gb/s) and utilization, in directed-link order of ``fabric``;
+        NaN where the tick has no measurement of the link (kept as no data, never as 0).
     topology : str, optional
         Version of the topology the arrays follow (the runner's record base version), never reused
         for another topology; a new version starts a run, not a new ring.
     fabric : Fabric, optional
         The engine fabric of ``topology``: its link identities are stored once per version.
         Without both (or with a fabric of another size) the tick is read by position only.
+    missing : ndarray of bool, shape ``(2L,)``, optional
+        Links the tick has no measurement of (stored as NaN, whatever ``rate`` says).
+    tick_s : float, optional
+        Seconds the tick stands for (the engine's tick); the rollups count coverage with it.
 
     Returns
     -------
@@ -224,6 +295,11 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     n = int(rate.shape[0])
     if util.shape != rate.shape or rate.ndim != 1:
         raise ValueError(f"history.record: rate {rate.shape} and util {util.shape} must be equal 1-d shapes")
+    if missing is not None:
+        missing = np.asarray(missing, dtype=bool)
+        if missing.shape != rate.shape:
+            raise ValueError(f"history.record: missing {missing.shape} must have the shape of rate {rate.shape}")
+        rate, util = np.where(missing, np.nan, rate), np.where(missing, np.nan, util)
     if topology is not None and (fabric is None or 2 * fabric.num_links != n):
         log.warning("fabric %s: tick %s has %d directed links, not those of topology %s; kept by position",
                     fabric_id, seq, n, topology)
@@ -231,8 +307,11 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     ring = _rings.get(fabric_id)
     if ring is None:
         cached = await store().aget(_key(fabric_id, "index"))
-        ring = _Ring(list(cached["seq"]), list(cached["t"]), _runs(cached)) if cached else _Ring([], [], [])
+        ring = (_Ring(list(cached["seq"]), list(cached["t"]), _runs(cached), cached.get("tick_s")) if cached
+                else _Ring([], [], []))
         _rings[fabric_id] = ring
+    if tick_s is not None and tick_s > 0:
+        ring.tick_s = float(tick_s)
     stale: list[str] = []
     before = {r[1] for r in ring.runs}
     if ring.seq and seq <= ring.seq[-1]:  # a restarted engine: a new ring
@@ -258,13 +337,49 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     stale += [_topo_key(fabric_id, v) for v in gone]
     for v in gone:
         ring.touched.pop(v, None)
-    values.update({_chunk_key(fabric_id, seq, c): blob for c, blob in enumerate(_encode(rate, util))})
+    chunks = _encode(rate, util)
+    values.update({_chunk_key(fabric_id, seq, c): blob for c, blob in enumerate(chunks)})
     values[_key(fabric_id, "index")] = ring.as_index()
     await store().aset_many(values, _TTL_S)
     stale = [k for k in stale if k not in values]  # a restarted engine's first ticks reuse the old sequence numbers
     if stale:
         await store().adelete_many(stale)
+    disk = _disk if store() is _private else None
+    if disk is not None:
+        disk.add(fabric_id, seq, chunks)
+        if disk.due(fabric_id):
+            await asyncio.to_thread(flush, fabric_id)
     return previous_t is not None and int(previous_t // 60) < int(t // 60)
+
+
+def unmeasured(alerts: list[dict], n: int) -> np.ndarray | None:
+    """The links a tick's alerts say it has no measurement of, bool ``[n]``, or None (all measured).
+
+    A telemetry-fed fabric's ``stale`` alert (:mod:`fabric_engine.telemetry.observe`; its source's
+    "all links stale") counts them and lists up to 50: all ``n`` when it counts ``n``, else those
+    listed when it lists all it counts (a longer list is cut short: those links read as measured, 0).
+    """
+    out = None
+    for a in alerts:  # a tick's few alerts
+        if a.get("kind") != "stale":
+            continue
+        count, links = int(a.get("count", 0)), np.asarray(a.get("links") or [], dtype=np.int64)
+        if count >= n or count == len(links) > 0:
+            out = np.zeros(n, dtype=bool) if out is None else out
+            out[links[(links >= 0) & (links < n)] if count < n else slice(None)] = True
+    return out
+
+
+def flush(fabric_id: int) -> None:
+    """Write the fabric's ring to disk now (embedded default only; :func:`record` does it every few seconds)."""
+    if _disk is None or store() is not _private:
+        return
+    idx = index(fabric_id)
+    if idx is None:
+        return
+    versions = list(dict.fromkeys(r[1] for r in _runs(idx) if r[1] is not None))
+    found = store().get_many([_topo_key(fabric_id, v) for v in _disk.lacks(fabric_id, versions)])
+    _disk.flush(fabric_id, idx, {v: found.get(_topo_key(fabric_id, v)) for v in versions})
 
 
 def clear(fabric_id: int) -> None:
@@ -274,6 +389,8 @@ def clear(fabric_id: int) -> None:
     if idx:
         store().delete_many(_tick_keys(fabric_id, idx["seq"], runs))
     store().delete_many([_topo_key(fabric_id, r[1]) for r in runs if r[1] is not None] + [_key(fabric_id, "index")])
+    if _disk is not None and store() is _private:
+        _disk.drop(fabric_id)
     _rings.pop(fabric_id, None)
     with _memo_lock:
         for k in [k for k in _memo if k[0] == fabric_id]:
@@ -283,13 +400,15 @@ def clear(fabric_id: int) -> None:
 @dataclass(frozen=True)
 class Series:
     """Recent values of some directed links: ``seq`` int64 ``(T,)``, ``t`` float64 ``(T,)``, ``rate`` and
-    ``util`` float32 ``(T, K)`` for the K requested links, oldest tick first; NaN where a tick's topology
-    lacks the link."""
+    ``util`` float32 ``(T, K)`` for the K requested links, oldest tick first; NaN where the tick has no value
+    of the link: no measurement, or (``down`` bool ``(T, K)``) the tick's topology lacks it (a cable down).
+    A tick recorded without a topology is never down (unknown)."""
 
     seq: np.ndarray
     t: np.ndarray
     rate: np.ndarray
     util: np.ndarray
+    down: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -322,21 +441,25 @@ def _select(idx: dict | None, after: float | None, since: float | None, until: f
 
 def _empty(k: int) -> Series:
     empty = np.zeros((0, k), dtype=np.float32)
-    return Series(np.zeros(0, np.int64), np.zeros(0), empty, empty.copy())
+    return Series(np.zeros(0, np.int64), np.zeros(0), empty, empty.copy(), np.zeros((0, k), dtype=bool))
 
 
-def _read(fabric_id: int, idx: dict | None, after: float | None, k: int, resolve: Callable[[list], np.ndarray]
-          ) -> Series:
+def _read(fabric_id: int, idx: dict | None, after: float | None, k: int,
+          resolve: Callable[[list], np.ndarray | None]) -> Series:
     """The values of ``k`` links in the ticks after ``after``; ``resolve(run)`` gives their directed-link
-    indices in a run's topology, int64 ``[k]`` (-1: absent, a gap). Costs one chunk per tick and link."""
+    indices in a run's topology, int64 ``[k]`` (-1: the topology lacks it, down), or None when the run's
+    topology is unknown (a gap, not down). Costs one chunk per tick and link."""
     seqs, times = _select(idx, after, None, None)
     if not seqs:
         return _empty(k)
     runs, chunk = _runs(idx), idx["chunk"]
     run_of = _run_of(runs, seqs)
     plan: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}  # run -> [(chunk, columns, offsets)]
+    lacks = np.zeros((len(runs), k), dtype=bool)
     for r in np.unique(run_of).tolist():  # loop over the window's topologies
-        pos = np.asarray(resolve(runs[r]), dtype=np.int64)
+        found = resolve(runs[r])
+        pos = np.full(k, -1, dtype=np.int64) if found is None else np.asarray(found, dtype=np.int64)
+        lacks[r] = found is not None and pos < 0
         plan[r] = []
         for c in np.unique(pos[pos >= 0] // chunk).tolist():
             cols = np.flatnonzero((pos >= 0) & (pos // chunk == c))
@@ -354,7 +477,8 @@ def _read(fabric_id: int, idx: dict | None, after: float | None, k: int, resolve
                 break
             block = _decode(blob)
             rate[i, cols], util[i, cols] = block[0, offsets], block[1, offsets]
-    return Series(np.asarray(seqs, np.int64)[present], np.asarray(times)[present], rate[present], util[present])
+    return Series(np.asarray(seqs, np.int64)[present], np.asarray(times)[present], rate[present], util[present],
+                  lacks[run_of][present])
 
 
 def series(fabric_id: int, links: Sequence[int] | np.ndarray, after: float | None = None) -> Series:
@@ -378,12 +502,12 @@ def series(fabric_id: int, links: Sequence[int] | np.ndarray, after: float | Non
         last = runs[-1]
         ids = topology(fabric_id, last[1])
         if ids is None:
-            return _read(fabric_id, idx, after, len(d), lambda run: d if run[1:] == last[1:] else np.full(len(d), -1))
+            return _read(fabric_id, idx, after, len(d), lambda run: d if run[1:] == last[1:] else None)
         keys = ids.keys[d]
 
-    def resolve(run: list) -> np.ndarray:
+    def resolve(run: list) -> np.ndarray | None:
         ids = topology(fabric_id, run[1])
-        return ids.find(keys) if ids is not None else np.full(len(keys), -1)
+        return ids.find(keys) if ids is not None else None
 
     return _read(fabric_id, idx, after, len(keys), resolve)
 
@@ -393,10 +517,10 @@ def port_series(fabric_id: int, guid: int, port: int, after: float | None = None
     entering it (column 1) in each tick, whatever the port is cabled to; NaN while it is not cabled."""
     key = port_key(guid, port)
 
-    def resolve(run: list) -> np.ndarray:
+    def resolve(run: list) -> np.ndarray | None:
         ids = topology(fabric_id, run[1])
         if ids is None:
-            return np.full(2, -1)
+            return None
         d = ids.find_ports(key)
         return np.concatenate([d, ids.reverse(d)])
 
@@ -459,6 +583,6 @@ def ticks(fabric_id: int, since: float, until: float) -> list[Ticks]:
                 util[i, c * chunk:c * chunk + block.shape[1]] = block[1]
         if present.any():
             s = Series(np.asarray(part, np.int64)[present], np.asarray(times)[mine][present], rate[present],
-                       util[present])
+                       util[present], np.broadcast_to(False, (int(present.sum()), n)))
             out.append(Ticks(topology(fabric_id, runs[r][1]), s))
     return out

@@ -73,6 +73,9 @@ AUTO_ROLLUP = bool(getattr(settings, "IBWEB_HISTORY_AUTO_ROLLUP", True))
 RECORD_CHECK_S = 5.0
 #: Fields that tell one alert from another across ticks (their message and counts may change).
 _ALERT_KEY = ("kind", "job", "link", "port", "counter", "node", "a", "b", "partition", "action")
+#: Kinds whose every alert is its own occurrence (a routing event: re-routed after a host vanished, then after it
+#: came back), told apart by when it was made and what it says, as :func:`ibweb.events.facts.alert_key` keys them.
+_ONE_SHOT = frozenset({"routing"})
 
 
 async def _unannounced(fraction: float, message: str, status: str = "running") -> None:
@@ -80,7 +83,8 @@ async def _unannounced(fraction: float, message: str, status: str = "running") -
 
 
 def _alert_key(alert: dict) -> tuple:
-    return tuple(str(alert.get(k)) for k in _ALERT_KEY)
+    key = tuple(str(alert.get(k)) for k in _ALERT_KEY)
+    return key + (str(alert.get("t")), str(alert.get("message"))) if alert.get("kind") in _ONE_SHOT else key
 
 
 _reports: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -156,7 +160,9 @@ class FabricRunner:
         progress = self._progress if announce else _unannounced
         await progress(0.01, "starting the engine")
         await self.source.start(progress)
-        self.seq = max(self.seq, await last_seq(self.fabric_id))  # a restart continues the sequence
+        # a restart continues the sequence (the embedded default's ring on disk remembers it)
+        kept = await asyncio.to_thread(history.last_seq, self.fabric_id)
+        self.seq = max(self.seq, await last_seq(self.fabric_id), kept)
         published = publish and self.source.fabric is not None
         if published:
             await progress(0.8, "publishing the fabric")
@@ -319,7 +325,8 @@ class FabricRunner:
         for key, name, version, payload in out:
             await broadcast_view_frame(self.fabric_id, key, name, state.seq, payload, version)
         if await history.record(self.fabric_id, state.seq, state.t, state.rate_gbps, state.util,
-                                topology=self.fabric_version, fabric=f) and AUTO_ROLLUP:
+                                topology=self.fabric_version, fabric=f, tick_s=state.tick_s,
+                                missing=state.stale) and AUTO_ROLLUP:
             self._start_rollup()
         self._diff_alerts(state)
         self._frame_published(header, f)

@@ -7,6 +7,7 @@ logout). A websocket makes no further requests, and the channel-layer notice of 
 reach a socket when the change was made by another process (``manage.py``, a worker). So every
 signed-in socket asks :func:`still_signed_in` every ``IBWEB_SESSION_RECHECK_S`` seconds, from the
 database, and on every access-change notice; the consumer closes it with 4401 when the answer is no.
+A socket signed in with an API token (``scope["token"]``) holds while its user is active and the token exists.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.utils.crypto import constant_time_compare
+
+from ibweb.accounts.models import ApiToken
 
 __all__ = ["still_signed_in"]
 
@@ -30,6 +33,9 @@ def still_signed_in(scope: dict) -> bool:
     current = get_user_model().objects.filter(pk=user.pk).first()
     if current is None or not current.is_active:
         return False
+    token = scope.get("token")
+    if token is not None:  # signed in with an API token (ibweb.live.consumers): it must not have been deleted
+        return ApiToken.objects.filter(pk=token.pk, user_id=current.pk).exists()
     session = scope.get("session")
     if session is None or session.get(SESSION_KEY) is None:  # not signed in through a session: nothing more to ask
         return True

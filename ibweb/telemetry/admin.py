@@ -31,7 +31,7 @@ class CollectorConfigForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         for name in SECRET_FIELDS:
             field = self.fields[name]
-            field.required = False
+            field.required, field.empty_value = False, None  # empty: kept
             self.initial[name] = None
             keep = "leave empty to keep the current value, " if self.instance.pk else ""
             field.help_text = f"{field.help_text} Write-only: {keep}write [] or {{}} to clear it."

@@ -12,6 +12,7 @@ from django.utils import timezone
 from fabric_engine.telemetry import Thresholds
 from ibweb.bearer import BearerToken
 from ibweb.fabrics.models import Fabric
+from ibweb.json_input import JSONModelField
 
 from .choices import CollectorSource, SweepStatus
 
@@ -32,8 +33,9 @@ class CollectorConfig(models.Model):
 
     fabric = models.OneToOneField(Fabric, on_delete=models.CASCADE, related_name="collector")
     source = models.CharField(max_length=16, choices=CollectorSource.choices, default=CollectorSource.COMMANDS)
-    command_prefix = models.JSONField(default=list, blank=True, help_text='e.g. ["sudo"] or ["ssh", "mgmt01"].')
-    environment = models.JSONField(default=dict, blank=True, help_text="Extra environment of the commands.")
+    command_prefix = JSONModelField(kind=list, default=list, blank=True,
+                                    help_text='e.g. ["sudo"] or ["ssh", "mgmt01"].')
+    environment = JSONModelField(kind=dict, default=dict, blank=True, help_text="Extra environment of the commands.")
     drop_dir = models.CharField(max_length=500, blank=True, help_text="Directory an external collector fills.")
     lfts_path = models.CharField(
         max_length=500, blank=True, verbose_name="LFT dump path",
@@ -50,7 +52,8 @@ class CollectorConfig(models.Model):
     tick_code = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(255)],
                                                  help_text="PortSamplesControl Tick: a PortXmitWait tick is "
                                                            "(code + 1) symbol times.")
-    thresholds = models.JSONField(default=dict, blank=True, help_text="Error alerts, errors per minute per port.")
+    thresholds = JSONModelField(kind=dict, default=dict, blank=True,
+                                help_text="Error alerts, errors per minute per port.")
     enabled = models.BooleanField(default=True)
     reference = models.TextField(
         blank=True, editable=False,
@@ -106,11 +109,12 @@ class Sweep(models.Model):
     duration_s = models.FloatField(null=True, blank=True)
     shards = models.PositiveIntegerField(default=0)
     ports = models.PositiveIntegerField(default=0, help_text="Ports with counters.")
-    failures = models.JSONField(default=list, blank=True, help_text='[{"shard": ..., "target": ..., "error": ...}]')
-    warnings = models.JSONField(default=list, blank=True,
+    failures = JSONModelField(kind=list, default=list, blank=True,
+                              help_text='[{"shard": ..., "target": ..., "error": ...}]')
+    warnings = JSONModelField(kind=list, default=list, blank=True,
                                 help_text='Lines the readers skipped (prompts, a tool\'s stderr): '
                                           '[{"line": ..., "text": ..., "reason": ..., "source": ...}]')
-    events = models.JSONField(default=list, blank=True,
+    events = JSONModelField(kind=list, default=list, blank=True,
                               help_text="Topology changes since the previous discovery, then routing events "
                                         "(LFT dump loaded, re-routed).")
 

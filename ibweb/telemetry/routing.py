@@ -10,17 +10,29 @@ a later tick.
 
 :class:`RoutingTracker` decides what the engine routes with:
 
-* a discovery (first or new): the dump, mapped onto the discovered fabric, when
-  one exists; when the discovery changed the cabling (link down/up, node gone or
-  new) and the dump has not changed since the routing in use was loaded, the dump
-  describes the old cabling, so the fabric is re-routed with its ``routing_engine``
-  instead (OpenSM has not re-swept yet, or its dump is not where we look);
-* every tick: a dump whose modification time or size changed is loaded again;
+* a discovery (first or new): the dump, mapped onto the discovered fabric, when its
+  content agrees with that discovery (:func:`~fabric_engine.telemetry.lftcheck.check_lfts`:
+  no entry leaves through a port without a cable, every switch has a table, every cabled
+  host LID is routed by its switch). Which file is newer is never asked: OpenSM may
+  rewrite the dump 0.2 s after a cut, before or after our sweep sees the cut (issue 35);
+* when they disagree, both are read again, up to ``rereads`` times ``wait_s`` apart
+  (the dump may have been read half-written, or OpenSM may re-route a moment later;
+  the discovery, through ``rediscover``, may be the older one). A dump that agrees with
+  a fresher discovery than the one given is the newer of the two: it is used and the
+  next sweep brings the cabling it was made for. Only a dump that disagrees with both
+  gives way to the fabric's ``routing_engine``, with a warning that says what disagreed
+  (how many entries, which switch ports, an example);
+* every tick: a dump whose modification time or size changed is judged the same way and
+  loaded when it agrees (when it only agrees with a fresher discovery, it waits for the
+  sweep that brings it, and the routing in use stays);
 * no dump: computed with the fabric's ``routing_engine`` (``minhop`` by default;
   an engine that refuses the discovered topology falls back to ``minhop``).
 
 Every change yields one event (``{"kind": "routing", "action", "source", "engine",
-"path", "severity", "message", "t"}``) naming what happened and why.
+"path", "severity", "message", "t"}``) naming what happened and why. The hosts it names are
+parts of the discovery it is about (:mod:`.message_parts`), a fresher discovery's changes too
+(re-indexed on it; a host only the fresher one holds is an object with its tenants there), so
+each view renders them; what the dump reader quotes of the dump is left out (``'…'``, logged whole).
 
 The routing in use goes into the fabric's runtime record (:mod:`ibweb.runtime.record`,
 published by the fabric runner), where the web processes' path queries read it;
@@ -29,28 +41,43 @@ published by the fabric runner), where the web processes' path queries read it;
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.formats import opensm_lfts
-from fabric_engine.routing import NO_PATH, Routing, route
+from fabric_engine.routing import Routing, route
 from fabric_engine.routing.options import engine_options
+from fabric_engine.telemetry import diff_topology
+from fabric_engine.telemetry.lftcheck import LftCheck, check_lfts
 from fabric_engine.topology import Fabric
 
 from . import store
+from .message_parts import held, rebased, templated
 
-__all__ = ["RoutingTracker", "DumpNotReady", "dump_signature", "read_dump", "dead_entries", "publish_status",
-           "ROUTING_CHANGES"]
+__all__ = ["RoutingTracker", "Judgement", "DumpNotReady", "dump_signature", "read_dump", "read_dump_text",
+           "dead_entries", "publish_status", "ROUTING_CHANGES", "REREADS", "REREAD_WAIT_S"]
+
+log = logging.getLogger("ibweb.telemetry")
 
 #: Topology event kinds that change which paths exist (width and speed changes do not).
 ROUTING_CHANGES = frozenset({"link_down", "link_up", "node_vanished", "node_appeared"})
 DUMP = "opensm-dump"
 COMPUTED = "computed"
 _FOOTER = re.compile(r"\d+ (?:valid )?lids dumped\s*\Z")
+#: A text the dump reader quotes (``{text!r}``), and the words it quotes of its own.
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_READERS_WORDS = frozenset({"LID PORT # ...", "lids dumped", "Unicast lids ... of switch"})
+#: Times a dump that disagrees with the discovery is read again (with the discovery), and the seconds between reads.
+REREADS = 3
+REREAD_WAIT_S = 0.5
+#: Changes a message quotes (the rest counted: ``(+n more)``).
+_MOST = 3
 
 Signature = tuple[str, int, int]
 
@@ -70,11 +97,11 @@ def dump_signature(path: Path | None) -> Signature | None:
     return str(path), st.st_mtime_ns, st.st_size
 
 
-def read_dump(fabric: Fabric, path: Path) -> tuple[Routing, Signature]:
-    """The LFTs in ``path`` mapped onto ``fabric``, and the signature of the file read.
+def read_dump_text(path: Path) -> tuple[str, Signature]:
+    """The whole text of the dump at ``path`` and the signature of the file read.
 
-    Raises :class:`DumpNotReady` while the file is being written and
-    :class:`~fabric_engine.errors.FormatError` (naming file and line) when it is not a dump of this fabric.
+    Raises :class:`DumpNotReady` while the file is being written (it changed while read, or does not end
+    with a table's footer) or is not there.
     """
     before = dump_signature(path)
     if before is None:
@@ -86,35 +113,56 @@ def read_dump(fabric: Fabric, path: Path) -> tuple[Routing, Signature]:
     after = dump_signature(path)
     if after != before or not _FOOTER.search(text):
         raise DumpNotReady(f"{path}: being written")
-    return opensm_lfts.read(text, fabric, str(path)), after
+    return text, after
 
 
-def dead_entries(routing: Routing, block: int = 64) -> int:
-    """LFT entries toward a LID of the fabric that leave through an uncabled port (a dump older than the cabling).
+def read_dump(fabric: Fabric, path: Path) -> tuple[Routing, Signature]:
+    """The LFTs in ``path`` mapped onto ``fabric``, and the signature of the file read.
 
-    Vectorized over blocks of ``block`` switches, so the temporaries stay small on a large subnet.
+    Raises :class:`DumpNotReady` while the file is being written and
+    :class:`~fabric_engine.errors.FormatError` (naming file and line) when it is not a dump of this fabric.
     """
-    f = routing.fabric
-    width = f.max_lid + 1
-    known = f.lid_to_node[:width] >= 0
-    # cabled[s, p]: port p of switch s leads somewhere (port 0, the switch itself, and NO_PATH count as fine)
-    nodes = f.switches
-    ports = np.arange(256)
-    slot = f.port_offset[nodes][:, None] + np.clip(ports - 1, 0, None)[None, :]
-    inside = (ports[None, :] >= 1) & (ports[None, :] <= f.nports[nodes][:, None])
-    cabled = inside & (f.port_out_link[np.clip(slot, 0, len(f.port_out_link) - 1)] >= 0)
-    cabled[:, 0] = cabled[:, NO_PATH] = True
-    dead = 0
-    for lo in range(0, len(nodes), block):  # a loop over switch blocks, each vectorized
-        lft = routing.lft[lo:lo + block, :width]
-        ok = np.take_along_axis(cabled[lo:lo + block], lft.astype(np.intp), axis=1)
-        dead += int((~ok & known[None, :]).sum())
-    return dead
+    text, sig = read_dump_text(path)
+    return opensm_lfts.read(text, fabric, str(path)), sig
 
 
-def _summary(changes: list[dict], most: int = 3) -> str:
+def dead_entries(routing: Routing) -> int:
+    """LFT entries toward a LID of the fabric that leave through a port without a cable (:func:`check_lfts`)."""
+    return check_lfts(routing).dead
+
+
+def _reader_error(exc: Exception, fabric: Fabric) -> str:
+    """The dump reader's error as an event says it: what it quotes of the dump (an entry's comment names a host,
+    perhaps one ``fabric`` lacks, which no view could relabel) as ``'…'``, but for the names of ``fabric`` and its
+    switches and the reader's own words (fail-closed; the whole error is logged)."""
+    kept = {str(fabric.name), *fabric.node_name[fabric.switches].astype(str).tolist(), *_READERS_WORDS}
+    return _QUOTED.sub(lambda m: m[0] if m[0][1:-1] in kept else "'…'", str(exc))
+
+
+def _summary(changes: list[dict], most: int = _MOST) -> str:
     shown = "; ".join(c["message"] for c in changes[:most])
     return shown + (f" (+{len(changes) - most} more)" if len(changes) > most else "")
+
+
+@dataclass
+class Judgement:
+    """A dump read (perhaps several times) and judged against a discovery by :meth:`RoutingTracker.judge`.
+
+    ``verdict``: ``"agrees"``; ``"newer"`` (it disagrees with the discovery given but agrees with a fresher one,
+    whose cabling changes from the given one are ``fresh``, quoted on the given one: its node indices, -1 with the
+    ``gone`` objects of nodes only the fresher one holds, :func:`~.message_parts.rebased`); ``"disagrees"``
+    (``check`` says how); ``"unreadable"`` (not a dump of this fabric: ``why``, its quotes of the dump left out);
+    ``"not-ready"`` (being written on every read).
+    ``routing`` is the dump mapped onto the discovery given; ``reads``: how many times the dump was read.
+    """
+
+    verdict: str
+    routing: Routing | None = None
+    sig: Signature | None = None
+    check: LftCheck | None = None
+    why: str = ""
+    reads: int = 0
+    fresh: list[dict] = field(default_factory=list)
 
 
 class RoutingTracker:
@@ -128,18 +176,36 @@ class RoutingTracker:
         The fabric's ``routing_engine``, used when there is no usable dump.
     options : dict, optional
         The fabric's ``routing_options`` (OpenSM's guid files as lists; :mod:`fabric_engine.routing.options`).
+    rediscover : callable, optional
+        Returns a fresh discovery of the fabric (a new ``iblinkinfo``), read again when the dump disagrees
+        with the discovery in hand; None: only the dump is read again.
+    rereads, wait_s : int, float, optional
+        How many times a disagreeing dump (and the discovery) are read again, and the seconds between reads
+        (defaults :data:`REREADS`, :data:`REREAD_WAIT_S`).
+    objects : callable, optional
+        ``objects(changes, holder)``: ``changes`` with the objects of the nodes they name that the fabric in use
+        lacks, resolved on ``holder`` (a fresh discovery) with their tenants (:func:`~.message_parts.held` of the
+        fabric's row). Default: objects without tenants (named to ``ALL`` only: fail-closed).
     """
 
-    def __init__(self, path: Path | None, engine: str = "minhop", options: dict | None = None) -> None:
+    def __init__(self, path: Path | None, engine: str = "minhop", options: dict | None = None, *,
+                 rediscover: Callable[[], Fabric] | None = None, rereads: int | None = None,
+                 wait_s: float | None = None,
+                 objects: Callable[[list[dict], Fabric], list[dict]] | None = None) -> None:
         self.path = path
         self.engine = engine
         self.options = options or {}
+        self.rediscover = rediscover
+        self.rereads = REREADS if rereads is None else int(rereads)
+        self.wait_s = REREAD_WAIT_S if wait_s is None else float(wait_s)
+        self.objects = objects or (lambda changes, holder: held(changes, holder, None))
         self.routing: Routing | None = None
         self.source: str | None = None
         self.reason = ""
         self.loaded_sig: Signature | None = None  # dump behind ``routing`` (None: computed)
-        self._used: Signature | None = None  # newest dump that was loaded (it may be stale now)
-        self._tried: Signature | None = None  # newest dump that was tried, loaded or refused
+        self._used: Signature | None = None  # newest dump that was loaded
+        self._tried: Signature | None = None  # newest dump refused (disagreeing or unreadable)
+        self._deferred: Signature | None = None  # a dump made for a newer discovery: loaded with the next one
         self.t = 0.0  # when the routing in use was made
 
     # ----------------------------------------------------------------- public
@@ -151,41 +217,81 @@ class RoutingTracker:
         """
         first = self.routing is None
         cabling = [c for c in changes or [] if c["kind"] in ROUTING_CHANGES]
-        sig = dump_signature(self.path)
-        stale = bool(cabling) and sig is not None and sig == self._used
-        if sig is not None and not stale:
-            try:
-                routing, sig = read_dump(fabric, self.path)
-            except DumpNotReady as exc:
-                return self._compute(fabric, f"{exc}; will load it once complete", cabling, "warning")
-            except FabricEngineError as exc:
-                self._tried = sig
-                return self._compute(fabric, f"cannot use the LFT dump: {exc}", cabling, "warning")
-            quiet = not first and not cabling and sig == self.loaded_sig and self.source == DUMP
-            event = self._use_dump(routing, sig, "loaded" if first else "reloaded", cabling)
+        self._deferred = None
+        if dump_signature(self.path) is None:
+            why = "no LFT dump configured" if self.path is None else f"no LFT dump at {self.path}"
+            return self._compute(fabric, why, cabling, "warning" if self.path is not None else "info")
+        j = self.judge(fabric)
+        if j.verdict in ("agrees", "newer"):
+            quiet = (j.verdict == "agrees" and not first and not cabling and j.sig == self.loaded_sig
+                     and self.source == DUMP)
+            event = self._use_dump(j.routing, j.sig, "loaded" if first else "reloaded", cabling, judgement=j)
             return None if quiet else event
-        if self.path is None:
-            why = "no LFT dump configured"
-        elif sig is None:
-            why = f"no LFT dump at {self.path}"
-        else:
-            why = f"the LFT dump {self.path} has not changed since the cabling did (OpenSM has not re-routed yet)"
-        return self._compute(fabric, why, cabling, "warning" if self.path is not None else "info")
+        if j.verdict == "not-ready":
+            return self._compute(fabric, f"{j.why} (read {j.reads} times); will load it once complete", cabling,
+                                 "warning")
+        self._tried = j.sig
+        if j.verdict == "unreadable":
+            return self._compute(fabric, f"cannot use the LFT dump: {j.why}", cabling, "warning")
+        return self._compute(fabric, f"the LFT dump {self.path} disagrees with this discovery "
+                                     f"({self._reads(j.reads)}): {j.check.describe()}", cabling, "warning")
 
     def poll(self, fabric: Fabric) -> dict | None:
-        """Load the dump again if it changed since it was last tried; returns the event, or None."""
+        """Judge the dump again if it changed since it was last tried, loading it when it agrees; the event, or None."""
         sig = dump_signature(self.path)
-        if sig is None or sig in (self._used, self._tried):
+        if sig is None or sig in (self._used, self._tried, self._deferred):
             return None
-        try:
-            routing, sig = read_dump(fabric, self.path)
-        except DumpNotReady:
+        j = self.judge(fabric)
+        if j.verdict == "agrees":
+            return self._use_dump(j.routing, j.sig, "reloaded", [], why="the dump changed", judgement=j)
+        if j.verdict == "not-ready":
+            return None  # tried again on a later tick
+        if j.verdict == "newer":  # made for the cabling the next sweep will bring: loaded with it
+            self._deferred = j.sig
+            log.info("LFT dump %s agrees with a fresher discovery (%s) than the one in use: kept for the next sweep",
+                     self.path, _summary(j.fresh))
             return None
-        except FabricEngineError as exc:
-            self._tried = sig
-            return self._event("kept", "warning", f"cannot use the changed LFT dump ({exc}); keeping the routing "
-                                                  f"in use ({self.describe()})")
-        return self._use_dump(routing, sig, "reloaded", [], why="the dump changed")
+        self._tried = j.sig
+        if j.verdict == "unreadable":
+            why = f"cannot use the changed LFT dump ({j.why})"
+        else:
+            why = (f"the changed LFT dump {self.path} disagrees with the discovery in use ({self._reads(j.reads)}): "
+                   f"{j.check.describe()}")
+        return self._event("kept", "warning", f"{why}; keeping the routing in use ({self.describe()})")
+
+    def judge(self, fabric: Fabric) -> Judgement:
+        """Read the dump and judge its content against ``fabric``; when they disagree, read both again.
+
+        Up to :attr:`rereads` more reads, :attr:`wait_s` apart: the dump (re-mapped only when it changed) and,
+        with :attr:`rediscover`, a fresh discovery (the dump is judged against it when its cabling differs).
+        """
+        last = Judgement("not-ready", why=f"{self.path}: not found")
+        for attempt in range(self.rereads + 1):
+            if attempt:
+                time.sleep(self.wait_s)
+            reads = attempt + 1
+            try:
+                text, sig = read_dump_text(self.path)
+            except DumpNotReady as exc:
+                last = Judgement("not-ready", why=str(exc), reads=reads)
+                continue
+            if sig != last.sig or last.verdict != "disagrees":
+                try:
+                    routing = opensm_lfts.read(text, fabric, str(self.path))
+                except FabricEngineError as exc:  # perhaps cut at a table's end while written: read again
+                    log.info("LFT dump %s unreadable (read %d): %s", self.path, reads, exc)
+                    last = Judgement("unreadable", sig=sig, why=_reader_error(exc, fabric), reads=reads)
+                    continue
+                check = check_lfts(routing)
+                if check.ok:
+                    return Judgement("agrees", routing, sig, check, reads=reads)
+                last = Judgement("disagrees", routing, sig, check, reads=reads)
+            last.reads = reads
+            fresh = self._fresh_changes(fabric)
+            if fresh and self._agrees(text, fresh[0]):  # its changes quoted on ``fabric``, what the event is about
+                quoted = self.objects(rebased(fresh[1], fabric), fresh[0])
+                return dataclasses.replace(last, verdict="newer", fresh=quoted)
+        return last
 
     def describe(self) -> str:
         """What routes now: ``"OpenSM LFT dump <path>"`` or ``"minhop computed"``."""
@@ -205,25 +311,48 @@ class RoutingTracker:
         return out
 
     # ---------------------------------------------------------------- helpers
+    def _reads(self, n: int) -> str:
+        """How often the dump (and the discovery) were read, for a message."""
+        return f"the dump read {n} times" + (", the discovery as often" if self.rediscover is not None else "")
+
+    def _fresh_changes(self, fabric: Fabric) -> tuple[Fabric, list[dict]] | None:
+        """A fresh discovery and its cabling changes from ``fabric`` (None: none to be had, or the same cabling)."""
+        if self.rediscover is None:
+            return None
+        try:
+            fresh = self.rediscover()
+        except (FabricEngineError, RuntimeError, OSError) as exc:  # CollectorError is a RuntimeError
+            log.warning("LFT dump %s: the discovery could not be read again (%s)", self.path, exc)
+            return None
+        changes = [c for c in diff_topology(fabric, fresh) if c["kind"] in ROUTING_CHANGES]
+        return (fresh, changes) if changes else None
+
+    def _agrees(self, text: str, fabric: Fabric) -> bool:
+        """Whether the dump ``text`` agrees with ``fabric`` (a fresh discovery)."""
+        try:
+            return check_lfts(opensm_lfts.read(text, fabric, str(self.path))).ok
+        except FabricEngineError:
+            return False
+
     def _use_dump(self, routing: Routing, sig: Signature, action: str, cabling: list[dict],
-                  why: str = "") -> dict:
-        dead = dead_entries(routing)
-        routing.info["dead_entries"] = dead
+                  why: str = "", judgement: Judgement | None = None) -> dict:
+        check = judgement.check if judgement is not None and judgement.check is not None else check_lfts(routing)
+        routing.info["dead_entries"] = check.dead
         self.routing, self.source, self.loaded_sig, self._used, self._tried = routing, DUMP, sig, sig, sig
         self.t = time.time()
-        notes = []
+        notes, quoted = [], cabling[:_MOST]
         if cabling:
             notes.append(f"after {_summary(cabling)}")
         elif why:
             notes.append(why)
-        if routing.info.get("switches_missing"):
-            notes.append(f"no table for {', '.join(routing.info['switches_missing'][:5])}")
-        if dead:
-            notes.append(f"{dead} entries lead to uncabled ports (dump older than the discovery?)")
+        if judgement is not None and judgement.verdict == "newer":  # this discovery is the older one
+            quoted = quoted + judgement.fresh[:_MOST]
+            notes.append(f"the dump agrees with a fresh discovery ({_summary(judgement.fresh)}), newer than the "
+                         f"discovery in use, where {check.describe()}; the next sweep brings that cabling")
         self.reason = "; ".join(notes)
-        severity = "warning" if dead or routing.info.get("switches_missing") else "info"
+        severity = "warning" if not check.ok and (judgement is None or judgement.verdict != "newer") else "info"
         message = f"LFTs {action} from {self.path}" + (f": {self.reason}" if self.reason else "")
-        return self._event(action, severity, message)
+        return self._event(action, severity, message, quoted)
 
     def _compute(self, fabric: Fabric, why: str, cabling: list[dict], severity: str) -> dict:
         engine = self.engine
@@ -238,12 +367,15 @@ class RoutingTracker:
         self.t = time.time()
         action = "computed" if first else "rerouted"
         cause = f" after {_summary(cabling)}" if cabling else ""
-        return self._event(action, severity, f"{'routed' if first else 're-routed'} with {engine}{cause}: {why}")
+        return self._event(action, severity, f"{'routed' if first else 're-routed'} with {engine}{cause}: {why}",
+                           cabling)
 
-    def _event(self, action: str, severity: str, message: str) -> dict:
+    def _event(self, action: str, severity: str, message: str, cabling: list[dict] | None = None) -> dict:
+        """The event; the changes it quotes are parts of it (``text``, ``nodes``, ``gone``: :mod:`.message_parts`)."""
         return {"kind": "routing", "action": action, "severity": severity, "source": self.source,
                 "engine": self.routing.engine if self.routing is not None else None,
-                "path": str(self.path) if self.path else None, "message": message, "t": round(time.time(), 3)}
+                "path": str(self.path) if self.path else None, "message": message, "t": round(time.time(), 3),
+                **templated(message, cabling or [])}
 
 
 # ------------------------------------------------------------------ status for the admin and the API

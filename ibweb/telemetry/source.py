@@ -17,8 +17,10 @@ no rate and a ``counter_suspect`` alert. A discovery that cannot be parsed
 marks its sweep failed, raises one alert, and is not parsed again (the previous topology stays).
 
 Routing (:mod:`.routing`): each discovery is routed with OpenSM's LFT dump when the
-collector has one, else with the fabric's ``routing_engine``; a changed dump is
-loaded again on the next tick; a cabling change with an unchanged dump re-routes.
+collector has one and its content agrees with the discovery, else with the fabric's
+``routing_engine``; a changed dump is judged and loaded on the next tick. When dump and
+discovery disagree both are read again (the discovery through :meth:`_rediscover`, the
+collector asked once more) before the dump gives way (issue 35).
 Each change is an alert of kind ``routing`` (for the rest of that sweep), an event
 appended to that :class:`Sweep` record, and the frame's ``totals.routing`` names
 the routing in use.
@@ -79,11 +81,13 @@ from fabric_engine.workload import Job
 from ibweb.runtime.catalog import job_catalog
 
 from . import store
+from .cadence import Cadence
 from .choices import CollectorSource, SweepStatus
+from .message_parts import held
 from .models import CollectorConfig, Sweep
 from .reference import set_reference
 from .routing import RoutingTracker, publish_status
-from .sweeps import run_sweep
+from .sweeps import discover, run_sweep
 
 __all__ = ["TelemetrySource", "SourceTwin", "NoTwin"]
 
@@ -163,7 +167,7 @@ class TelemetrySource:
         self._counters: tuple[np.ndarray, float] | None = None
         self._newest_t: float | None = None
         self._sweep_thread: asyncio.Task | None = None
-        self._last_sweep_start = 0.0
+        self._cadence = Cadence()  # the next sweep's slot (embedded default)
         self._sweep_id: int | None = None  # newest sweep seen (the collector config is re-read when it changes)
         self._routing_events: list[tuple[int | None, dict]] = []
         self._routing_poll: asyncio.Future | None = None
@@ -187,13 +191,15 @@ class TelemetrySource:
         """Load the collector config, get a discovery (one sweep if there is none yet), and route it."""
         self.config = await sync_to_async(CollectorConfig.objects.select_related("fabric").get)(
             fabric_id=self.fabric_id)
-        self.router = RoutingTracker(self.config.lfts_file(), self.routing_engine, self.routing_options)
+        self.router = RoutingTracker(self.config.lfts_file(), self.routing_engine, self.routing_options,
+                                     rediscover=self._rediscover,
+                                     objects=lambda changes, holder: held(changes, holder, self.config.fabric))
         await asyncio.to_thread(self._seed_since)
         _, newest = await asyncio.to_thread(store.sweeps, self.fabric_id)
         if newest is None and self.config.source != CollectorSource.PUSH:
             if progress is not None:
                 await progress(0.05, "running the first sweep (iblinkinfo, perfquery)")
-            self._last_sweep_start = time.time()
+            self._cadence.begin(time.time(), self.config.interval_s)
             await asyncio.to_thread(run_sweep, self.config)
             _, newest = await asyncio.to_thread(store.sweeps, self.fabric_id)
         if newest is not None:
@@ -295,8 +301,13 @@ class TelemetrySource:
     # --------------------------------------------------------------- routing
     def _route(self, fabric: Fabric, old: Fabric | None, linkinfo: str, sweep_id: int | None) -> None:
         """Route a new discovery (the dump, or computed; see :class:`RoutingTracker`) and publish it."""
-        changes = diff_topology(old, fabric) if old is not None else []
+        # the nodes a change names that the new discovery lacks, as the old one held them (with their tenants)
+        changes = held(diff_topology(old, fabric), old, self.config.fabric) if old is not None else []
         self._publish_routing(self.router.on_topology(fabric, changes), linkinfo, sweep_id)
+
+    def _rediscover(self) -> Fabric:
+        """A fresh discovery, nothing stored (the routing tracker's second look when dump and discovery disagree)."""
+        return fabric_from_linkinfo(parse_iblinkinfo(discover(self.config)), self.slug)
 
     def _poll_routing(self, sweep_id: int | None) -> None:
         """Load the LFT dump again when it changed since it was last read (in an executor thread)."""
@@ -341,12 +352,17 @@ class TelemetrySource:
             return False
         if self._sweep_thread is not None and not self._sweep_thread.done():
             return False
-        last = max(newest["t"] if newest else 0.0, self._last_sweep_start)
-        return time.time() - last >= c.interval_s
+        if self._cadence.next_at is None and newest is not None:  # swept before this source started
+            self._cadence.next_at = newest["t"] + c.interval_s
+        return self._cadence.due(time.time())
 
     def _start_sweep(self) -> None:
-        """Embedded default: no beat or workers, so the source starts a due sweep in a thread."""
-        self._last_sweep_start = time.time()
+        """Embedded default: no beat or workers, so the source starts a due sweep in a thread, on a fixed cadence
+        (:class:`~.cadence.Cadence`: the previous slot plus the interval)."""
+        skipped = self._cadence.begin(time.time(), self.config.interval_s)
+        if skipped:
+            log.warning("fabric %s: %d sweep slot(s) of %g s skipped: the previous sweep overran", self.slug, skipped,
+                        self.config.interval_s)
         self._sweep_thread = asyncio.create_task(asyncio.to_thread(run_sweep, self.config),
                                                  name=f"telemetry-sweep:{self.slug}")
 
@@ -424,7 +440,7 @@ class TelemetrySource:
             alerts.append({"kind": "stale", "severity": "warning", "count": n, "links": [],
                            "message": f"all links stale: {why}"})
             blank = FabricState(seq, now, self.tick_s, zero, zero.copy(), alerts=alerts,
-                                capacity_gbps=f.capacity_gbps)
+                                capacity_gbps=f.capacity_gbps, stale=np.ones(n, dtype=bool))
             return self._twin_step(blank, now, compared=False)
         state = dataclasses.replace(self._state, seq=seq, t=now, alerts=self._state.alerts + alerts)
         return self._twin_step(state, now, compared=True)

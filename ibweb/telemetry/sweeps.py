@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 from django.utils import timezone
@@ -34,7 +35,7 @@ from .collector import CollectorError, CommandRunner, SwitchTarget, perfquery_co
 from .models import CollectorConfig, Sweep
 from .transport import merge_results, parse_outputs, shard_result
 
-__all__ = ["plan", "read_shard", "merge", "switch_targets", "run_sweep"]
+__all__ = ["plan", "read_shard", "merge", "switch_targets", "run_sweep", "discover"]
 
 log = logging.getLogger("ibweb.telemetry")
 
@@ -53,6 +54,22 @@ def switch_targets(info: LinkInfo) -> list[SwitchTarget]:
     cut = np.flatnonzero(np.diff(lids)) + 1
     return [SwitchTarget(int(g[0]), tuple(int(p) for p in pp))
             for g, pp in zip(np.split(lids, cut), np.split(ports, cut), strict=True) if len(g)]
+
+
+def discover(config: CollectorConfig) -> str:
+    """A fresh discovery's ``iblinkinfo`` text, stored nowhere: the command run again, or the drop file read again.
+
+    Raises :class:`CollectorError` when it cannot be had (a push collector has nothing to run).
+    """
+    if config.source == CollectorSource.PUSH:
+        raise CollectorError(f"{config.fabric}: a push collector cannot be asked for a fresh discovery")
+    if config.source == CollectorSource.DIRECTORY:
+        path = Path(config.drop_dir) / "iblinkinfo.txt"
+        try:
+            return path.read_text(errors="replace")
+        except OSError as exc:
+            raise CollectorError(f"{path}: {exc.strerror or exc}") from None
+    return runner(config).run(["iblinkinfo"]).text
 
 
 def plan(config: CollectorConfig) -> tuple[str, list[list[list]]]:

@@ -7,35 +7,50 @@ each shard of switches, then ``merge_sweep`` with their results. Under
 
 from __future__ import annotations
 
+import logging
+import time
+
 from celery import chord, shared_task
 from django.core.cache import cache
-from django.utils import timezone
 
 from fabric_engine.errors import FabricEngineError
 from ibweb.fabrics.choices import FabricMode
 
 from . import sweeps
+from .cadence import Cadence
 from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError
 from .models import CollectorConfig, Sweep
 
 __all__ = ["schedule_sweeps", "sweep_fabric", "sweep_shard", "merge_sweep"]
 
+log = logging.getLogger("ibweb.telemetry")
+
 
 @shared_task
 def schedule_sweeps() -> list[int]:
-    """Start a sweep of every enabled telemetry-fed fabric whose last sweep is older than its interval."""
+    """Start a sweep of every enabled telemetry-fed fabric whose slot has come (:class:`~.cadence.Cadence`: the
+    previous slot plus the interval, kept in the cache; the first after the newest sweep recorded)."""
     started = []
-    now = timezone.now()
+    now = time.time()
     configs = CollectorConfig.objects.filter(enabled=True, fabric__mode=FabricMode.TELEMETRY).exclude(
         source=CollectorSource.PUSH)
     for config in configs:  # one row per fabric
-        last = config.sweeps.order_by("-started").first()
-        if last is not None and (now - last.started).total_seconds() < config.interval_s:
+        slot = f"ibweb:telemetry:{config.fabric_id}:next_sweep"
+        cadence = Cadence(cache.get(slot))
+        if cadence.next_at is None:
+            last = config.sweeps.order_by("-started").first()
+            cadence.next_at = None if last is None else last.started.timestamp() + config.interval_s
+        if not cadence.due(now):
             continue
         # one sweep at a time per fabric, across beat ticks and workers
         if not cache.add(f"ibweb:telemetry:{config.fabric_id}:sweeping", 1, timeout=max(config.interval_s, 5.0)):
             continue
+        skipped = cadence.begin(now, config.interval_s)
+        if skipped:
+            log.warning("fabric %s: %d sweep slot(s) of %g s skipped: the previous sweep overran", config.fabric_id,
+                        skipped, config.interval_s)
+        cache.set(slot, cadence.next_at, timeout=None)
         sweep_fabric.delay(config.pk)
         started.append(config.pk)
     return started

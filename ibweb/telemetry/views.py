@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from fabric_engine.telemetry.prometheus import CONTENT_TYPE, metric_families, render_families
 from ibweb.access import View, redaction, view_of, visible_fabrics
 from ibweb.body_limits import JSONParser
+from ibweb.events.health import render_event_metrics
 from ibweb.fabrics.choices import ROUTING_ENGINES
 from ibweb.feed_metrics import render_feed_metrics
 from ibweb.permissions import ViewerRead
@@ -43,7 +44,8 @@ class MetricsView(APIView):
     (anonymous where public read is on) the ports between switches only. A port of a
     host the view does not see is left out with the switch port facing it, so no
     name, GUID or counter of another tenant's host appears. ``ALL`` also gets this web
-    process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.feed_metrics`).
+    process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.feed_metrics`) and each fabric's failed
+    event writes (``ibweb_event_write*``, :mod:`ibweb.events.health`).
     """
 
     permission_classes = [ViewerRead]
@@ -65,6 +67,8 @@ class MetricsView(APIView):
                                             extra={"infiniband_counters_age_seconds": round(now - t, 3)},
                                             down=_shown_down(view, fabric, f, down_for(fabric))))
         text = render_families(families, help_text=_HELP)  # each family once, whatever the number of fabrics
+        if view.sees_all:  # event writes that failed (ibweb.events.health): operators only
+            text += render_event_metrics(fabrics)
         if view.sees_all and not slug:  # the process's feed sockets: operators only, not per fabric
             text += render_feed_metrics(feed_socket_stats())
         return HttpResponse(text, content_type=CONTENT_TYPE)

@@ -13,6 +13,7 @@ from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY
 from fabric_engine.formats.opensm_qos import DEFAULT_TABLES, format_sl2vl, format_vlarb, parse_sl2vl, parse_vlarb
 from ibweb.access.querysets import RestrictedQuerySet, Scope
 from ibweb.access.view import Level
+from ibweb.json_input import JSONModelField
 
 from .choices import AuditAction, Membership, Mtu, Rate
 
@@ -248,8 +249,8 @@ class AuditEntry(models.Model):
     object_type = models.CharField(max_length=64)
     object_id = models.CharField(max_length=64, blank=True)
     object_repr = models.CharField(max_length=200)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
+    before = JSONModelField(kind=None, null=True, blank=True)
+    after = JSONModelField(kind=None, null=True, blank=True)
 
     class Meta:
         ordering = ["-time", "-id"]

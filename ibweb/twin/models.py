@@ -16,6 +16,7 @@ from fabric_engine.twin.hostmap import DEFAULT_PATTERNS
 from fabric_engine.workload import PATTERNS
 from ibweb.bearer import BearerToken
 from ibweb.fabrics.models import Fabric
+from ibweb.json_input import JSONModelField
 
 from .choices import JobOrigin, JobSourceKind
 
@@ -45,16 +46,16 @@ class JobSource(models.Model):
 
     fabric = models.OneToOneField(Fabric, on_delete=models.CASCADE, related_name="job_source")
     kind = models.CharField(max_length=16, choices=JobSourceKind.choices, default=JobSourceKind.SLURM)
-    command = models.JSONField(default=_default_command, blank=True,
+    command = JSONModelField(kind=list, default=_default_command, blank=True,
                                help_text='The scheduler command, e.g. ["squeue", "--json", "--states=RUNNING"].')
     drop_dir = models.CharField(max_length=500, blank=True, help_text="Directory of squeue/scontrol --json files.")
     interval_s = models.FloatField(default=30.0, validators=[MinValueValidator(1.0)], help_text="Between polls.")
     timeout_s = models.FloatField(default=20.0, validators=[MinValueValidator(0.5)], help_text="Per command.")
-    host_patterns = models.JSONField(default=_default_patterns, blank=True,
+    host_patterns = JSONModelField(kind=list, default=_default_patterns, blank=True,
                                      help_text='How node descriptions name host and rail, tried in order: '
                                                '["{host} HCA-{rail}", "{host}-hca{rail}", "re:^(?P<host>...)$"].')
-    accounts = models.JSONField(default=dict, blank=True, help_text="Slurm account -> tenant slug.")
-    patterns = models.JSONField(default=dict, blank=True, help_text="Job ID or account -> collective pattern.")
+    accounts = JSONModelField(kind=dict, default=dict, blank=True, help_text="Slurm account -> tenant slug.")
+    patterns = JSONModelField(kind=dict, default=dict, blank=True, help_text="Job ID or account -> collective pattern.")
     default_pattern = models.CharField(max_length=32, default=DEFAULT_PATTERN)
     low_ratio = models.FloatField(default=0.5, validators=[MinValueValidator(0.01), MaxValueValidator(0.99)],
                                   help_text="A link below this share of its expected traffic deviates.")
@@ -122,8 +123,8 @@ class ScheduledJob(models.Model):
     user = models.CharField(max_length=256, blank=True)
     partition = models.CharField(max_length=256, blank=True)
     state = models.CharField(max_length=64, default="RUNNING")
-    hosts = models.JSONField(default=list, blank=True)
-    port_guids = models.JSONField(default=list, blank=True)
+    hosts = JSONModelField(kind=list, default=list, blank=True)
+    port_guids = JSONModelField(kind=list, default=list, blank=True)
     start = models.DateTimeField(null=True, blank=True)
     end = models.DateTimeField(null=True, blank=True)
     updated = models.DateTimeField(auto_now=True)
@@ -163,7 +164,7 @@ class CablingPlan(models.Model):
     uploaded = models.DateTimeField(auto_now=True)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                     related_name="+")
-    report = models.JSONField(null=True, blank=True, editable=False)
+    report = JSONModelField(kind=None, null=True, blank=True, editable=False)
     report_digest = models.CharField(max_length=64, blank=True, editable=False)
     checked = models.DateTimeField(null=True, blank=True, editable=False)
 

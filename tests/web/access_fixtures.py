@@ -195,9 +195,41 @@ def _telemetry_events(fabric: Fabric, f, hosts: dict[str, list[int]], t: float) 
     EventRecorder(fabric.pk).apply(alerts, [], seq=0, t=t, first=False, fabric=f,
                                    jobs=[{"id": "acme-train", "tenant": "acme"},
                                          {"id": "globex-secret", "tenant": "globex"}])
+    _routing_after_hosts_left(fabric, f, [hosts["globex"][0], hosts["acme"][0]], t)
     for event in Event.objects.filter(fabric=fabric, kind__in=("counter_reset", "link_down", "twin"), resolved=True):
         EventComment.objects.create(event=event, username="audit-author",
                                     text=f"{f.node_name[g]} of {NAMES['globex']} (globex-secret) checked")
+
+
+def without_nodes(f, gone: list[int]):
+    """The engine fabric ``f`` without the nodes ``gone`` and their cables (the others keep names and GUIDs)."""
+    from fabric_engine.formats.json_format import to_json
+    from fabric_engine.scenario import build_fabric
+
+    j = to_json(f)
+    keep = [n for n in range(f.num_nodes) if n not in gone]
+    at = {n: k for k, n in enumerate(keep)}
+    cables = [c for c in range(f.num_links) if int(f.a_node[c]) in at and int(f.b_node[c]) in at]
+    links = {k: [v[c] for c in cables] for k, v in j["links"].items()}
+    links["a_node"], links["b_node"] = [at[n] for n in links["a_node"]], [at[n] for n in links["b_node"]]
+    return build_fabric({"fabric": {**j, "nodes": {k: [v[n] for n in keep] for k, v in j["nodes"].items()},
+                                    "links": links}})
+
+
+def _routing_after_hosts_left(fabric: Fabric, f, gone: list[int], t: float) -> None:
+    """The routing event of a discovery that lost a host of each tenant (issue 42), as the telemetry source makes it
+    (the hosts' objects resolved on the discovery they were in) and its runner's signal records it."""
+    from fabric_engine.telemetry import diff_topology
+    from ibweb.events.recorder import EventRecorder
+    from ibweb.telemetry.message_parts import held
+    from ibweb.telemetry.routing import RoutingTracker
+
+    after = without_nodes(f, gone)
+    tracker = RoutingTracker(None)
+    tracker.on_topology(f)
+    event = tracker.on_topology(after, held(diff_topology(f, after), f, fabric))
+    assert " vanished; " in event["message"] and event["gone"], event
+    EventRecorder(fabric.pk).apply([event], [], seq=1, t=t, first=False, fabric=after)
 
 
 def identifiers(shared: Shared, slug: str) -> list[re.Pattern]:

@@ -28,3 +28,20 @@ def test_without_public_read_the_schema_needs_a_sign_in_as_the_api_does(client, 
     assert APIClient().get("/api/schema/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
     client.force_login(user)
     assert client.get("/api/schema/").status_code == 200
+
+
+def test_the_schema_generates_with_no_warning_or_error(tmp_path):
+    """Issue 35: ``GET /api/schema/`` logged about 20 "unable to guess serializer" errors and a warning per view
+    and authentication class; drf-spectacular's ``--fail-on-warn`` fails on any of them."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "schema.yaml"
+    result = subprocess.run([sys.executable, "manage.py", "spectacular", "--fail-on-warn", "--validate", "--file",
+                             str(out)], cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stderr == "", result.stderr[-3000:]
+    text = out.read_text()
+    for path in ("/api/clusters/:", "/api/fabrics/fabrics/{slug}/routing/:", "/api/fabrics/preview/:"):
+        assert f"\n  {path}" in text, path

@@ -16,6 +16,7 @@ from ibweb.tenancy.inventory import fabric_inventory
 from ibweb.tenancy.models import PartitionMember
 
 from .tenancy_fixtures import SPEC, fabric, host_guid, partitions, tenants, user_in  # noqa: F401
+from .test_message_redaction import telemetry_world  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -86,7 +87,7 @@ def test_a_new_runner_continues_what_it_raises_again_and_closes_the_rest(fabric)
     still = Event.objects.get(active=True)
     assert still.node == HOSTS[0] and still.first_seen == T0
     over = Event.objects.get(active=False)
-    assert over.node == HOSTS[1] and over.count == 49
+    assert over.node == HOSTS[1] and over.count == 50  # ticks of 1 s from 0 to 50 (wall time)
 
 
 def test_job_alerts_belong_to_the_job_tenant(fabric, tenants):
@@ -271,5 +272,41 @@ def test_the_runner_alerts_become_events_and_close_when_the_policy_is_fixed(tena
 
     asyncio.run(fixed())
     event.refresh_from_db()
-    assert not event.active and event.cleared_at is not None and event.count >= 3
+    assert not event.active and event.cleared_at is not None and event.cleared_at >= event.first_seen
+    # ticks from wall time (these ran back to back, not a second apart): at least the one that raised it
+    assert event.count == max(1, round((event.cleared_at - event.first_seen).total_seconds() / row.tick_s))
     assert Event.objects.filter(kind="isolation").count() == 1
+
+
+def test_routing_events_are_each_their_own_occurrence_for_the_runner_and_the_store():
+    """Two routing events with the same action (re-routed after a host vanished, then after it came back), or the same
+    message made at another time, are two alerts to the runner and two events to the store; one event is one."""
+    from ibweb.events.facts import alert_key
+    from ibweb.live.runner import _alert_key
+
+    base = {"kind": "routing", "action": "rerouted", "severity": "info", "source": "computed", "engine": "minhop"}
+    gone = {**base, "message": "re-routed with minhop after gpu0005 vanished", "t": 1.7e9}
+    back = {**base, "message": "re-routed with minhop after gpu0005 appeared", "t": 1.7e9 + 20}
+    again = {**gone, "t": 1.7e9 + 40}
+    for key in (_alert_key, alert_key):
+        assert len({key(gone), key(back), key(again)}) == 3, key
+        assert key(gone) == key(dict(gone)), key
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_host_that_vanishes_and_returns_gives_two_routing_events_the_first_closed(telemetry_world):
+    """The runner end to end (issue 42's scene): the event of the return is stored, and it closes the one before."""
+    from .test_message_redaction import _discovery, _tick, published
+
+    world, config, tmp_path = telemetry_world
+    t = datetime.now(UTC).timestamp() - 100
+    _discovery(config, tmp_path, t)
+    runner = published(world.row)
+    _discovery(config, tmp_path, t + 10, without=("gpu0005",))
+    _tick(runner)
+    _discovery(config, tmp_path, t + 20)
+    alerts = _tick(runner)
+    assert any(a["kind"] == "routing" and "gpu0005 appeared" in a["message"] for a in alerts), alerts
+    rows = list(Event.objects.filter(kind="routing", message__contains="gpu0005").order_by("first_seen", "pk"))
+    assert [("vanished" in e.message, "appeared" in e.message, e.active) for e in rows] == [
+        (True, False, False), (False, True, True)], [(e.message[:60], e.active) for e in rows]

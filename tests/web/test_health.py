@@ -72,4 +72,7 @@ def test_healthz_says_503_when_the_database_fails(monkeypatch):
 
 
 def test_the_served_application_answers_healthz_first():
-    assert isinstance(application.application_mapping["http"], health.HealthFirst)
+    from ibweb.proxies import ForwardedHeaders
+
+    assert isinstance(application, ForwardedHeaders)  # forwarding headers are settled before anything else
+    assert isinstance(application.app.application_mapping["http"], health.HealthFirst)

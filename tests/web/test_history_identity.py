@@ -177,7 +177,9 @@ def test_rollups_by_identity_find_rows_written_before_the_change(ring):
     assert body["minute"] == minutes and body["mean_rate_gbps"] == [value(moved)[0]] * 3
     assert body["tx"] == end("leaf01", 4) and body["rx"] == end("spine02", 1) and body["recabled"] == []
     cut = APIClient().get("/api/fabrics/fabrics/demo/ports/leaf01/3/rollups/").json()
-    assert cut["mean_rate_gbps"] == [value(key("leaf01", 3, "spine01", 1))[0], 0.0, 0.0]
+    # the cut cable is down, not idle (issue 35): no value, its minutes down, the later one carried forward
+    assert cut["mean_rate_gbps"] == [value(key("leaf01", 3, "spine01", 1))[0], None, None]
+    assert cut["down_s"] == [0.0, 60.0, 60.0] and cut["coverage_s"] == [60.0, 0.0, 0.0]
     port = APIClient().get("/api/fabrics/fabrics/demo/ports/leaf02/3/rollups/").json()
     assert port["mean_rate_gbps"] == [value(key("leaf02", 3, "spine01", 2))[0]] * 2 + \
         [value(key("leaf02", 3, "spine02", 3))[0]]

@@ -13,11 +13,16 @@ Each view's message must be exactly the text with each hidden host read as ``hos
 node the fabric lacks as ``hidden node``), the view's own hosts and the switches still named; the whole
 response must hold no hidden name nor GUID. Which hosts a role may name is written down here, from the
 tenants' partitions, not asked of the code under test.
+
+Hosts of two tenants that leave a telemetry fabric's discovery (and come back) are named by the routing event
+only to their own tenant's users and ``ALL`` (issue 42): the events API, the events page and the feed.
 """
 from __future__ import annotations
 
 import html
 import re
+import shutil
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -371,3 +376,196 @@ def test_the_fabric_holds_the_names_the_messages_use():
     assert {n for n, _ in HOSTS} <= set(HOST_NAMES) and not set(OTHER) & set(NODE)
     assert any(s != "dgx01" and s.startswith("dgx01") for s in shown_hosts("acme-user"))
     assert np.all(FABRIC.kind[[NODE[n] for n, _ in HOSTS]] == FABRIC.kind[FABRIC.hosts[0]])
+
+
+# ------------------------------------------------------------------ hosts gone from a telemetry discovery (issue 42)
+#: Hosts of the ibsim fat tree's ``iblinkinfo`` capture that leave the discovery -> their port GUID and tenant.
+VANISHING = {"gpu0005": ("0xb83fd20300000051", "globex"), "gpu0003": ("0xb83fd20300000031", "acme")}
+#: role -> the tenant whose vanished hosts it may name ("all": every one; None: none).
+GONE_ROLES = {"superuser": "all", "operator": "all", "acme-user": "acme", "globex-user": "globex", "viewer": None,
+              "anonymous": None}
+
+
+def gone_label(role: str, name: str, index: int | None = None) -> str:
+    """What ``role`` reads for a vanishing host (written down from the partitions, not asked of the code): its
+    name, else ``host-<index>`` while in the fabric, ``hidden node`` once gone."""
+    sees = GONE_ROLES[role]
+    if sees == "all" or sees == VANISHING[name][1]:
+        return name
+    return "hidden node" if index is None else f"host-{index}"
+
+
+def as_read_by(role: str, message: str, present: dict[str, int]) -> str:
+    """``message`` as ``role`` reads it, the hosts of ``present`` in the fabric (by index), the others gone."""
+    for name in VANISHING:
+        message = re.sub(rf"(?<![\w.-]){name}(?![\w])", gone_label(role, name, present.get(name)), message)
+    return message
+
+
+def gone_leaks(role: str, text: str, identities: dict[str, list[str]]) -> list[str]:
+    """The vanished hosts' names and GUIDs (hex digits) ``role`` may not read that stand in ``text``."""
+    hidden = [n for n in VANISHING if gone_label(role, n) != n]
+    found = [n for n in hidden if re.search(rf"(?<![\w.-]){n}(?![\w])", text)]
+    return found + [g for n in hidden for g in identities[n] if g in text.lower()]
+
+
+@pytest.fixture
+def telemetry_world(tmp_path):
+    """The ``lab`` fabric fed by a drop directory (the capture as built, discovered and routed), acme holding
+    gpu0003 and globex gpu0005 in their partitions, one user per role."""
+    from django.core.cache import cache
+
+    from ibweb.events.recorder import _RECORDERS
+
+    from .test_telemetry_routing import make
+
+    cache.clear()
+    config = make("lab", tmp_path)
+    row = config.fabric
+    _RECORDERS.pop(row.pk, None)  # this process's recorder of an earlier test's fabric of the same key
+    users = {"superuser": user("root", superuser=True), "operator": user("olga", all_tenants=True),
+             "viewer": user("vic"), "anonymous": None}
+    for k, (port_guid, slug) in enumerate(VANISHING.values()):
+        tenant = Tenant.objects.create(slug=slug, name=slug.title())
+        part = Partition.objects.create(fabric=row, tenant=tenant, name=slug, pkey=0x0A00 + k)
+        PartitionMember.objects.create(partition=part, guid=port_guid, membership="full")
+        users[f"{slug}-user"] = user(f"{slug}-u", tenant=tenant)
+    yield World(row, users), config, tmp_path
+    cache.clear()
+
+
+def _discovery(config, tmp_path, t: float, without: tuple[str, ...] = (), capture: str = "iblinkinfo.txt",
+               dump: str | None = None) -> None:
+    """A sweep of ``capture`` with the hosts ``without`` left out (their blocks and the leaf ports to them), and
+    OpenSM's ``dump`` (None: the one in the drop directory stays)."""
+    from ibweb.telemetry.sweeps import run_sweep
+
+    from .test_telemetry_routing import DATA, drop
+
+    gone = [w for n in without for w in (n, VANISHING[n][0])]
+    text = (DATA / capture).read_text().splitlines(keepends=True)
+    path = tmp_path / f"iblinkinfo-{t:.0f}.txt"
+    path.write_text("".join(line for line in text if not any(w in line for w in gone)))
+    drop(tmp_path / "drop", t, linkinfo=str(path), dump=dump)
+    run_sweep(config)
+
+
+def _tick(runner) -> list[dict]:
+    """One tick of the runner with its receivers done (the events recorded); the alerts of its frame."""
+    import asyncio
+
+    from ibweb.runtime.frames import newest_frame
+
+    from .engine_fixtures import settled_tick
+
+    asyncio.run(settled_tick(runner))
+    return newest_frame(runner.fabric_id)["alerts"]
+
+
+def _check_every_role(world: World, header_alerts: list[dict], identities: dict[str, list[str]],
+                      present: dict[str, int], stored: str) -> dict:
+    """The routing event ``stored`` (naming the hosts gone) in the events API (list and event) and page, and the
+    frame's alerts in the feed (``present``: the vanishing hosts in its fabric, by index), as every role reads
+    them; no role's response names a host it may not see."""
+    from ibweb.live.feedview import cached_feed_view
+
+    wrong = {}
+    routing = [a for a in header_alerts if a["kind"] == "routing"]
+    assert routing, header_alerts
+    for role in GONE_ROLES:
+        body = get(world, role, "/api/fabrics/fabrics/lab/events/?limit=500").json()
+        rows = body["results"]
+        for r in rows:
+            if r["kind"] == "routing":
+                one = get(world, role, f"/api/fabrics/fabrics/lab/events/{r['id']}/").json()
+                if one["message"] != r["message"]:
+                    wrong[role, "event", r["id"]] = one["message"]
+        page = html.unescape(get(world, role, "/fabrics/lab/events/").content.decode())
+        fv, _, _ = cached_feed_view(view_of(world.users[role]).key, world.row)
+        feed = fv.header({"jobs": [], "alerts": header_alerts})["alerts"]
+        for where, text in (("api", str(body)), ("page", page), ("feed", repr(feed))):
+            if gone_leaks(role, text, identities):
+                wrong[role, where] = gone_leaks(role, text, identities)
+        for alert, shown in zip(header_alerts, feed, strict=True):
+            if alert["kind"] == "routing" and shown["message"] != as_read_by(role, alert["message"], present):
+                wrong[role, "feed message"] = shown["message"]
+        messages = [r["message"] for r in rows if r["kind"] == "routing"]
+        if as_read_by(role, stored, {}) not in messages:
+            wrong[role, "api message"] = messages
+    return wrong
+
+
+@override_settings(IBWEB_PUBLIC_READ=True)
+def test_hosts_gone_from_a_discovery_are_named_only_to_their_tenants_then(telemetry_world):
+    """gpu0005 (globex) and gpu0003 (acme) leave the discovery, then come back: the routing event naming them
+    reads each by name to its own tenant's users and ``ALL``, as ``hidden node`` to everyone else, in the events
+    API, the events page and the feed, before and after they return."""
+    from ibweb.events.models import Event
+
+    world, config, tmp_path = telemetry_world
+    t = time.time() - 100
+    _discovery(config, tmp_path, t)
+    runner = published(world.row)
+    before = runner.source.fabric
+    identities = {}
+    for name in VANISHING:  # the hex digits of the node GUID and port GUIDs of each
+        n = before.node(name)
+        identities[name] = [f"{int(g):016x}" for g in [before.guid[n], *before.port_guid[before.port_node == n]]]
+
+    _discovery(config, tmp_path, t + 10, without=tuple(VANISHING))
+    alerts = _tick(runner)
+    (gone,) = [a for a in alerts if a["kind"] == "routing"]
+    assert gone["message"].startswith("re-routed with minhop after gpu0005 vanished; gpu0003 vanished; link down: "
+                                      "gpu0005 port 1 - leaf03 port 1"), gone["message"]
+    assert Event.objects.filter(kind="routing", message=gone["message"]).exists()
+    assert not (wrong := _check_every_role(world, alerts, identities, {}, gone["message"])), wrong
+
+    _discovery(config, tmp_path, t + 20)  # both back: what named them stays redacted, the new event too
+    alerts = _tick(runner)
+    assert any(a["kind"] == "routing" and "gpu0005 appeared" in a["message"] for a in alerts), alerts
+    assert Event.objects.filter(kind="routing", message=gone["message"]).exists()
+    back = runner.source.fabric
+    present = {name: back.node(name) for name in VANISHING}
+    assert not (wrong := _check_every_role(world, alerts, identities, present, gone["message"])), wrong
+
+
+@override_settings(IBWEB_PUBLIC_READ=True)
+def test_a_host_only_a_fresher_discovery_holds_is_named_only_to_its_tenant(telemetry_world):
+    """The sweep in hand lacks gpu0005 (globex) and the cable leaf01 port 3; OpenSM's dump already routes both, and
+    a fresh discovery (the tracker's second look) holds them: the dump is used, its event quoting that fresh
+    discovery's changes. gpu0005 is in no fabric the views know, so only the parts can redact it: globex's users and
+    ``ALL`` read it by name, everyone else as ``hidden node``, in the feed and the events API."""
+    from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
+    from ibweb.live.feedview import cached_feed_view
+
+    from .test_telemetry_routing import DATA
+
+    world, config, tmp_path = telemetry_world
+    t = time.time() - 100
+    _discovery(config, tmp_path, t, without=("gpu0005",), dump="opensm-lfts.dump")
+    runner = published(world.row)
+    assert runner.source.router.source == "opensm-dump"
+    _discovery(config, tmp_path, t + 10, without=("gpu0005",), capture="iblinkinfo_unlinked.txt")
+    shutil.copy(DATA / "iblinkinfo.txt", tmp_path / "drop" / "iblinkinfo.txt")  # what a fresh look finds
+    full = fabric_from_linkinfo(parse_iblinkinfo((DATA / "iblinkinfo.txt").read_text()), "lab")
+    n = full.node("gpu0005")
+    identities = {name: [] for name in VANISHING}
+    identities["gpu0005"] = [f"{int(g):016x}" for g in [full.guid[n], *full.port_guid[full.port_node == n]]]
+
+    alerts = _tick(runner)
+    (event,) = [a for a in alerts if a["kind"] == "routing"]
+    assert "the dump agrees with a fresh discovery (" in event["message"], event["message"]
+    assert "gpu0005 appeared" in event["message"] and runner.source.fabric.node_name.tolist().count("gpu0005") == 0
+    wrong = {}
+    for role in GONE_ROLES:
+        body = get(world, role, "/api/fabrics/fabrics/lab/events/?limit=500").json()
+        stored = [r["message"] for r in body["results"] if r["kind"] == "routing" and "fresh discovery" in r["message"]]
+        fv, _, _ = cached_feed_view(view_of(world.users[role]).key, world.row)
+        feed = [a["message"] for a in fv.header({"jobs": [], "alerts": alerts})["alerts"] if a["kind"] == "routing"]
+        named = f"{gone_label(role, 'gpu0005')} appeared"
+        for where, text, messages in (("api", str(body), stored), ("feed", repr(feed), feed)):
+            if gone_leaks(role, text, identities):
+                wrong[role, where] = gone_leaks(role, text, identities)
+            if len(messages) != 1 or named not in messages[0]:
+                wrong[role, where, "message"] = messages
+    assert not wrong, wrong

@@ -5,7 +5,8 @@ route without an entry in :data:`ROUTES` (or, for the admin, a model without one
 :data:`ADMIN_MODELS`) fails :func:`test_every_route_has_an_entry`, so every new
 endpoint must say what each role gets. Each route is requested with ``GET`` and with
 an empty ``POST``; a role below ``ALL`` must also change nothing with ``PUT``, ``PATCH``
-or ``DELETE``. Bodies are searched for every identifier of the tenants the role may
+or ``DELETE``. A service account (issue 42) calls with its API token; what it gets is derived
+(:func:`service_expected`). Bodies are searched for every identifier of the tenants the role may
 not see (:func:`tests.web.access_fixtures.identifiers`) and for the collector secrets,
 which nobody may read back.
 """
@@ -19,20 +20,23 @@ from dataclasses import dataclass
 import pytest
 from django.contrib import admin
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls import URLPattern, URLResolver, get_resolver, resolve
+from rest_framework.views import APIView
 
 from ibweb.fabrics.models import Analysis
 from ibweb.live.runner import FabricRunner
 from ibweb.telemetry.models import Sweep
 from ibweb.tenancy.models import AuditEntry, Partition, QosPolicy, ServiceClass, Tenant
 
-from .access_fixtures import SECRETS, build, identifiers, leaks, public_read
+from .access_fixtures import SECRETS, build, identifiers, leaks, public_read, role_permissions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROLES = ("anonymous-public", "anonymous-private", "viewer", "acme-user", "operator", "policy-admin", "superuser")
 #: The roles of the ``ALL`` level: they see every tenant (only the secrets are checked for them).
 SEE_ALL = {"operator", "policy-admin", "superuser"}
+#: A script's account (``manage.py create_user NAME --role service-account --token``), calling with its token.
+SERVICE = "service-account"
 
 
 def by_role(*codes: int) -> dict[str, int]:
@@ -170,7 +174,10 @@ ROUTES: dict[str, Probe] = {
                                                          NOT_ALLOWED),
     # telemetry API
     "api/telemetry/": Probe("/api/telemetry/", API, NOT_ALLOWED),
-    "api/telemetry/fabrics/<slug:slug>/samples/": Probe("/api/telemetry/fabrics/lab/samples/", same(401), same(401)),
+    # a push token's route: not signed in, 401 naming Bearer; signed in (the API's one list of classes), 403
+    "api/telemetry/fabrics/<slug:slug>/samples/": Probe("/api/telemetry/fabrics/lab/samples/",
+                                                        by_role(401, 401, 403, 403, 403, 403, 403),
+                                                        by_role(401, 401, 403, 403, 403, 403, 403)),
     "api/telemetry/^collectors/$": Probe("/api/telemetry/collectors/", ALL_ONLY_API, NOT_ALLOWED),
     "api/telemetry/^collectors/(?P<pk>[^/.]+)/$": Probe("/api/telemetry/collectors/{collector}/", ALL_ONLY_API,
                                                         NOT_ALLOWED),
@@ -384,7 +391,7 @@ def values(shared) -> dict[str, object]:
 
 
 #: Tables that change when a role signs in again (after a logout): the last login, the sessions.
-WRITTEN_WHEN_SIGNING_IN = {"auth.user", "sessions.session"}
+WRITTEN_WHEN_SIGNING_IN = {"auth.user", "sessions.session", "accounts.apitoken"}  # and a token's last use
 
 
 def fingerprint() -> dict[str, str]:
@@ -429,9 +436,32 @@ class Sessions:
         self.keys.pop(role, None)
 
 
-def request(role: str, sessions: Sessions, method: str, url: str, address: str):
+def service_account(users: dict) -> str:
+    """Make the service account with the command (its group as the migrations grant it); its token's key."""
+    import io
+
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+
+    Group.objects.get_or_create(name="service account")[0].permissions.set(role_permissions("service account"))
+    out = io.StringIO()
+    call_command("create_user", SERVICE, "--role", "service-account", "--token", stdout=out, stderr=io.StringIO())
+    users[SERVICE] = None  # no session: the token
+    return out.getvalue().strip()
+
+
+def service_expected(probe: Probe, method: str, url: str) -> int:
+    """A service account gets from the API what a viewer of no tenant gets (the same view permissions, no tenant);
+    pages and the admin take no token: what an anonymous visitor gets."""
+    view = resolve(url.partition("?")[0]).func
+    cls = getattr(view, "cls", None) or getattr(view, "view_class", None)
+    api = isinstance(cls, type) and issubclass(cls, APIView)
+    return getattr(probe, method)["viewer" if api else "anonymous-public"]
+
+
+def request(role: str, sessions: Sessions, method: str, url: str, address: str, token: str = ""):
     """One request as ``role``, from its own address (the login throttles count per address)."""
-    client = Client(REMOTE_ADDR=address)
+    client = Client(REMOTE_ADDR=address, **({"HTTP_AUTHORIZATION": f"Token {token}"} if role == SERVICE else {}))
     key = sessions.key(role)
     if key is not None:
         client.cookies["sessionid"] = key
@@ -448,8 +478,9 @@ def test_every_route_for_every_role():
     run_engine(shared.fabric)
     fmt = values(shared)
     forbidden = {"acme-user": identifiers(shared, "globex")}
-    for role in ("anonymous-public", "anonymous-private", "viewer"):
+    for role in ("anonymous-public", "anonymous-private", "viewer", SERVICE):
         forbidden[role] = identifiers(shared, "globex") + identifiers(shared, "acme")
+    token = service_account(shared.users)
     secrets = [re.compile(re.escape(s)) for s in SECRETS]
     failures, n = [], 0
     seen: dict[str, dict[str, list[int]]] = {}
@@ -464,7 +495,7 @@ def test_every_route_for_every_role():
     before = fingerprint()
     routes = sorted(set(walk(get_resolver().url_patterns)))
     # the roles that may write nothing first: then nothing may have changed
-    for role in sorted(ROLES, key=lambda r: r in SEE_ALL):
+    for role in sorted((*ROLES, SERVICE), key=lambda r: r in SEE_ALL):
         if role == min(SEE_ALL, key=ROLES.index):
             after = fingerprint()
             failures += [f"{k} changed, though no role below ALL may write" for k in before
@@ -479,9 +510,10 @@ def test_every_route_for_every_role():
                 path, _, query = url.partition("?")
                 path = path + ".json" if route.endswith("<drf_format_suffix:format>") else path.rstrip("/") + ".json"
                 url = path + (f"?{query}" if query else "")
-            for method, expected in (("get", probe.get[role]), ("post", probe.post[role])):
+            for method in ("get", "post"):
+                expected = service_expected(probe, method, url) if role == SERVICE else getattr(probe, method)[role]
                 n += 1
-                r = request(role, sessions, method, url, f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}")
+                r = request(role, sessions, method, url, f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}", token)
                 seen.setdefault(route, {}).setdefault(method, {})[role] = r.status_code
                 body = b"".join(r.streaming_content) if r.streaming else r.content
                 text = body.decode(errors="replace")
@@ -499,12 +531,14 @@ def test_every_route_for_every_role():
             if role not in SEE_ALL:  # may write nothing: whatever comes back, nothing changes (checked above)
                 for method in ("put", "patch", "delete"):
                     n += 1
-                    r = request(role, sessions, method, url, f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}")
+                    r = request(role, sessions, method, url, f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}",
+                                token)
                     if r.status_code >= 500:
                         failures.append(f"{method.upper()} {url} as {role}: {r.status_code}")
     failures += [f"{key}: the body differs between roles" for key, seen_bodies in bodies.items()
                  if len(seen_bodies) > 1]
-    report = "\n".join(f"{route}: GET {[v['get'][r] for r in ROLES]} POST {[v['post'][r] for r in ROLES]}"
+    report = "\n".join(f"{route}: GET {[v['get'].get(r) for r in (*ROLES, SERVICE)]} "
+                       f"POST {[v['post'].get(r) for r in (*ROLES, SERVICE)]}"
                        for route, v in sorted(seen.items()))
     assert not failures, "\n".join(failures) + "\n\nobserved:\n" + report
     assert n > 8 * len(routes)
@@ -514,7 +548,7 @@ def test_every_route_for_every_role():
 #: What each role gets of a websocket route: "feed" (a snapshot, then frames) or the close code.
 WS_ROUTES: dict[str, tuple[str, dict[str, int | str]]] = {
     "ws/fabrics/<slug:slug>/live/": ("/ws/fabrics/shared/live/", {**{r: "feed" for r in ROLES},
-                                                                  "anonymous-private": 4403}),
+                                                                  "anonymous-private": 4403, SERVICE: "feed"}),
 }
 
 
@@ -539,15 +573,17 @@ async def test_every_websocket_route_for_every_role():
     forbidden = await asyncio.to_thread(
         lambda: {"acme-user": identifiers(shared, "globex"),
                  **{r: identifiers(shared, "globex") + identifiers(shared, "acme")
-                    for r in ("anonymous-public", "anonymous-private", "viewer")}})
+                    for r in ("anonymous-public", "anonymous-private", "viewer", SERVICE)}})
+    token = await asyncio.to_thread(service_account, shared.users)
     engine = FabricRunner(shared.fabric)
     await engine.start()
     await engine.tick()
     failures = []
     for path, expected in WS_ROUTES.values():
-        for role in ROLES:
-            with public_read(role != "anonymous-private"):
-                comm = WebsocketCommunicator(application, path)
+        for role in (*ROLES, SERVICE):
+            with public_read(role not in ("anonymous-private", SERVICE)):  # the service account's token admits it
+                headers = [(b"authorization", f"Token {token}".encode())] if role == SERVICE else []
+                comm = WebsocketCommunicator(application, path, headers=headers)
                 comm.scope["user"] = shared.users[role] or AnonymousUser()
                 await comm.connect()
                 try:

@@ -32,7 +32,7 @@ from ibweb.telemetry import source as source_module
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import CollectorSource
 from ibweb.telemetry.models import CollectorConfig, Sweep
-from ibweb.telemetry.routing import RoutingTracker, dead_entries
+from ibweb.telemetry.routing import RoutingTracker, dead_entries, read_dump
 from ibweb.telemetry.sweeps import run_sweep
 from tests.realtools.tracert import ibtracert_hops, switch_hops
 from tests.web.engine_fixtures import newest_v1_frame
@@ -144,8 +144,12 @@ def test_link_down_with_an_old_dump_reroutes_then_the_new_dump_is_loaded(tmp_pat
     assert [e["kind"] for e in down.events] == ["link_down", "routing"]
     event = down.events[-1]
     assert event["action"] == "rerouted" and event["severity"] == "warning"
-    for part in ("after link down:", "leaf01 port 3", "spine01 port 1", "has not changed"):
+    # judged by content (issue 35): what disagreed, where, and how often both were read
+    for part in ("after link down:", "disagrees with this discovery", "the dump read 4 times, the discovery as often",
+                 "11 entries lead out of ports without a cable (leaf01 port 3: 7, spine01 port 1: 4)",
+                 "spine01 routes LID 1 (gpu0001) out of port 1, which has no cable"):
         assert part in event["message"]
+    assert "older" not in event["message"] and "not changed" not in event["message"]
     prev, newest = store.sweeps(config.fabric_id)
     alerts = engine.source.state(prev, newest, time.time(), engine.seq).alerts
     assert any(a["kind"] == "routing" and a["action"] == "rerouted" for a in alerts)
@@ -216,9 +220,9 @@ def test_tracker_waits_for_a_dump_being_written_and_refuses_a_foreign_one(tmp_pa
     dump = tmp_path / "opensm-lfts.dump"
     text = (DATA / "opensm-lfts.dump").read_text()
     dump.write_text(text[: len(text) // 2])  # OpenSM writes in place; this is mid-write
-    tracker = RoutingTracker(dump, "minhop")
+    tracker = RoutingTracker(dump, "minhop", wait_s=0.01)
     event = tracker.on_topology(f)
-    assert tracker.source == "computed" and "being written" in event["message"]
+    assert tracker.source == "computed" and "being written (read 4 times)" in event["message"]
     assert tracker.poll(f) is None  # still incomplete
     dump.write_text(text)
     event = tracker.poll(f)
@@ -232,20 +236,21 @@ def test_tracker_waits_for_a_dump_being_written_and_refuses_a_foreign_one(tmp_pa
     assert tracker.poll(f) is None  # not retried until it changes again
 
 
-def test_a_dump_older_than_the_cabling_is_flagged(tmp_path):
+def test_a_dump_made_for_other_cabling_is_flagged(tmp_path):
     """The full fabric's dump read onto the unlinked discovery: its entries through leaf01 port 3 are dead."""
     f = discovered("iblinkinfo_unlinked.txt")
     dump = tmp_path / "opensm-lfts.dump"
     put_dump(dump, "opensm-lfts.dump", time.time())
-    tracker = RoutingTracker(dump)
+    tracker = RoutingTracker(dump, wait_s=0.01)
     event = tracker.on_topology(f)
-    dead = dead_entries(tracker.routing)
+    assert tracker.source == "computed"
+    dead = dead_entries(read_dump(f, dump)[0])
     # every entry that used the dead cable: leaf01 out port 3, spine01 out port 1 (counted in the text)
     tables = re.split(r"^(?=Unicast lids)", (DATA / "opensm-lfts.dump").read_text(), flags=re.M)
     uses = {name: len(re.findall(rf"^0x[0-9a-f]+ {port:03d} ", t, flags=re.M))
             for t in tables for name, port in (("leaf01", 3), ("spine01", 1)) if f"('{name}')" in t}
     assert uses == {"leaf01": 7, "spine01": 4} and dead == 11
-    assert event["severity"] == "warning" and f"{dead} entries lead to uncabled ports" in event["message"]
+    assert event["severity"] == "warning" and f"{dead} entries lead out of ports without a cable" in event["message"]
     assert dead_entries(route(f, "minhop")) == 0
 
 

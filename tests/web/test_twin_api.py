@@ -20,6 +20,7 @@ from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 from ibweb.telemetry.models import CollectorConfig
 from ibweb.twin import engine, jobs
+from ibweb.twin.api import views
 from ibweb.twin.choices import JobOrigin, JobSourceKind
 from ibweb.twin.models import CablingPlan, JobSource, JobToken, ScheduledJob
 from ibweb.twin.tasks import poll_job_source
@@ -246,6 +247,7 @@ def test_jobs_deviations_and_events_follow_the_users_view(fabric, tenants):  # n
 
     assert [j["id"] for j in get(op, "jobs")["jobs"]] == ["1", "2"]
     assert [j["job_id"] for j in get(op, "jobs")["not_running"]] == ["3", "4"]
+    assert {j["reason"] for j in get(op, "jobs")["not_running"]} == {views.NOT_YET_PLACED}
     mine = get(member, "jobs")
     assert [j["id"] for j in mine["jobs"]] == ["1"] and mine["jobs"][0]["links"] == [0, 3]
     assert [j["job_id"] for j in mine["not_running"]] == ["3"]
@@ -295,3 +297,14 @@ def test_plan_page_upload_and_report(fabric, tenants):  # noqa: F811
     assert "1 missing" in counts and "gpu0001" not in counts and "Upload a plan" not in counts
     with override_settings(IBWEB_PUBLIC_READ=False):
         assert Client().get("/fabrics/real/plan/").status_code == 302  # to the login page
+
+
+def test_a_job_not_counted_as_running_says_why(fabric, tenants):  # noqa: F811
+    fake_report(fabric.pk)
+    key = f"ibweb:twin:{fabric.pk}:report"
+    ended = "job 3: not counted as running: its end time 2024-12-03 11:00 UTC has passed"
+    cache.set(key, {**cache.get(key), "problems": [{"job": "3", "reason": "ended", "message": ended}]}, 60)
+    ScheduledJob.objects.create(fabric=fabric, job_id="3", origin=JobOrigin.PUSH, tenant="acme", hosts=["gpu9"])
+    r = client_for(user_in("operator", "op")).get("/api/twin/fabrics/real/jobs/")
+    assert r.status_code == 200, r.content
+    assert [(j["job_id"], j["reason"]) for j in r.json()["not_running"]] == [("3", ended)]

@@ -1,13 +1,78 @@
 // Port detail: the selected cable (or a host's cable) with its recent history from the history API, both
 // directions' utilization as a time series, refreshed every few seconds, and the last hour's rollups. The API
 // follows the cable across cabling changes: a tick without it is a gap (null), a change of a port's peer a
-// 'recabled' marker.
+// 'recabled' marker. What is missing is drawn as missing (issue 35): the line breaks where a value is null (no
+// measurement, or the cable down) and where ticks never came (a gap in time), and down time is shaded.
 import {axisBottom, axisLeft, extent, format, line, max, scaleLinear, scaleTime, timeFormat} from "d3";
 import {directedLabel, formatRate, formatUtil, nodeLines} from "../format.js";
 
 const percent = format(".0%");
 const COLORS = ["#7cb7ff", "#ffb86b"];
 const RECABLED = "#ff6b6b";
+const DOWN = "rgba(255, 107, 107, 0.18)";
+
+/**
+ * The history answer with a null point inserted in every gap longer than 1.5 ticks (ticks that never came), so
+ * that `line.defined` breaks the line there instead of joining the values around it.
+ * @param {object} body {t, tick_s, util, reverse_util?, down?, reverse_down?}
+ * @returns {{t: number[], util: (number|null)[], reverse_util: (number|null)[], down: boolean[], reverse_down: boolean[]}}
+ */
+export function withGaps(body) {
+  const step = body.tick_s > 0 ? body.tick_s : 1;
+  const out = {t: [], util: [], reverse_util: [], down: [], reverse_down: []};
+  body.t.forEach((t, i) => {
+    if (i > 0 && t - body.t[i - 1] > 1.5 * step) {
+      out.t.push((t + body.t[i - 1]) / 2);
+      out.util.push(null), out.reverse_util.push(null), out.down.push(false), out.reverse_down.push(false);
+    }
+    out.t.push(t);
+    out.util.push(body.util[i] ?? null);
+    out.reverse_util.push(body.reverse_util?.[i] ?? null);
+    out.down.push(Boolean(body.down?.[i]));
+    out.reverse_down.push(Boolean(body.reverse_down?.[i]));
+  });
+  return out;
+}
+
+/**
+ * The stretches of time either direction was down, from the first down tick to the tick after the last one.
+ * @param {object} body {t, tick_s, down?, reverse_down?}
+ * @returns {{t0: number, t1: number}[]} oldest first
+ */
+export function downSpans(body) {
+  const step = body.tick_s > 0 ? body.tick_s : 1;
+  const spans = [];
+  let start = null;
+  body.t.forEach((t, i) => {
+    const down = Boolean(body.down?.[i] || body.reverse_down?.[i]);
+    if (down && start === null) start = t;
+    if (!down && start !== null) spans.push({t0: start, t1: t}), (start = null);
+  });
+  if (start !== null) spans.push({t0: start, t1: body.t[body.t.length - 1] + step});
+  return spans;
+}
+
+/**
+ * The read-out of a rollups answer: means weighted by the covered seconds, minutes without any coverage left
+ * out, and the seconds down and without data.
+ * @param {object} body {minute, mean_util, max_util, coverage_s, down_s}
+ * @returns {{mean: number|null, peak: number|null, covered: number, down: number, minutes: number}}
+ */
+export function rollupSummary(body) {
+  let weighted = 0;
+  let covered = 0;
+  let down = 0;
+  let peak = null;
+  body.minute.forEach((_, i) => {
+    const c = body.coverage_s?.[i] ?? 60;
+    down += body.down_s?.[i] ?? 0;
+    if (body.mean_util[i] == null || !c) return;
+    weighted += body.mean_util[i] * c;
+    covered += c;
+    peak = Math.max(peak ?? 0, body.max_util[i] ?? 0);
+  });
+  return {mean: covered ? weighted / covered : null, peak, covered, down, minutes: body.minute.length};
+}
 
 /**
  * The re-cablings a history answer lists for either direction, one per time, oldest first.
@@ -58,6 +123,7 @@ export function detail() {
     const yAxis = plot.append("g").attr("class", "ibweb-axis");
     const paths = plot.selectAll("path.ibweb-series").data([0, 1]).join("path").attr("class", "ibweb-series")
       .attr("fill", "none").attr("stroke-width", 1.5).attr("stroke", (i) => COLORS[i]);
+    const downs = plot.append("g").attr("class", "ibweb-down");
     const marks = plot.append("g").attr("class", "ibweb-recabled");
     const keys = panel.append("div").attr("class", "ibweb-detail-keys");
     const rollup = panel.append("div").attr("class", "ibweb-detail-rollup");
@@ -96,10 +162,10 @@ export function detail() {
       const mine = generation;
       client.linkRollups(cable, 60).then((body) => {
         if (mine !== generation || !body.minute.length) return;
-        const peak = max(body.max_util) ?? 0;
-        const mean = body.mean_util.reduce((s, v) => s + v, 0) / body.mean_util.length;
-        rollup.text(`last ${body.minute.length} min (${ctx.fabric.nodes.name[ctx.fabric.links.a[cable]]} side): `
-          + `mean ${formatUtil(mean)}, peak ${formatUtil(peak)}`);
+        const sum = rollupSummary(body);
+        const values = sum.mean == null ? "no data" : `mean ${formatUtil(sum.mean)}, peak ${formatUtil(sum.peak)}`;
+        rollup.text(`last ${sum.minutes} min (${ctx.fabric.nodes.name[ctx.fabric.links.a[cable]]} side): ${values}`
+          + ` over ${Math.round(sum.covered)} s measured` + (sum.down ? `, down ${Math.round(sum.down)} s` : ""));
       }).catch(() => {});
     }
 
@@ -142,18 +208,24 @@ export function detail() {
       if (!points) {
         paths.attr("d", null);
         marks.selectAll("*").remove();
+        downs.selectAll("*").remove();
         xAxis.selectAll("*").remove();
         yAxis.selectAll("*").remove();
         return;
       }
-      const t = series.t.map((s) => new Date(s * 1000));
-      const data = [series.util, series.reverse_util ?? []];
+      const gapped = withGaps(series);
+      const t = gapped.t.map((s) => new Date(s * 1000));
+      const data = [gapped.util, series.reverse_util ? gapped.reverse_util : []];
       x.domain(extent(t)).range([0, w]);
       y.domain([0, Math.max(1, max(data.flat()) ?? 1)]).range([h, 0]).nice();
       xAxis.attr("transform", `translate(0,${h})`).call(axisBottom(x).ticks(Math.max(2, w / 90)).tickFormat(timeFormat("%H:%M:%S")));
       yAxis.call(axisLeft(y).ticks(4).tickFormat(percent));
       paths.attr("d", (i) => line().defined((v) => v != null).x((_, j) => x(t[j])).y((v) => y(v))(data[i]));
       const [t0, t1] = x.domain().map((d) => d / 1000);
+      downs.selectAll("rect").data(downSpans(series)).join((enter) => enter.append("rect").attr("fill", DOWN)
+        .call((r) => r.append("title").text("cable down")))
+        .attr("x", (s) => x(new Date(s.t0 * 1000))).attr("y", 0).attr("height", h)
+        .attr("width", (s) => Math.max(1, x(new Date(Math.min(s.t1, t1) * 1000)) - x(new Date(s.t0 * 1000))));
       marks.selectAll("g").data(recablingMarks(series).filter((m) => m.t >= t0 && m.t <= t1), (m) => m.t)
         .join((enter) => {
           const g = enter.append("g");
@@ -189,8 +261,9 @@ export function detail() {
   chart.refreshMs = function (_) {
     return arguments.length ? ((refreshMs = _), chart) : refreshMs;
   };
-  /** {cable, points (history points drawn), recabled (markers), error}. */
+  /** {cable, points (history points drawn), recabled (markers), down (shaded stretches), error}. */
   chart.state = () => ({cable, points: series && cable >= 0 ? series.t.length : 0,
-    recabled: series && cable >= 0 ? recablingMarks(series).length : 0, error});
+    recabled: series && cable >= 0 ? recablingMarks(series).length : 0,
+    down: series && cable >= 0 ? downSpans(series).length : 0, error});
   return chart;
 }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -33,12 +35,14 @@ class _SectionView(APIView):
         return Response({"fabric": fabric.slug, "seq": frame.get("seq"), "t": frame.get("t"), self.section: data})
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class SharpView(_SectionView):
     """SHARP state: generation and limits, trees per switch, per job on/off and savings, recent events."""
 
     section = "sharp"
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class StorageView(_SectionView):
     """Storage state: per server read/write and bottleneck, per job (with checkpoints) and per tenant throughput."""
 

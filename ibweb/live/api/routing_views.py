@@ -16,6 +16,8 @@ as ``host-<i>``, its node and port GUIDs as ``hidden``.
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from ibweb.access import view_of
@@ -27,6 +29,7 @@ from .views import NotPublished, _FabricView
 __all__ = ["RoutingReportView"]
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class RoutingReportView(_FabricView):
     """How the fabric is routed: engine used, fallback, warnings, unreachable entries, balance, credit loops."""
 

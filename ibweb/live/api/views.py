@@ -18,6 +18,13 @@ cabled to. Both name the identity (``tx``, ``rx``: GUID, port and node name, as 
 them: a hidden host reads ``host-<i>`` with GUID ``hidden``) and list ``recabled``: the times the
 transmitting port's peer changed (``{"t", "from", "to"}``, ``from`` and ``to`` the peers).
 
+What is missing reads as missing, never as zero (issue 35). History: a value is ``null`` where
+the tick had no measurement or the cable was down, and ``down`` (``reverse_down``) says which
+ticks were down; a tick that never came (engine stopped) is absent, so a gap in ``t`` longer than
+``tick_s`` is a gap. Rollups: each minute says ``coverage_s`` (seconds measured) and ``down_s``
+(seconds down); its means and peak are over the covered seconds (``null`` when none); a minute
+with no tick at all is absent.
+
 Paths, ports and jobs come from the fabric's runtime record (:mod:`ibweb.runtime.record`),
 which its engine's leader publishes: the fabric, routing and job catalog the engine runs on,
 whatever the kind of fabric (a telemetry-fed one routes with OpenSM's LFT dump or a routing
@@ -32,6 +39,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -176,12 +185,15 @@ def _window(fabric: Fabric, seconds: float) -> float:
     return (idx["t"][-1] if idx and idx["t"] else time.time()) - seconds
 
 
-def _series_payload(s: history.Series) -> dict:
-    """``seq``, ``t``, ``rate`` and ``util`` of column 0, ``reverse_rate`` and ``reverse_util`` of column 1 if any."""
-    out = {"seq": s.seq.tolist(), "t": np.round(s.t, 3).tolist(), "rate": _rounded(s.rate[:, 0], 3),
-           "util": _rounded(s.util[:, 0], 5)}
+def _series_payload(s: history.Series, fabric: Fabric) -> dict:
+    """``seq``, ``t``, ``rate``, ``util`` and ``down`` of column 0, ``reverse_*`` of column 1 if any, and
+    ``tick_s`` (the seconds one tick stands for: a longer gap in ``t`` had no tick)."""
+    tick_s = history.tick_seconds(history.index(fabric.pk))
+    out = {"seq": s.seq.tolist(), "t": np.round(s.t, 3).tolist(), "tick_s": tick_s,
+           "rate": _rounded(s.rate[:, 0], 3), "util": _rounded(s.util[:, 0], 5), "down": s.down[:, 0].tolist()}
     if s.rate.shape[1] > 1:
-        out.update(reverse_rate=_rounded(s.rate[:, 1], 3), reverse_util=_rounded(s.util[:, 1], 5))
+        out.update(reverse_rate=_rounded(s.rate[:, 1], 3), reverse_util=_rounded(s.util[:, 1], 5),
+                   reverse_down=s.down[:, 1].tolist())
     return out
 
 
@@ -199,7 +211,7 @@ def link_history(fabric: Fabric, d: int, seconds: float, request=None) -> dict:
     reverse = (d + n // 2) % n if n else None
     links = [d] if reverse is None else [d, reverse]
     s = history.series(fabric.pk, links if ids is None else ids.keys[links], after=after)
-    out = {"fabric": fabric.slug, "link": d, "reverse": reverse, "seconds": seconds, **_series_payload(s)}
+    out = {"fabric": fabric.slug, "link": d, "reverse": reverse, "seconds": seconds, **_series_payload(s, fabric)}
     if request is not None:
         out.update(tx=None, rx=None, recabled=[], reverse_recabled=[])
         if ids is not None:
@@ -212,6 +224,7 @@ def link_history(fabric: Fabric, d: int, seconds: float, request=None) -> dict:
     return out
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class LinkHistoryView(_FabricView):
     """Recent series (rate in Gb/s, utilization) of a directed link and of its reverse, from the ring buffer,
     by the link's identity in the current topology."""
@@ -265,6 +278,7 @@ def _peer(ends: _Ends, guid: int, port: int):
     return None
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class PortHistoryView(_PortView):
     """Recent series of the directed link leaving a port (column ``rate``, ``util``) and of the one entering it
     (``reverse_*``), whatever the port is cabled to: ``recabled`` lists each change of its peer."""
@@ -277,7 +291,8 @@ class PortHistoryView(_PortView):
         tx, rx = ends.pair(_peer(ends, guid, port))
         return Response({"fabric": fabric.slug, "node": name, "port": port, "link": d if d >= 0 else None,
                          "reverse": int(current.reverse(d)) if d >= 0 else None, "seconds": seconds,
-                         **_series_payload(history.port_series(fabric.pk, guid, port, after)), "tx": tx, "rx": rx,
+                         **_series_payload(history.port_series(fabric.pk, guid, port, after), fabric),
+                         "tx": tx, "rx": rx,
                          "recabled": ends.recablings(history.recablings(fabric.pk, guid, port, after))})
 
 
@@ -289,27 +304,50 @@ def _since(request) -> datetime:
 
 def _minutes(fabric: Fabric, since: datetime, rows: list[tuple]) -> dict:
     """The rollups payload of the minutes after ``since`` from ``rows`` ``(minute, mean_util, max_util,
-    mean_rate_gbps, samples)``: several rows of one minute (a port re-cabled during it) are averaged by
-    their samples; a minute without a row (idle) reads as zero."""
-    marks = dict(LinkRollup.objects.filter(fabric=fabric, minute__gte=since, link=FABRIC_WIDE, tx_guid__isnull=True)
-                 .values_list("minute", "samples"))
+    mean_rate_gbps, samples, coverage_s, down_s)``, one list per field, a minute per rolled-up minute.
+
+    A minute the engine had no tick of is absent (no data, never zero). Per minute: ``coverage_s``
+    seconds measured and ``down_s`` seconds down (the rest of the 60 s had no tick: unknown);
+    ``mean_util``, ``max_util`` and ``mean_rate_gbps`` over the covered seconds only, ``null`` when
+    there are none. A rolled-up minute without a row of the link was idle and fully measured: zeros
+    over the fabric-wide coverage. Several rows of one minute (a port re-cabled during it) are
+    averaged by their samples; their coverage adds up, their down time is the least of theirs.
+    """
+    marks = {m: (n, c) for m, n, c in LinkRollup.objects.filter(
+        fabric=fabric, minute__gte=since, link=FABRIC_WIDE, tx_guid__isnull=True)
+        .values_list("minute", "samples", "coverage_s")}
     order = sorted(marks)
-    acc: dict[datetime, list[float]] = {}
-    for minute, mean_util, max_util, rate, samples in rows:  # a row per minute, rarely two
-        a = acc.setdefault(minute, [0.0, 0.0, 0.0, 0])
-        a[0] += mean_util * samples
-        a[1] = max(a[1], max_util)
-        a[2] += rate * samples
+    acc: dict[datetime, list] = {}
+    for minute, mean_util, max_util, rate, samples, coverage, down in rows:  # a row per minute, rarely two
+        a = acc.setdefault(minute, [0.0, None, 0.0, 0, 0.0, 60.0])
+        if samples:
+            a[0] += mean_util * samples
+            a[1] = max_util if a[1] is None else max(a[1], max_util)
+            a[2] += rate * samples
         a[3] += samples
-    per = {m: (a[0] / max(a[3], 1), a[1], a[2] / max(a[3], 1)) for m, a in acc.items()}
-    zero = (0.0, 0.0, 0.0)
-    return {"minute": [m.isoformat() for m in order], "samples": [marks[m] for m in order],
-            "mean_util": [round(per.get(m, zero)[0], 5) for m in order],
-            "max_util": [round(per.get(m, zero)[1], 5) for m in order],
-            "mean_rate_gbps": [round(per.get(m, zero)[2], 3) for m in order]}
+        a[4] += coverage
+        a[5] = min(a[5], down)
+    out: dict[str, list] = {k: [] for k in ("minute", "samples", "coverage_s", "down_s", "mean_util", "max_util",
+                                            "mean_rate_gbps")}
+    for m in order:  # the window's minutes
+        a = acc.get(m)
+        if a is None:  # idle, measured as long as the fabric was (not at all: no value)
+            samples, coverage, down = marks[m][0], marks[m][1], 0.0
+            mean = peak = rate = 0.0 if samples else None
+        else:
+            samples, coverage, down = a[3], min(a[4], 60.0), a[5]
+            mean, peak, rate = (a[0] / a[3], a[1], a[2] / a[3]) if a[3] else (None, None, None)
+        out["minute"].append(m.isoformat())
+        out["samples"].append(samples)
+        out["coverage_s"].append(round(coverage, 3))
+        out["down_s"].append(round(down, 3))
+        out["mean_util"].append(None if mean is None else round(mean, 5))
+        out["max_util"].append(None if peak is None else round(peak, 5))
+        out["mean_rate_gbps"].append(None if rate is None else round(rate, 3))
+    return out
 
 
-_ROW = ("minute", "mean_util", "max_util", "mean_rate_gbps", "samples")
+_ROW = ("minute", "mean_util", "max_util", "mean_rate_gbps", "samples", "coverage_s", "down_s")
 
 
 def _port_rows(fabric: Fabric, since: datetime, guid: int, port: int) -> tuple[list[tuple], np.ndarray]:
@@ -317,8 +355,9 @@ def _port_rows(fabric: Fabric, since: datetime, guid: int, port: int) -> tuple[l
     (``rx_guid`` uint64, ``rx_port``) as an array of pairs ``[R, 2]`` (object)."""
     rows = list(LinkRollup.objects.filter(fabric=fabric, minute__gte=since, tx_guid=db_guid(guid), tx_port=port)
                 .order_by("minute", "rx_guid", "rx_port").values_list(*_ROW, "rx_guid", "rx_port"))
-    peers = np.array([(int(guid_from_db(r[5])), r[6]) for r in rows], dtype=object).reshape(-1, 2)
-    return [r[:5] for r in rows], peers
+    k = len(_ROW)
+    peers = np.array([(int(guid_from_db(r[k])), r[k + 1]) for r in rows], dtype=object).reshape(-1, 2)
+    return [r[:k] for r in rows], peers
 
 
 def _recabled_rows(ends: _Ends, rows: list[tuple], peers: np.ndarray) -> list[dict]:
@@ -329,9 +368,10 @@ def _recabled_rows(ends: _Ends, rows: list[tuple], peers: np.ndarray) -> list[di
              "from": ends.end(*peers[i - 1]), "to": ends.end(*peers[i])} for i in changed.tolist()]
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class LinkRollupsView(_FabricView):
     """One-minute rollups of a directed link of the current topology, by its identity (``link=-1``: the
-    fabric-wide rows); idle minutes read as zero."""
+    fabric-wide rows); idle minutes read as zero, uncovered ones as ``null`` (:func:`_minutes`)."""
 
     def get(self, request, slug: str, link: int):
         fabric = self.fabric(request, slug)
@@ -353,6 +393,7 @@ class LinkRollupsView(_FabricView):
                          "recabled": _recabled_rows(ends, rows, peers)})
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class PortRollupsView(_PortView):
     """One-minute rollups of the directed link leaving a port, whatever it is cabled to; ``recabled`` lists the
     minutes its peer changed."""
@@ -367,6 +408,7 @@ class PortRollupsView(_PortView):
                          "tx": tx, "rx": rx, **_minutes(fabric, since, rows),
                          "recabled": _recabled_rows(ends, rows, peers)})
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class PathView(_FabricView):
     """The routed path from host ``src`` to host ``dst`` (names or node indices), hop by hop."""
 
@@ -440,6 +482,7 @@ def _host_by_name(f, raw: str, field: str, slug: str, hidden: np.ndarray) -> int
     raise ValidationError({field: f"no node {raw!r} in fabric {slug}"})
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class JobsView(_FabricView):
     """The jobs of the fabric's catalog: name, tenant, pattern, host node indices and the directed links they cross.
 

@@ -33,7 +33,7 @@ class _AllTenantsReadOperatorWrite(permissions.BasePermission):
         return True  # DRF answers 405
 
 
-@extend_schema(responses=OpenApiTypes.OBJECT)
+@extend_schema(request=None, responses=OpenApiTypes.OBJECT)
 class ReferenceCablingView(APIView):
     """What a telemetry-fed fabric's conditions are measured against (its last good discovery, or the cabling an
     operator accepted): ``{"at", "by", "switches", "hosts", "cables"}``. ``POST`` (operators) makes the newest

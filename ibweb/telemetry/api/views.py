@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ibweb.access import view_of, visible_fabrics
-from ibweb.bearer import BearerAuthentication, TokenThrottle
+from ibweb.bearer import BearerAuthentication, BearerRoute, TokenThrottle
 from ibweb.permissions import AllTenantsRead
 
 from .. import store, sweeps
@@ -61,10 +61,10 @@ class HasPushToken(permissions.BasePermission):
 
 
 @extend_schema(request=SamplePushSerializer, responses=OpenApiTypes.OBJECT)
-class SamplePushView(APIView):
+class SamplePushView(BearerRoute, APIView):
     """``POST /api/telemetry/fabrics/<slug>/samples/``: an external collector pushes one sweep."""
 
-    authentication_classes = [PushTokenAuthentication]
+    bearer_authentication = PushTokenAuthentication
     permission_classes = [HasPushToken]
     throttle_classes = [PushRateThrottle]
     serializer_class = SamplePushSerializer

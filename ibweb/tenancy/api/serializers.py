@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ibweb.access import view_of
@@ -16,6 +17,7 @@ def django_errors(exc: DjangoValidationError) -> serializers.ValidationError:
     return serializers.ValidationError(detail)
 
 
+@extend_schema_field({"type": "string", "example": "0x0001", "description": "A P_Key: hex, or an integer."})
 class PKeyField(serializers.Field):
     """A P_Key as ``"0x0001"``; accepts hex strings or integers (the 0x8000 full bit is ignored)."""
 

@@ -229,6 +229,7 @@ class PKeyViewSet(viewsets.ViewSet):
         except DjangoValidationError as exc:
             raise django_errors(exc) from None
 
+    @extend_schema(operation_id="api_tenancy_fabrics_pkeys_list")
     def list(self, request, fabric: str):
         f = self._fabric(fabric)
         out = {f"0x{DEFAULT_PKEY:04x}": self._default_entry(f)}

@@ -20,14 +20,14 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import authentication, exceptions, permissions, status, viewsets
+from rest_framework import exceptions, permissions, status, viewsets
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fabric_engine.errors import FabricEngineError
 from ibweb.access import view_of, visible_fabrics
-from ibweb.bearer import BearerAuthentication, TokenThrottle
+from ibweb.bearer import BearerAuthentication, BearerRoute, TokenThrottle
 from ibweb.body_limits import FormParser, JSONParser, MultiPartParser
 from ibweb.fabrics.models import Fabric
 
@@ -80,11 +80,14 @@ class _PushOrRead(permissions.BasePermission):
         return isinstance(request.auth, JobToken)
 
 
-class FabricJobsView(APIView):
+#: Why a scheduled job is not running when the twin's report names no problem with it.
+NOT_YET_PLACED = "not in the twin's newest report yet (the job list changed since its last tick)"
+
+
+class FabricJobsView(BearerRoute, APIView):
     """The jobs of a telemetry-fed fabric: GET for users (their tenants' jobs), POST for a scheduler with a token."""
 
-    authentication_classes = [JobTokenAuthentication, authentication.SessionAuthentication,
-                              authentication.TokenAuthentication]
+    bearer_authentication = JobTokenAuthentication
     permission_classes = [_PushOrRead]
     throttle_classes = [JobPushThrottle]
 
@@ -103,6 +106,9 @@ class FabricJobsView(APIView):
         waiting = [ScheduledJobSerializer(r).data for r in rows if r.job_id not in ids]
         problems = [p for p in rep.get("problems", []) if names is None or p["job"] in ids or
                     p["job"] in {r["job_id"] for r in waiting}]
+        why = {p["job"]: p["message"] for p in problems}
+        for row in waiting:  # every job not counted as running says why
+            row["reason"] = why.get(row["job_id"], NOT_YET_PLACED)
         return Response({"fabric": fabric.slug, "t": rep.get("t"), "jobs": out, "not_running": waiting,
                          "problems": problems, "total_running": len(rep.get("jobs", []))})
 

@@ -1,0 +1,198 @@
+"""History around an outage (issue 35): rollups count down and uncovered time, the embedded ring survives a restart."""
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from django.core.cache.backends.locmem import LocMemCache
+from rest_framework.test import APIClient
+
+from fabric_engine.topology.generate import fat_tree
+from ibweb.fabrics.demo import ensure_demo
+from ibweb.live import history, history_disk
+from ibweb.live.link_identity import db_guid, identities
+from ibweb.live.models import FABRIC_WIDE, NO_LINK, LinkRollup
+from ibweb.live.tasks import rollup_history
+from ibweb.runtime import record
+
+pytestmark = pytest.mark.django_db
+
+T0 = float(int(time.time() // 60) * 60 - 900)  # a minute boundary, fifteen minutes ago
+F_A = fat_tree(hosts=8, radix=4)
+CUT = 8  # leaf01:3 - spine01:1
+F_B = F_A.without_links([CUT])
+N = 2 * F_A.num_links
+
+
+def rates(f) -> np.ndarray:
+    """A rate per directed link, unique per identity: 1 + its index in F_A (exact in float16)."""
+    return (1.0 + np.searchsorted(np.sort(identities(F_A)), identities(f))).astype(np.float32)
+
+
+@pytest.fixture
+def row():
+    fabric, _ = ensure_demo()
+    history.clear(fabric.pk)
+    yield fabric
+    history.clear(fabric.pk)
+
+
+def play(fabric, ticks: list[tuple[float, object, np.ndarray | None]]) -> None:
+    """Record ``(t, engine fabric, missing mask)`` ticks, numbered from 1, each fabric under its own version."""
+    versions = {id(f): record.publish(fabric.pk, record.row_identity(fabric), f, None) for f in {id(f): f for _, f, _ in
+                                                                                               ticks}.values()}
+
+    async def run() -> None:
+        for seq, (t, f, missing) in enumerate(ticks, start=1):
+            r = rates(f)
+            await history.record(fabric.pk, seq, t, r, r / 400, topology=versions[id(f)], fabric=f, missing=missing,
+                                 tick_s=1.0)
+
+    asyncio.run(run())
+
+
+def cut_rows(fabric) -> list[LinkRollup]:
+    a = F_A.a_node[CUT]
+    return list(LinkRollup.objects.filter(fabric=fabric, tx_guid=db_guid(F_A.guid[a]), tx_port=F_A.a_port[CUT])
+                .order_by("minute"))
+
+
+def test_a_cable_cut_is_down_time_not_idle_and_means_are_over_the_up_time(row):
+    # minute 0: 2 s up then the cable cut for 58 s; minute 1: down all minute; minute 2 running
+    play(row, [(T0 + i, F_A if i < 2 else F_B, None) for i in range(121)])
+    assert rollup_history(row.pk) == 2
+    first, second = cut_rows(row)
+    up = float(rates(F_A)[CUT])
+    assert (first.samples, first.coverage_s, first.down_s) == (2, 2.0, 58.0)
+    assert first.mean_rate_gbps == pytest.approx(up) and first.link == CUT  # over the 2 s up, not 60
+    assert (second.samples, second.coverage_s, second.down_s, second.link) == (0, 0.0, 60.0, NO_LINK)
+    assert second.mean_util is None and second.max_util is None and second.mean_rate_gbps is None
+    wide = LinkRollup.objects.filter(fabric=row, link=FABRIC_WIDE, tx_guid__isnull=True).order_by("minute")
+    assert [(w.coverage_s, w.down_s) for w in wide] == [(60.0, 58.0), (60.0, 60.0)]
+    body = APIClient().get(f"/api/fabrics/fabrics/demo/ports/leaf01/{F_A.a_port[CUT]}/rollups/").json()
+    assert body["coverage_s"] == [2.0, 0.0] and body["down_s"] == [58.0, 60.0]
+    assert body["mean_rate_gbps"] == [pytest.approx(up), None] and body["max_util"][1] is None
+    idle = APIClient().get("/api/fabrics/fabrics/demo/links/0/rollups/").json()  # never cut, carried traffic
+    assert idle["coverage_s"] == [60.0, 60.0] and idle["down_s"] == [0.0, 0.0]
+
+
+def test_ticks_that_never_came_and_links_without_counters_are_not_coverage(row):
+    missing = np.zeros(N, dtype=bool)
+    missing[0] = True
+    # minute 0: 20 ticks then the engine stopped; minute 1: no tick at all; minute 2: link 0 without counters
+    # for 30 s; minute 3 running
+    ticks = [(T0 + i, F_A, None) for i in range(20)]
+    ticks += [(T0 + 120 + i, F_A, missing if i < 30 else None) for i in range(60)] + [(T0 + 180, F_A, None)]
+    play(row, ticks)
+    assert rollup_history(row.pk) == 2
+    body = APIClient().get("/api/fabrics/fabrics/demo/links/0/rollups/").json()
+    minutes = [datetime.fromtimestamp(T0 + 60 * m, tz=UTC).isoformat() for m in (0, 2)]
+    assert body["minute"] == minutes  # the minute with no tick is absent, not 0 %
+    assert body["coverage_s"] == [20.0, 30.0] and body["down_s"] == [0.0, 0.0] and body["samples"] == [20, 30]
+    assert body["mean_rate_gbps"] == [pytest.approx(float(rates(F_A)[0]))] * 2  # over the covered seconds
+    wide = APIClient().get("/api/fabrics/fabrics/demo/links/-1/rollups/").json()
+    assert wide["coverage_s"] == [20.0, 60.0] and wide["down_s"] == [0.0, 0.0]
+    s = history.series(row.pk, [0, 1])
+    assert np.isnan(s.util[20:50, 0]).all() and not np.isnan(s.util[:, 1]).any() and not s.down.any()
+
+
+def test_a_cable_down_longer_than_the_ring_stays_down(row):
+    play(row, [(T0 + i, F_A if i < 30 else F_B, None) for i in range(61)])
+    assert rollup_history(row.pk) == 1
+    history.clear(row.pk)  # the ring forgot topology A (a restarted engine, a long outage)
+    play(row, [(T0 + 300 + i, F_B, None) for i in range(61)])
+    assert rollup_history(row.pk) == 1
+    assert [(r.coverage_s, r.down_s) for r in cut_rows(row)] == [(30.0, 30.0), (0.0, 60.0)]
+
+
+def test_series_says_which_ticks_a_cable_was_down(row):
+    play(row, [(T0 + i, F_A if i < 5 else F_B, None) for i in range(8)])
+    d = int(record.fabric(row.pk, record.head(row.pk, record.row_identity(row))) is not None)  # published
+    assert d == 1
+    body = APIClient().get(f"/api/fabrics/fabrics/demo/ports/leaf01/{F_A.a_port[CUT]}/history/?seconds=60").json()
+    assert body["down"] == [False] * 5 + [True] * 3 and body["tick_s"] == 1.0
+    assert body["util"][5:] == [None] * 3 and body["util"][0] is not None
+
+
+def test_unmeasured_reads_the_stale_alerts():
+    assert history.unmeasured([{"kind": "hotspot"}], 4) is None
+    everything = history.unmeasured([{"kind": "stale", "count": 4, "links": []}], 4)
+    assert everything.tolist() == [True] * 4
+    some = history.unmeasured([{"kind": "stale", "count": 2, "links": [1, 3]}], 4)
+    assert some.tolist() == [False, True, False, True]
+    assert history.unmeasured([{"kind": "stale", "count": 60, "links": list(range(50))}], 100) is None  # cut short
+
+
+@pytest.fixture
+def embedded(settings, tmp_path, monkeypatch):
+    """The embedded default's history (a local-memory cache mirrored under ``tmp_path``), and a way to restart it."""
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.IBWEB_HISTORY_DIR = tmp_path
+    monkeypatch.setattr(history, "_private", None)
+    monkeypatch.setattr(history, "_disk", None)
+    monkeypatch.setattr(history, "_rings", {})
+
+    def restart() -> None:  # what a new process has: nothing in memory
+        history._private, history._disk = None, None
+        history._rings.clear()
+        with history._memo_lock:
+            history._memo.clear()
+
+    return restart
+
+
+def test_the_embedded_ring_survives_a_restart_bounded_on_disk(row, embedded, tmp_path, monkeypatch):
+    monkeypatch.setattr(history, "KEEP_TICKS", 130)
+    monkeypatch.setattr(history_disk, "FLUSH_S", 0.0)  # every tick written (the default: every 3 s)
+    play(row, [(T0 + i, F_A if i < 100 else F_B, None) for i in range(140)])
+    assert isinstance(history.store(), LocMemCache)
+    files = sorted(p.name for p in (tmp_path / str(row.pk)).iterdir())
+    assert len([f for f in files if f.endswith(".f16")]) == 130 and "10.f16" not in files and "11.f16" in files
+    assert len([f for f in files if f.startswith("topo-")]) == 2 and not [f for f in files if f.endswith(".tmp")]
+    before = history.port_series(row.pk, int(F_A.guid[F_A.a_node[CUT]]), int(F_A.a_port[CUT]))
+    embedded()
+    assert history.last_seq(row.pk) == 140 and history.index(row.pk)["seq"] == list(range(11, 141))
+    after = history.port_series(row.pk, int(F_A.guid[F_A.a_node[CUT]]), int(F_A.a_port[CUT]))
+    assert np.array_equal(after.seq, before.seq) and np.array_equal(after.down, before.down) and after.down.any()
+    assert np.allclose(after.rate, before.rate, equal_nan=True)
+    r = rates(F_B)
+    asyncio.run(history.record(row.pk, 141, T0 + 140, r, r / 400))  # the restarted engine continues the ring
+    assert history.index(row.pk)["seq"][-2:] == [140, 141]
+    assert rollup_history(row.pk) == 2  # the minutes of the ring read back are rolled up
+
+
+def test_a_tick_lost_in_a_crash_is_left_out(row, embedded, tmp_path, monkeypatch):
+    monkeypatch.setattr(history_disk, "FLUSH_S", 0.0)
+    play(row, [(T0 + i, F_A, None) for i in range(5)])
+    (tmp_path / str(row.pk) / "3.f16").write_bytes(b"torn")
+    embedded()
+    assert history.index(row.pk)["seq"] == [1, 2, 4, 5]
+
+
+@pytest.mark.services
+def test_a_restarted_embedded_server_keeps_the_recent_history(tmp_path):
+    """A real server without Redis, stopped and started again on the same var dir: the history before the stop is
+    still served, the sequence continues after it, and the stop is a gap in time."""
+    from tests.server import running_server
+
+    path = "/api/fabrics/fabrics/demo/links/0/history/?seconds=3600"
+    with running_server(tmp_path, {"REDIS_URL": ""}, name="first") as server:
+        deadline = time.monotonic() + 30
+        while len(server.get_json(path)["seq"]) < 8 and time.monotonic() < deadline:  # ticks on disk after 3 s
+            time.sleep(0.5)
+        before = server.get_json(path)
+    assert len(before["seq"]) >= 8 and (tmp_path / "history").is_dir()
+    time.sleep(3)  # a gap the chart shows
+    with running_server(tmp_path, {"REDIS_URL": ""}, name="second") as server:
+        deadline = time.monotonic() + 30
+        while (after := server.get_json(path))["seq"][-1] <= max(before["seq"]) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        log = server.log.read_text()
+    kept = [s for s in before["seq"] if s in after["seq"]]
+    assert len(kept) >= len(before["seq"]) - 4  # at most the last write interval lost
+    new = [s for s in after["seq"] if s > max(before["seq"])]
+    assert new and after["seq"] == sorted(after["seq"]), (before["seq"], after["seq"], log[-3000:])
+    t = dict(zip(after["seq"], after["t"], strict=True))
+    assert t[new[0]] - t[max(kept)] > 3 * after["tick_s"]

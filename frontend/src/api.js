@@ -100,6 +100,10 @@ export function api() {
     jobs: () => call("jobs/"),
     /** The fabric's P_Keys with their member GUIDs and nodes (UFM-style): {"0x0101": {partition, tenant, guids}}. */
     partitions: () => call("pkeys/", {prefix: `${base.replace(/\/?$/, "/")}tenancy/fabrics/${encodeURIComponent(slug)}/`}),
+    /** A port's error counters on a telemetry-fed fabric (node: name or 0x GUID): {node, port, t, counters:
+     * [{counter, value, rate_per_min, threshold_per_min, above}], conditions}. */
+    portCounters: (node, port) => call(`ports/${encodeURIComponent(node)}/${port}/counters/`,
+      {prefix: `${base.replace(/\/?$/, "/")}telemetry/fabrics/${encodeURIComponent(slug)}/`}),
     /** The digital twin of a telemetry-fed fabric: {expected, plan, events, jobs} under /api/twin/fabrics/<slug>/. */
     twin: () => {
       const prefix = `${base.replace(/\/?$/, "/")}twin/fabrics/${encodeURIComponent(slug)}/`;

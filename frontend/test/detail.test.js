@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {downSpans, recablingMarks, rollupSummary, withGaps} from "../src/charts/detail.js";
+import {counterRows, directionLine, downSpans, recablingMarks, rollupSummary, withGaps} from "../src/charts/detail.js";
 
 test("re-cablings of both directions become one marker per time, oldest first", () => {
   const spine = (n, port) => ({guid: `0x${n}`, port, node: `spine0${n}`});
@@ -42,4 +42,29 @@ test("the rollup read-out weighs minutes by their coverage and never counts a mi
   assert.equal(sum.mean.toFixed(4), ((0.5 * 30 + 0.2 * 60) / 90).toFixed(4));
   assert.deepEqual([sum.peak, sum.covered, sum.down, sum.minutes], [0.9, 90, 90, 3]);
   assert.equal(rollupSummary({minute: ["a"], mean_util: [null], max_util: [null], coverage_s: [0], down_s: [60]}).mean, null);
+});
+
+test("each direction's rollup line is labelled with its sending end, and an unmeasured one says so", () => {
+  const end = (node, port) => ({guid: "0x1", port, node});
+  const fwd = {tx: end("leaf03", 5), rx: end("spine01", 1), minute: ["a", "b"], mean_util: [0.86, 0.9],
+    max_util: [0.9, 0.91], coverage_s: [60, 60], down_s: [0, 0]};
+  assert.equal(directionLine(fwd, "x"), "leaf03 port 5 -> spine01 port 1: mean 88%, peak 91% over 120 s measured");
+  const back = {tx: end("spine01", 1), rx: end("leaf03", 5), minute: ["a"], mean_util: [null], max_util: [null],
+    coverage_s: [0], down_s: [20]};
+  assert.equal(directionLine(back, "x"), "spine01 port 1 -> leaf03 port 5: unmeasured in the last 1 min, down 20 s");
+  assert.equal(directionLine({minute: []}, "leaf03:5 → spine01:1"), "leaf03:5 → spine01:1: no rollup yet");
+  assert.equal(directionLine(null, "a → b"), "a → b: no rollup yet");
+});
+
+test("the counter table lists the counters read, those above their threshold first, rates per minute", () => {
+  const body = {counters: [
+    {counter: "LinkDownedCounter", value: 0, rate_per_min: null, threshold_per_min: 1, above: false},
+    {counter: "SymbolErrorCounter", value: 100, rate_per_min: 300.123, threshold_per_min: 50, above: true},
+    {counter: "QP1Dropped", value: null, rate_per_min: null, threshold_per_min: 100, above: false},
+  ]};
+  assert.deepEqual(counterRows(body), [
+    {counter: "SymbolErrorCounter", value: "100", rate: "300.12", threshold: "50", above: true},
+    {counter: "LinkDownedCounter", value: "0", rate: "-", threshold: "1", above: false},
+  ]);
+  assert.deepEqual(counterRows(null), []);
 });

@@ -58,7 +58,7 @@ from .link_identity import IDENTITY, LinkIdentities, port_key
 
 __all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "Ticks", "Recabling", "record", "series",
            "port_series", "recablings", "ticks", "index", "topology", "newest", "known", "known_before", "capacity",
-           "clear", "store", "tick_seconds", "last_seq", "flush", "unmeasured"]
+           "clear", "store", "tick_seconds", "last_seq", "flush"]
 
 log = logging.getLogger(__name__)
 
@@ -350,24 +350,6 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
         if disk.due(fabric_id):
             await asyncio.to_thread(flush, fabric_id)
     return previous_t is not None and int(previous_t // 60) < int(t // 60)
-
-
-def unmeasured(alerts: list[dict], n: int) -> np.ndarray | None:
-    """The links a tick's alerts say it has no measurement of, bool ``[n]``, or None (all measured).
-
-    A telemetry-fed fabric's ``stale`` alert (:mod:`fabric_engine.telemetry.observe`; its source's
-    "all links stale") counts them and lists up to 50: all ``n`` when it counts ``n``, else those
-    listed when it lists all it counts (a longer list is cut short: those links read as measured, 0).
-    """
-    out = None
-    for a in alerts:  # a tick's few alerts
-        if a.get("kind") != "stale":
-            continue
-        count, links = int(a.get("count", 0)), np.asarray(a.get("links") or [], dtype=np.int64)
-        if count >= n or count == len(links) > 0:
-            out = np.zeros(n, dtype=bool) if out is None else out
-            out[links[(links >= 0) & (links < n)] if count < n else slice(None)] = True
-    return out
 
 
 def flush(fabric_id: int) -> None:

@@ -105,6 +105,10 @@ def test_clicking_a_link_shows_its_history_chart_from_the_api(server):
         assert len(paths) == 2 and all(p and p.count("L") >= 1 for p in paths)
         title = page.locator(".ibweb-detail h2").inner_text().lower()
         assert str(DEMO.node_name[DEMO.a_node[d]]).lower() in title
+        # the last hour of both directions, each labelled with its sending end (issue 35)
+        there, back = poll(page, "window.ibweb.detail.rollups.length === 2 && window.ibweb.detail")["rollups"]
+        ends = [line.removeprefix("last hour, ").split(": ")[0].split(" -> ") for line in (there, back)]
+        assert ends[0] == ends[1][::-1] and ends[0][0].endswith(f" port {DEMO.a_port[d]}"), (there, back)
         shot(page, "port-detail.png", ".ibweb-lower")
         page.get_by_role("button", name="Close the port detail").click()
         poll(page, "window.ibweb.detail.cable === -1")

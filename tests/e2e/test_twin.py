@@ -169,6 +169,16 @@ def test_expected_against_observed_and_the_plan_in_the_dashboard(twin_server):
         # two miswired host cables, one not in the plan, one at the wrong width
         poll(page, "window.ibweb.twin.mode === 'plan' && window.ibweb.twin.overlaid === 4", 30)
         assert not page.errors, page.errors
+        # a cable's port detail shows both ends' error counters from the newest sweep (issue 35)
+        point = page.evaluate("window.ibweb.linkAt(0)")
+        page.mouse.click(point["x"], point["y"])
+        poll(page, "document.querySelectorAll('.ibweb-detail-counters table').length === 2", 30)
+        summary = page.locator(".ibweb-detail-counters summary")
+        assert summary.inner_text().endswith("none above threshold"), summary.inner_text()
+        summary.click()  # folded while no counter is above its threshold
+        counters = page.locator(".ibweb-detail-counters").inner_text()
+        assert "no error counters read" in counters  # the host's end: its counters are not swept
+        assert "SymbolErrorCounter" in counters and "rate/min" in counters and "threshold/min" in counters, counters
 
         page.goto(f"{server.url}/fabrics/twin/plan/")
         kinds = page.locator("#plan-issues tbody tr[data-kind]").evaluate_all("rows => rows.map((r) => r.dataset.kind)")

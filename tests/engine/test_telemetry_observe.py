@@ -86,6 +86,7 @@ def test_missing_samples_mark_links_stale_without_inventing_rates(fabric):
     assert not obs.stale[up].any() and np.allclose(obs.state.rate_gbps[up], 4000 * 8 / 1e9)
     stale_alert = [a for a in obs.state.alerts if a["kind"] == "stale"]
     assert stale_alert and stale_alert[0]["count"] == int(obs.stale.sum())
+    assert obs.state.stale is obs.stale  # the state carries every stale link, not the alert's first 50
 
 
 def test_xmit_wait_is_normalized_per_tick_and_link_rate(fabric):

@@ -116,15 +116,6 @@ def test_series_says_which_ticks_a_cable_was_down(row):
     assert body["util"][5:] == [None] * 3 and body["util"][0] is not None
 
 
-def test_unmeasured_reads_the_stale_alerts():
-    assert history.unmeasured([{"kind": "hotspot"}], 4) is None
-    everything = history.unmeasured([{"kind": "stale", "count": 4, "links": []}], 4)
-    assert everything.tolist() == [True] * 4
-    some = history.unmeasured([{"kind": "stale", "count": 2, "links": [1, 3]}], 4)
-    assert some.tolist() == [False, True, False, True]
-    assert history.unmeasured([{"kind": "stale", "count": 60, "links": list(range(50))}], 100) is None  # cut short
-
-
 @pytest.fixture
 def embedded(settings, tmp_path, monkeypatch):
     """The embedded default's history (a local-memory cache mirrored under ``tmp_path``), and a way to restart it."""

@@ -191,6 +191,10 @@ ROUTES: dict[str, Probe] = {
     # active conditions: the events API's rules (hosts named only for views of every tenant)
     "api/telemetry/fabrics/<slug:slug>/conditions/": Probe("/api/telemetry/fabrics/shared/conditions/", API,
                                                            EVENTS_READ_ONLY),
+    # a port's error counters (lab has no discovery yet: 404 for whoever may read the fabric's events)
+    "api/telemetry/fabrics/<slug:slug>/ports/<str:node>/<int:port>/counters/":
+        Probe("/api/telemetry/fabrics/lab/ports/leaf01/1/counters/", by_role(404, 403, 404, 404, 404, 404, 404),
+              EVENTS_READ_ONLY),
     # a test sweep runs commands on the server: who may configure collectors (an empty body: 400, nothing runs)
     "api/telemetry/trial-sweep/": Probe("/api/telemetry/trial-sweep/", NOT_ALLOWED,
                                         by_role(403, 403, 403, 403, 403, 403, 400)),

@@ -10,7 +10,7 @@ from ibweb.fabrics.demo import ensure_demo
 from ibweb.live import history
 from tests.web.engine_fixtures import published, settled_tick
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

@@ -171,7 +171,7 @@ def test_old_data_is_published_as_stale(tmp_path):
     asyncio.run(engine.start())
     prev, newest = store.sweeps(config.fabric_id)
     state = engine.source.state(prev, newest, newest["t"] + 60.0, engine.seq)
-    assert (state.rate_gbps == 0).all()
+    assert (state.rate_gbps == 0).all() and state.stale.all()  # no rate, and said so link by link
     assert any(a["kind"] == "stale" and "old" in a["message"] for a in state.alerts)
 
 

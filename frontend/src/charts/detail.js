@@ -75,6 +75,37 @@ export function rollupSummary(body) {
 }
 
 /**
+ * One direction's line of the rollup read-out, labelled with its sending end (issue 35): "leaf03 port 5 ->
+ * spine01 port 1: mean 88%, peak 91% over 3540 s measured", or "...: unmeasured" when no minute had data.
+ * @param {object} body a rollups answer {tx, rx, minute, mean_util, max_util, coverage_s, down_s}
+ * @param {string} fallback the label when the answer names no ends (recorded without a topology)
+ * @returns {string}
+ */
+export function directionLine(body, fallback) {
+  const end = (e) => `${e.node ?? e.guid} port ${e.port}`;
+  const label = body?.tx && body?.rx ? `${end(body.tx)} -> ${end(body.rx)}` : fallback;
+  if (!body?.minute?.length) return `${label}: no rollup yet`;
+  const sum = rollupSummary(body);
+  const down = sum.down ? `, down ${Math.round(sum.down)} s` : "";
+  if (sum.mean == null) return `${label}: unmeasured in the last ${sum.minutes} min${down}`;
+  return `${label}: mean ${formatUtil(sum.mean)}, peak ${formatUtil(sum.peak)} over ${Math.round(sum.covered)} s`
+    + ` measured${down}`;
+}
+
+/**
+ * The rows of a port's error-counter table from a counters answer: only counters the sweep read, those above
+ * their threshold first (`above`), rates per minute, "-" where there is no rate or threshold.
+ * @param {object|null} body {counters: [{counter, value, rate_per_min, threshold_per_min, above}]}
+ * @returns {{counter: string, value: string, rate: string, threshold: string, above: boolean}[]}
+ */
+export function counterRows(body) {
+  const num = (v) => (v == null ? "-" : `${Math.round(v * 100) / 100}`);
+  return (body?.counters ?? []).filter((c) => c.value != null).map((c) => ({
+    counter: c.counter, value: `${c.value}`, rate: num(c.rate_per_min), threshold: num(c.threshold_per_min),
+    above: Boolean(c.above)})).sort((p, q) => q.above - p.above);
+}
+
+/**
  * The re-cablings a history answer lists for either direction, one per time, oldest first.
  * @param {object|null} body {recabled, reverse_recabled: [{t, from, to}]}, ends {guid, port, node}
  * @returns {{t: number, text: string}[]} text "recabled: <from> → <to>"
@@ -100,6 +131,7 @@ export function detail() {
   let refreshMs = 5000;
   let cable = -1;
   let series = null;
+  let rollups = [];
   let error = "";
   let fetchedAt = -Infinity;
   let pending = false;
@@ -127,6 +159,10 @@ export function detail() {
     const marks = plot.append("g").attr("class", "ibweb-recabled");
     const keys = panel.append("div").attr("class", "ibweb-detail-keys");
     const rollup = panel.append("div").attr("class", "ibweb-detail-rollup");
+    // telemetry-fed fabrics: both ends' error counters, folded unless one is above its threshold (room for the chart)
+    const errors = panel.append("details").attr("class", "ibweb-detail-counters").style("display", "none");
+    const errorsHead = errors.append("summary");
+    const errorTables = errors.append("div").attr("class", "ibweb-detail-counter-tables");
     const message = panel.append("div").attr("class", "ibweb-detail-message").attr("aria-live", "polite");
 
     new ResizeObserver(() => {
@@ -142,6 +178,9 @@ export function detail() {
       fetchedAt = -Infinity;
       cable = -1;
       rollup.text("");
+      rollups = [];
+      errors.style("display", "none").property("open", false);
+      errorTables.selectAll("*").remove();
       if (item?.kind === "link") cable = item.index;
       else if (item?.kind === "node" && ctx.fabric.nodes.isHost[item.index]) cable = hostCable(item.index);
       panel.classed("ibweb-empty", cable < 0);
@@ -160,13 +199,42 @@ export function detail() {
       live();
       refresh();
       const mine = generation;
-      client.linkRollups(cable, 60).then((body) => {
-        if (mine !== generation || !body.minute.length) return;
-        const sum = rollupSummary(body);
-        const values = sum.mean == null ? "no data" : `mean ${formatUtil(sum.mean)}, peak ${formatUtil(sum.peak)}`;
-        rollup.text(`last ${sum.minutes} min (${ctx.fabric.nodes.name[ctx.fabric.links.a[cable]]} side): ${values}`
-          + ` over ${Math.round(sum.covered)} s measured` + (sum.down ? `, down ${Math.round(sum.down)} s` : ""));
-      }).catch(() => {});
+      const directions = [cable, cable + L];
+      Promise.all(directions.map((d) => client.linkRollups(d, 60).catch(() => null))).then((bodies) => {
+        if (mine !== generation) return;
+        rollups = bodies.map((body, i) => `last hour, ${directionLine(body, directedLabel(ctx.fabric, directions[i]))}`);
+        rollup.selectAll("div").data(rollups).join("div").text((line) => line);
+      });
+      if (ctx.fabric.mode === "telemetry" && client.portCounters) showCounters(mine);
+    }
+
+    function showCounters(mine) {
+      const {a, b, aPort, bPort} = ctx.fabric.links;
+      const ends = [[a[cable], aPort[cable]], [b[cable], bPort[cable]]].map(([n, p]) => [ctx.fabric.nodes.name[n], p]);
+      Promise.all(ends.map(([node, port]) => client.portCounters(node, port).catch(() => null))).then((bodies) => {
+        if (mine !== generation) return;
+        const shown = bodies.map((body, i) => ({end: `${ends[i][0]} port ${ends[i][1]}`, body, rows: counterRows(body)}))
+          .filter((s) => s.body);  // a port the view may not see (404) is left out
+        const above = shown.reduce((n, s) => n + s.rows.filter((r) => r.above).length, 0);
+        errors.style("display", shown.length ? null : "none").property("open", above > 0);
+        errorsHead.text(`Error counters (${shown.length} port${shown.length > 1 ? "s" : ""}): `
+          + (above ? `${above} above threshold` : "none above threshold"));
+        errorTables.selectAll("table").data(shown).join((enter) => {
+          const t = enter.append("table").attr("class", "ibweb-counters");
+          t.append("caption");
+          t.append("thead").append("tr").selectAll("th").data(["error counter", "value", "rate/min", "threshold/min"])
+            .join("th").attr("scope", "col").text((d) => d);
+          t.append("tbody");
+          return t;
+        })
+          .call((t) => t.select("caption").text((s) => `${s.end}: ${s.rows.length ? "error counters, newest sweep"
+            : "no error counters read in the newest sweep"}`))
+          .call((t) => t.select("thead").style("display", (s) => (s.rows.length ? null : "none")))
+          .call((t) => t.select("tbody").selectAll("tr").data((s) => s.rows).join("tr")
+            .classed("ibweb-above", (r) => r.above).attr("title", (r) => (r.above ? "above its threshold" : null))
+            .selectAll("td").data((r) => [r.counter, r.value, r.rate, r.above ? `${r.threshold} ⚠` : r.threshold])
+            .join("td").text((d) => d));
+      });
     }
 
     function hostCable(h) {
@@ -261,8 +329,9 @@ export function detail() {
   chart.refreshMs = function (_) {
     return arguments.length ? ((refreshMs = _), chart) : refreshMs;
   };
-  /** {cable, points (history points drawn), recabled (markers), down (shaded stretches), error}. */
-  chart.state = () => ({cable, points: series && cable >= 0 ? series.t.length : 0,
+  /** {cable, rollups (the read-out's lines), points (history points drawn), recabled (markers), down (shaded
+   * stretches), error}. */
+  chart.state = () => ({cable, rollups, points: series && cable >= 0 ? series.t.length : 0,
     recabled: series && cable >= 0 ? recablingMarks(series).length : 0,
     down: series && cable >= 0 ? downSpans(series).length : 0, error});
   return chart;

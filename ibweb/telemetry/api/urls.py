@@ -3,6 +3,7 @@ from rest_framework.routers import DefaultRouter
 
 from ..views import TrialSweepView
 from .conditions_views import ConditionListView
+from .counters_views import PortCountersView
 from .reference_views import ReferenceCablingView
 from .views import CollectorConfigViewSet, SamplePushView, SweepViewSet
 
@@ -15,6 +16,8 @@ urlpatterns = [
     path("fabrics/<slug:slug>/samples/", SamplePushView.as_view(), name="push-samples"),
     path("fabrics/<slug:slug>/reference/", ReferenceCablingView.as_view(), name="reference-cabling"),
     path("fabrics/<slug:slug>/conditions/", ConditionListView.as_view(), name="conditions"),
+    path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/counters/", PortCountersView.as_view(),
+         name="port-counters"),
     path("trial-sweep/", TrialSweepView.as_view(), name="trial-sweep"),
     *router.urls,
 ]

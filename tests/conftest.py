@@ -8,13 +8,18 @@ where a missing tool is a broken environment, not a reason to pass quietly.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
 __all__ = ["require_tool", "missing_tools"]
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _deferred_sqlite_transactions_in_process() -> None:
@@ -37,6 +42,10 @@ def _deferred_sqlite_transactions_in_process() -> None:
 
 
 _deferred_sqlite_transactions_in_process()
+
+if os.environ.get("PYTEST_XDIST_WORKER") and "tests.xdist_worker" not in sys.modules:
+    raise pytest.UsageError("pytest -n needs -p tests.xdist_worker (each worker's Redis namespace and database, "
+                            "set before Django's settings load), as make test passes it")
 
 
 def pytest_configure(config) -> None:
@@ -87,3 +96,27 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         for suffix in ("-wal", "-shm"):
             if os.path.exists(name + suffix):
                 os.remove(name + suffix)
+
+
+@functools.cache
+def _flushes_redis(path: str) -> bool:
+    """Whether the test module at ``path`` (relative to the repository) calls ``tests.services.require_redis``."""
+    source = ROOT / path
+    return source.suffix == ".py" and source.is_file() and "require_redis(" in source.read_text()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (``make test``) with the modules that flush a Redis database (``require_redis``) as
+    one group: their tests run on one worker, one after another. The group is chosen here, by the module's path,
+    as xdist 3.8's ``xdist_group`` marks do not reach pytest 9's node ids. Every other test is its own unit, sent
+    in collection order (pytest-django's: transactional tests, which empty their worker's tables, last)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class RedisModulesOnOneWorker(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "redis-flush" if _flushes_redis(nodeid.split("::", 1)[0]) else super()._split_scope(nodeid)
+
+    return RedisModulesOnOneWorker(config, log)

@@ -10,7 +10,11 @@ REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def require_redis(db: int = 0) -> str:
-    """URL of a reachable Redis database ``db`` (flushed), or skip/fail."""
+    """URL of a reachable Redis database ``db`` (flushed), or skip/fail.
+
+    Each test module passes its own ``db`` (4 and up; 0-3 are the workers' of ``make test-services``); under
+    ``make test`` (pytest-xdist) the modules that call this run on one worker, one test at a time (the
+    ``pytest_xdist_make_scheduler`` of ``tests/conftest.py``)."""
     import redis
 
     url = REDIS_URL.rsplit("/", 1)[0] + f"/{db}"

@@ -36,7 +36,7 @@ class Engines:
     def __init__(self, tmp_path, server) -> None:
         self.server, self.tmp = server, tmp_path
         self.env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), **ENV,
-                    "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", "REDIS_URL": require_redis(db=7),
+                    "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", "REDIS_URL": require_redis(db=13),
                     "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path)}
         self.procs: dict[str, subprocess.Popen] = {}
         self.logs: dict = {}
@@ -65,7 +65,7 @@ ENV = {"IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_LOG_LEVEL": "INFO"}
 
 @contextlib.contextmanager
 def engines(tmp_path, fabrics: list[dict] | None = None, setup: str | None = None):
-    with running_server(tmp_path, extra_env={**ENV, "REDIS_URL": require_redis(db=7)}, fabrics=fabrics,
+    with running_server(tmp_path, extra_env={**ENV, "REDIS_URL": require_redis(db=13)}, fabrics=fabrics,
                         setup=setup) as server:
         group = Engines(tmp_path, server)
         try:

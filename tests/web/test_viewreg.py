@@ -75,10 +75,10 @@ async def test_the_last_socket_of_a_pair_releases_it_at_once():
 
 async def test_a_process_releases_only_its_own_registration_of_a_pair(redis_registry):
     await viewreg.register(4, "t-1", "v1")
-    redis_registry.zadd("ibweb:live:4:views", {"t-1|v1|other-host:1": 10**12})  # another web process's sockets
+    redis_registry.zadd(viewreg._key(4), {"t-1|v1|other-host:1": 10**12})  # another web process's sockets
     await viewreg.release(4, "t-1", "v1")
     assert await viewreg.active(4) == {("t-1", "v1")}
-    redis_registry.zrem("ibweb:live:4:views", "t-1|v1|other-host:1")
+    redis_registry.zrem(viewreg._key(4), "t-1|v1|other-host:1")
     assert await viewreg.active(4) == set()
     # a socket entering the pair while the last one leaves: the pair stays registered
     await viewreg.register(4, "all", "v2")

@@ -56,20 +56,23 @@ def test_a_text_message_is_deflated_once_per_process_and_only_equal_bytes_share_
     assert (cache.misses, cache.hits) == (3, 5)
 
 
-def test_the_server_negotiates_it_and_sends_v2_frames_raw(tmp_path):
+def test_the_server_negotiates_it_and_sends_v2_frames_raw(tmp_path, monkeypatch):
+    seen = []
+    decode = PerMessageDeflate.decode
+
+    def spy(self, frame, *, max_size=None):
+        seen.append((frame.opcode, frame.rsv1))
+        return decode(self, frame, max_size=max_size)
+
+    # spied from the handshake on: the client reads (and decodes) the snapshot in the background, maybe before
+    # the test's first recv() (a busy machine)
+    monkeypatch.setattr(PerMessageDeflate, "decode", spy)
+
     async def client(server):
-        seen = []
         async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/?v=2", max_size=None,
                                       origin=server.url) as ws:
             [ext] = ws.protocol.extensions
             assert ext.remote_no_context_takeover  # so the server deflates a message once for all its sockets
-            decode = ext.decode
-
-            def spy(frame, *, max_size=None):
-                seen.append((frame.opcode, frame.rsv1))
-                return decode(frame, max_size=max_size)
-
-            ext.decode = spy
             messages = [await asyncio.wait_for(ws.recv(), 30) for _ in range(3)]
         return ext.name, seen, messages
 
@@ -78,4 +81,5 @@ def test_the_server_negotiates_it_and_sends_v2_frames_raw(tmp_path):
     assert name == "permessage-deflate"
     assert isinstance(messages[0], str) and all(isinstance(m, bytes) for m in messages[1:])
     assert (Opcode.TEXT, True) in seen  # the snapshot, compressed
-    assert [rsv1 for opcode, rsv1 in seen if opcode is Opcode.BINARY] == [False, False]
+    binary = [rsv1 for opcode, rsv1 in seen if opcode is Opcode.BINARY]
+    assert len(binary) >= 2 and not any(binary), seen  # v2 frames as they are

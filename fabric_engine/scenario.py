@@ -117,12 +117,12 @@ def build_fabric(topology: dict) -> Fabric:
     Either ``{"generator": name, **params}``, or ``{"fabric": <ibweb-fabric JSON>, ...}``
     for a fabric read from a file (the other keys, e.g. ``source`` and ``format``, say where from).
     """
+    if not isinstance(topology, dict):
+        raise FabricEngineError(f"topology: expected an object, not {type(topology).__name__}")
     if "fabric" in topology:
         from .formats.json_format import from_json
 
         return from_json(topology["fabric"], source=str(topology.get("source", "topology.fabric")))
-    if not isinstance(topology, dict):
-        raise FabricEngineError("topology: expected an object")
     params = dict(topology)
     name = params.pop("generator", None)
     try:

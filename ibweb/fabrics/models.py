@@ -119,7 +119,7 @@ class Fabric(models.Model):
             engine_options(self.routing_engine, self.routing_options)
         except FabricEngineError as exc:
             raise ValidationError({"routing_options": str(exc)}) from exc
-        if self.mode == FabricMode.EMULATED:
+        if self.mode == FabricMode.EMULATED and isinstance(self.spec, dict):  # else the spec field says why
             try:
                 build_fabric(self.spec.get("topology", {}))
             except FabricEngineError as exc:

@@ -85,6 +85,9 @@ def _argv_cases(good, dump, bad):
     yield "generate", ["generate", "fat-tree", "--hosts", "0", "--radix", "4"]
     yield "generate", ["generate", "fat-tree", "--hosts", "100", "--radix", "4"]
     yield "generate", ["generate", "dragonfly-plus", "--groups", "1", "--radix", "3"]
+    for key in ("missing", "directory", "empty", "binary", "gzip-cut", "gzip-garbage", "truncated"):
+        yield "health", ["health", str(bad[key])]
+    yield "health", ["health", str(good), "--interval", "-1"]
 
 
 def test_every_command_answers_bad_input_with_one_error_line(files, capsys):

@@ -131,6 +131,9 @@ def test_the_conditions_api_lists_active_conditions_and_hides_hosts_from_tenant_
     event = Event.objects.get(kind="error_rate")
     assert c["since"] == pytest.approx(event.first_seen.timestamp(), abs=1e-3) and c["ends"] == ["gpu0008 port 1"]
     assert "gpu0008" in c["message"]
+    assert c["evidence"]["counter"] == "SymbolErrorCounter" and c["evidence"]["threshold_per_min"] == 10.0
+    assert c["evidence"]["rate_per_min"] > 10.0 * 10  # critical: ten times the threshold
     (v,) = answers["viewer"]["conditions"]
     assert "gpu0008" not in str(v) and v["kind"] == "error_rate" and v["since"] == c["since"]
+    assert v["evidence"] == c["evidence"]
     assert APIClient().get("/api/telemetry/fabrics/nope/conditions/").status_code in (403, 404)

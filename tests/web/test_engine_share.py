@@ -95,8 +95,10 @@ def test_a_process_that_hands_fabrics_over_drops_them_and_builds_them_again_when
         wait_for_shares(group, ["a"], SLUGS, [6])
         group.start("b", slugs=[])
         shares = wait_for_shares(group, ["a", "b"], SLUGS, [3, 3])
-        log_a = group.logs["a"].read_text()
-        dropped = set(re.findall(r"fabric (\S+): dropped after the hand-over", log_a))
+        deadline = time.monotonic() + 15  # a logs the drop once its runner has let go, a moment after b leads
+        while (dropped := set(re.findall(r"fabric (\S+): dropped after the hand-over",
+                                         group.logs["a"].read_text()))) != shares["b"] and time.monotonic() < deadline:
+            time.sleep(0.2)
         assert dropped == shares["b"], f"a dropped {dropped}, b leads {shares['b']}"
         assert all(started("a", slug) == 1 for slug in SLUGS)
         group.procs["b"].kill()

@@ -220,3 +220,13 @@ def test_random_json_in_the_admin_forms_is_never_a_5xx(admin_client, admin_objec
     data = _form_data(admin_client, url)
     r = admin_client.post(url, {**data, **dict(zip(names, values, strict=False))})
     assert r.status_code in (200, 302), (url, values, r.status_code)
+
+
+@pytest.mark.parametrize("topology", ["null", "[]", '"fat-tree"', "3"])
+def test_a_spec_whose_topology_is_not_an_object_is_a_form_error(admin_client, admin_objects, topology):
+    """Found by the fuzz above: ``{"topology": null}`` reached the engine's builder (a 500)."""
+    url, _ = admin_objects[0]
+    data = _form_data(admin_client, url)
+    r = admin_client.post(url, {**data, "spec": '{"topology": ' + topology + '}'})
+    assert r.status_code == 200
+    assert "topology: expected an object" in str(r.context["adminform"].form.errors["spec"])

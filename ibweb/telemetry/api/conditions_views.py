@@ -24,7 +24,11 @@ _ENDS = ("a", "b", "port", "node")
 
 
 def condition_payload(event, view, hidden) -> dict:
-    """One open condition event as ``view`` may see it: kind, severity, since, count, ends, message."""
+    """One open condition event as ``view`` may see it: kind, severity, since, count, ends, message, evidence.
+
+    ``evidence``: the figures of the sweep that opened it and the rule they were judged by (counter names and
+    numbers only, no host: every view reads it); the live figures are in the feed's condition alerts.
+    """
     shown = redact(event, hidden)
     details = event.details if isinstance(event.details, dict) else {}
     if view.level == Level.ALL:
@@ -33,7 +37,16 @@ def condition_payload(event, view, hidden) -> dict:
         ends = [shown["object_id"]] if shown["object_id"] else []
     return {"id": event.pk, "kind": event.kind, "severity": event.severity,
             "since": round(event.first_seen.timestamp(), 3), "first_seen": event.first_seen.isoformat(),
-            "count": event.occurrence, "ends": ends, "message": shown["message"]}
+            "count": event.occurrence, "ends": ends, "message": shown["message"],
+            "evidence": _numbers(details.get("evidence"))}
+
+
+def _numbers(evidence) -> dict:
+    """The ``evidence`` of a condition, its names and numbers only (``{}`` when there is none)."""
+    if not isinstance(evidence, dict):
+        return {}
+    return {str(k): v for k, v in evidence.items()
+            if isinstance(v, int | float | bool) or (isinstance(v, str) and v.isidentifier())}
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)

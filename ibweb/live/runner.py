@@ -355,11 +355,17 @@ class FabricRunner:
                 continue
 
     def _frame_published(self, header: dict, fabric) -> None:
-        """Send :data:`~ibweb.live.signals.frame_published` (one at a time: a slow receiver skips frames)."""
+        """Send :data:`~ibweb.live.signals.frame_published` (one at a time: a slow receiver skips frames), after the
+        alert signals of this tick and those before: a frame never reaches the events recorder ahead of the clears
+        that lead to it (its check of the open events took a clear still on its way for a lost one)."""
         if not frame_published.receivers:
             return
         if self._frame_sender is not None and not self._frame_sender.done():
             return
+        loop = asyncio.get_running_loop()
+        before = self._signal_tail
+        if before is not None and (before.done() or before.get_loop() is not loop):
+            before = None
 
         def send() -> None:
             for receiver, result in frame_published.send_robust(sender=FabricRunner, fabric_id=self.fabric_id,
@@ -367,7 +373,12 @@ class FabricRunner:
                 if isinstance(result, Exception):
                     log.error("fabric %s: %s failed: %s", self.slug, receiver, result)
 
-        self._frame_sender = asyncio.get_running_loop().create_task(asyncio.to_thread(send))
+        async def after_the_signals() -> None:
+            if before is not None:
+                await asyncio.wait([before])
+            await asyncio.to_thread(send)
+
+        self._frame_sender = loop.create_task(after_the_signals())
 
     def _diff_alerts(self, state: FabricState) -> None:
         now = {_alert_key(a): a for a in state.alerts}

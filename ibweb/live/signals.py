@@ -18,7 +18,8 @@ fabric_alerts = Signal()
 #: A frame was published (every tick of a fabric's leader): ``fabric_id``, ``frame`` (its header as the
 #: ``ALL`` view sees it: ``seq``, ``t``, ``totals``, ``jobs``, ``alerts``, ``hotspots``, ... without the
 #: per-link arrays) and ``fabric`` (the engine :class:`~fabric_engine.topology.Fabric`). Receivers run one at a
-#: time: while one still runs, the next frames are not sent (keep them quick, e.g. batch database writes).
+#: time: while one still runs, the next frames are not sent (keep them quick, e.g. batch database writes). A frame
+#: is sent after the :data:`fabric_alerts` of its tick and those before have been handled.
 frame_published = Signal()
 
 #: A fabric's engine published a (new) topology: ``fabric_id``, ``version`` (of the runtime

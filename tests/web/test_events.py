@@ -310,3 +310,56 @@ def test_a_host_that_vanishes_and_returns_gives_two_routing_events_the_first_clo
     rows = list(Event.objects.filter(kind="routing", message__contains="gpu0005").order_by("first_seen", "pk"))
     assert [("vanished" in e.message, "appeared" in e.message, e.active) for e in rows] == [
         (True, False, False), (False, True, True)], [(e.message[:60], e.active) for e in rows]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_runner_closes_routing_and_plan_events_by_its_clear_before_the_frame_check(fabric, monkeypatch, caplog):
+    """A routing event and a plan alert raised on one tick and gone on the next are closed by the runner's clear, even
+    when its signal is slow (a new fabric to read after a discovery): the frame's check of the open events runs after
+    it and finds no clear lost (it warned ``1 open events no longer raised`` for each, on ibsim)."""
+    import asyncio
+    import dataclasses
+    import logging
+    import time
+
+    from ibweb.events import recorder as recorder_module
+    from ibweb.live.runner import FabricRunner
+
+    from .engine_fixtures import settled_tick
+
+    monkeypatch.setattr(recorder_module, "RECONCILE_S", 0.0)  # every frame checks the open events
+    recorder_module._RECORDERS.pop(fabric.pk, None)
+    rec = recorder_module.recorder_for(fabric.pk)
+    apply = rec.apply
+
+    def slow_apply(*args, **kwargs):  # the receiver reading a new fabric from the record: the frame comes first
+        time.sleep(0.3)
+        return apply(*args, **kwargs)
+
+    monkeypatch.setattr(rec, "apply", slow_apply)
+    routed = {"kind": "routing", "action": "reloaded", "severity": "info", "source": "opensm", "engine": "ftree",
+              "message": "routing reloaded from OpenSM: the dump changed", "t": round(time.time(), 3)}
+    plan = {"kind": "plan", "deviation": "missing", "severity": "warning", "port": f"{HOSTS[0]} port 1",
+            "a": f"{HOSTS[0]} port 1", "b": "leaf1 port 1",
+            "message": f"cable {HOSTS[0]} port 1 - leaf1 port 1 missing"}
+    script = [[routed, plan], [routed, plan], [], []]
+
+    async def run() -> None:
+        runner = FabricRunner(fabric)
+        await runner.start()
+        step = runner.source.step
+
+        async def scripted(seq, t):
+            state = await step(seq, t)
+            return dataclasses.replace(state, alerts=script.pop(0))
+
+        runner.source.step = scripted
+        while script:
+            await settled_tick(runner)
+
+    with caplog.at_level(logging.WARNING, logger="ibweb.events"):
+        asyncio.run(run())
+    assert not [r.getMessage() for r in caplog.records if "no longer raised" in r.getMessage()]
+    events = {e.kind: e for e in Event.objects.filter(kind__in=("routing", "plan"))}
+    assert set(events) == {"routing", "plan"} and not any(e.active for e in events.values()), events
+    assert all(e.cleared_at is not None and e.cleared_at >= e.first_seen for e in events.values())

@@ -18,6 +18,7 @@ from django.contrib.auth.models import Permission, User
 
 from ibweb.accounts.models import ApiToken
 from ibweb.asgi import application
+from ibweb.db_retry import retry_locked
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.consumers import CLOSE_FORBIDDEN, CLOSE_SIGNED_OUT
 from ibweb.live.runner import FabricRunner
@@ -107,7 +108,8 @@ async def test_deleting_the_token_closes_its_sockets_within_the_recheck(settings
             await asyncio.sleep(0.8)
             await engine.tick()
             assert json.loads(await comm.receive_from(timeout=5))["type"] == "frame"
-        await asyncio.to_thread(lambda: ApiToken.objects.all().delete())
+        # the runner's threads (events) may hold SQLite's write lock a moment: retried as they retry theirs
+        await asyncio.to_thread(retry_locked, lambda: ApiToken.objects.all().delete(), what="test token delete")
         assert (await _closed(comm, 5))["code"] == CLOSE_SIGNED_OUT
     finally:
         await comm.disconnect()

@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ibweb.live.signals import ONE_SHOT_KINDS
+
 from .objects import FabricNames, named_hosts
 
 __all__ = ["AlertFact", "alert_key", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN", "JOBS_SUFFIX"]
@@ -36,9 +38,6 @@ UNKNOWN = ()
 #: Fields of an alert that name nodes (``"gpu0001"``, ``"gpu0001 port 1"``); ``found_a``/``found_b``: the peers
 #: a plan check found cabled instead of the planned ones.
 _NAMED = ("port", "node", "a", "b", "found_a", "found_b")
-#: Kinds whose every alert is its own occurrence (a routing event), keyed by when it was made (``t``) and its message
-#: (the runner tells them apart the same way: :func:`ibweb.live.runner._alert_key`).
-ONE_SHOT_KINDS = ("routing",)
 #: How a message lists an alert's jobs (the twin's deviations): stored apart, rendered per view.
 JOBS_SUFFIX = "; jobs "
 
@@ -86,7 +85,7 @@ def _message(alert: Mapping) -> str:
 
 def alert_key(alert: Mapping) -> str:
     """What makes two alerts the same event: their kind and subject (not their numbers or message); for a one-shot
-    kind (:data:`ONE_SHOT_KINDS`) without a subject, when it was made and its message."""
+    kind (:data:`ibweb.live.signals.ONE_SHOT_KINDS`) without a subject, when it was made and its message."""
     kind = str(alert.get("kind") or "alert")[:32]
     subject = [f"{k}={alert[k]}" for k in _SUBJECT if alert.get(k) not in (None, "")]
     if kind in ONE_SHOT_KINDS and not subject:

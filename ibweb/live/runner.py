@@ -60,7 +60,7 @@ from .groups import (
 from .leader import LeaderLock, NoLock
 from .policy_watch import PolicyVersionWatch
 from .share import FabricShare
-from .signals import fabric_alerts, frame_published, topology_published
+from .signals import ONE_SHOT_KINDS, fabric_alerts, frame_published, topology_published
 from .sources import source_for
 
 __all__ = ["FabricRunner", "AUTO_ROLLUP"]
@@ -73,9 +73,6 @@ AUTO_ROLLUP = bool(getattr(settings, "IBWEB_HISTORY_AUTO_ROLLUP", True))
 RECORD_CHECK_S = 5.0
 #: Fields that tell one alert from another across ticks (their message and counts may change).
 _ALERT_KEY = ("kind", "job", "link", "port", "counter", "node", "a", "b", "partition", "action")
-#: Kinds whose every alert is its own occurrence (a routing event: re-routed after a host vanished, then after it
-#: came back), told apart by when it was made and what it says, as :func:`ibweb.events.facts.alert_key` keys them.
-_ONE_SHOT = frozenset({"routing"})
 
 
 async def _unannounced(fraction: float, message: str, status: str = "running") -> None:
@@ -84,7 +81,7 @@ async def _unannounced(fraction: float, message: str, status: str = "running") -
 
 def _alert_key(alert: dict) -> tuple:
     key = tuple(str(alert.get(k)) for k in _ALERT_KEY)
-    return key + (str(alert.get("t")), str(alert.get("message"))) if alert.get("kind") in _ONE_SHOT else key
+    return key + (str(alert.get("t")), str(alert.get("message"))) if alert.get("kind") in ONE_SHOT_KINDS else key
 
 
 _reports: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

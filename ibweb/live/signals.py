@@ -15,6 +15,11 @@ from django.dispatch import Signal
 #: a receiver still holds open from an earlier runner is over.
 fabric_alerts = Signal()
 
+#: Alert kinds whose every alert is its own occurrence (a routing event: re-routed after a host vanished, then
+#: after it came back), told apart by when it was made (``t``) and its message: the runner's raised/cleared diff
+#: and the events store key them so.
+ONE_SHOT_KINDS = frozenset({"routing"})
+
 #: A frame was published (every tick of a fabric's leader): ``fabric_id``, ``frame`` (its header as the
 #: ``ALL`` view sees it: ``seq``, ``t``, ``totals``, ``jobs``, ``alerts``, ``hotspots``, ... without the
 #: per-link arrays) and ``fabric`` (the engine :class:`~fabric_engine.topology.Fabric`). Receivers run one at a

@@ -8,7 +8,6 @@ import shutil
 import time
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from ibweb.fabrics.demo import ensure_demo
@@ -18,16 +17,9 @@ from ibweb.telemetry.sweeps import run_sweep
 from tests.web.engine_fixtures import settled_tick
 
 from .tenancy_fixtures import operator_api
-from .test_telemetry_app import DATA, bump, make_config
+from .test_telemetry_app import DATA, _clean_cache, bump, make_config  # noqa: F401 (_clean_cache: autouse)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _clean_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def _drop(dirpath, t: float, symbol_errors: int) -> None:

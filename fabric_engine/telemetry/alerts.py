@@ -23,7 +23,7 @@ import numpy as np
 from .counters import COLUMN, ERROR_COUNTERS
 from .rates import RESET, STALE, CounterDeltas
 
-__all__ = ["DEFAULT_THRESHOLDS", "Thresholds", "error_alerts", "named"]
+__all__ = ["DEFAULT_THRESHOLDS", "Thresholds", "error_alerts", "named", "rate_text"]
 
 #: Errors per minute per port at which a counter raises an alert.
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -64,6 +64,11 @@ class Thresholds:
     def vector(self) -> np.ndarray:
         """Threshold per error counter in ``ERROR_COUNTERS`` order, per second (inf where none)."""
         return np.array([self.per_minute.get(n, np.inf) / 60.0 for n in ERROR_COUNTERS], dtype=np.float64)
+
+
+def rate_text(counter: str, per_min: float, threshold_per_min: float) -> str:
+    """How alerts and conditions say an error counter's rate: ``SymbolErrorCounter at 25.0/min (threshold 10/min)``."""
+    return f"{counter} at {per_min:.1f}/min (threshold {threshold_per_min:g}/min)"
 
 
 def error_alerts(deltas: CounterDeltas, rows: np.ndarray, end: Callable[[int], tuple[int, str, int]], links: np.ndarray,
@@ -111,7 +116,7 @@ def error_alerts(deltas: CounterDeltas, rows: np.ndarray, end: Callable[[int], t
         out.append({
             "kind": "errors", "severity": "critical" if ratio[k, c] >= factor else "warning", "counter": name,
             "link": int(links[k]), "port": f"{node_name} port {port}", "rate_per_min": round(per_min, 3),
-            **named(f"{{0}} port {port}: {name} at {per_min:.1f}/min (threshold {th[c] * 60:g}/min)"
+            **named(f"{{0}} port {port}: {rate_text(name, per_min, th[c] * 60)}"
                     + (" after a counter reset" if reset else ""), [node], [node_name]),
         })
     return out

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .alerts import named
+from .alerts import named, rate_text
 from .counters import COLUMN, ERROR_COUNTERS
 from .rates import STALE
 
@@ -212,7 +212,7 @@ class CounterConditions:
             if s.rate_per_min is not None and s.threshold_per_min is not None:
                 rate, limit = float(s.rate_per_min[k]), float(s.threshold_per_min[k])
                 evidence.update(rate_per_min=round(rate, 3), threshold_per_min=limit)
-                return severity, f"{counter} at {rate:.1f}/min (threshold {limit:g}/min)", evidence
+                return severity, rate_text(counter, rate, limit), evidence
             return severity, f"{counter} at {ratio:.1f} times its threshold", evidence
         if kind == "port_flapping":
             flaps = int(self.flaps[row].sum())

@@ -19,9 +19,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from ibweb.body_limits import BodyLimitMiddleware  # noqa: E402
 from ibweb.health import HealthFirst  # noqa: E402
-from ibweb.live.lifespan import EngineLifespan  # noqa: E402
-from ibweb.live.origin import origin_checked  # noqa: E402
-from ibweb.live.routing import websocket_urlpatterns  # noqa: E402
+from ibweb.live.engine.lifespan import EngineLifespan  # noqa: E402
+from ibweb.live.feed.origin import origin_checked  # noqa: E402
+from ibweb.live.feed.websocket_urls import websocket_urlpatterns  # noqa: E402
 from ibweb.proxies import ForwardedHeaders  # noqa: E402
 
 application = ForwardedHeaders(ProtocolTypeRouter(

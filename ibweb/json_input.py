@@ -8,7 +8,7 @@ nested deeper than :data:`MAX_DEPTH` levels, or of more values or containers tha
 :class:`JSONInputError` (a ``ValueError``) naming the byte or the counts; only then is it parsed.
 
 Who uses it: the DRF parser of every JSON body (:class:`ibweb.body_limits.JSONParser`), the websocket
-consumer's client messages (:mod:`ibweb.live.consumers`) and every JSON field (issue 42): the model field
+consumer's client messages (:mod:`ibweb.live.feed.consumers`) and every JSON field (issue 42): the model field
 :class:`JSONModelField` declares the top-level type it holds (``kind``: an object, an array, or any value)
 and brings the checked parse and that type to the admin's and every model form (:class:`JSONFormField`) and
 to every ``ModelSerializer`` (:class:`JSONField`, which also parses JSON text sent in a multipart or

@@ -40,7 +40,7 @@ CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS", [])
 IBWEB_PUBLIC_READ = env.flag("IBWEB_PUBLIC_READ", not PRODUCTION)
 #: Run the engine loop inside the web process (off when ``run_engine`` processes do it).
 IBWEB_ENGINE_EMBEDDED = env.flag("IBWEB_ENGINE_EMBEDDED", True)
-#: Engine processes on one Redis beat this often; one silent for three beats is gone (ibweb.live.share).
+#: Engine processes on one Redis beat this often; one silent for three beats is gone (ibweb.live.engine.share).
 IBWEB_ENGINE_BEAT_S = env.integer("IBWEB_ENGINE_BEAT_MS", 1000, minimum=100) / 1000
 IBWEB_TICK_MIN_S = 0.05
 #: Recent ticks each fabric's link history ring keeps (10 minutes at a 1 s tick), at least 120.
@@ -131,12 +131,12 @@ if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", REDIS_NAMESPACE):
     raise ImproperlyConfigured(f"IBWEB_REDIS_NAMESPACE {REDIS_NAMESPACE!r}: 1 to 64 letters, digits, '_', '.', '-'")
 if REDIS_URL:
     # Pub/sub: a frame crosses Redis once per web process, not once per client.
-    CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.channel_layer.SharedDecodeChannelLayer",
+    CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.feed.channel_layer.SharedDecodeChannelLayer",
                                   "CONFIG": {"hosts": [REDIS_URL], "prefix": f"{REDIS_NAMESPACE}:asgi"}}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
                           "KEY_PREFIX": REDIS_NAMESPACE}}
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.channel_layer.EmbeddedChannelLayer",
+    CHANNEL_LAYERS = {"default": {"BACKEND": "ibweb.live.feed.channel_layer.EmbeddedChannelLayer",
                                   "CONFIG": {"capacity": 200}}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -197,7 +197,7 @@ IBWEB_BODY_TIMEOUT_S = env.integer("IBWEB_BODY_TIMEOUT_S", 10, minimum=1)
 IBWEB_BODY_MIN_RATE = env.integer("IBWEB_BODY_MIN_RATE", 16 << 10, minimum=1)
 #: Seconds a websocket may keep its write buffer above the high-water mark before it is closed (ibweb.wsflow).
 IBWEB_FEED_STALL_S = env.integer("IBWEB_FEED_STALL_S", 30, minimum=1)
-#: Seconds between an open feed socket's checks that its sign-in still holds (ibweb/live/session_check.py).
+#: Seconds between an open feed socket's checks that its sign-in still holds (ibweb/live/feed/session_check.py).
 IBWEB_SESSION_RECHECK_S = env.integer("IBWEB_SESSION_RECHECK_S", 5, minimum=1)
 #: Addresses or CIDRs of the reverse proxies whose X-Forwarded-For/-Proto/-Host the server believes (ibweb/proxies.py);
 #: none by default: the peer's address, scheme and Host are the request's, whatever headers it sends.

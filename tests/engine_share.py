@@ -1,4 +1,4 @@
-"""What the ``run_engine`` processes of a test or bench lead now, read from their logs (ibweb.live.share)."""
+"""What the ``run_engine`` processes of a test or bench lead now, read from their logs (ibweb.live.engine.share)."""
 
 from __future__ import annotations
 

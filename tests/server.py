@@ -88,7 +88,7 @@ def redis_namespace(tmp_path: Path) -> str:
 
 def _wait_until_live(server: Server, deadline: float) -> None:
     """Wait for the demo's first frame: with Redis the embedded engine starts once the engine processes settled
-    (ibweb.live.share), seconds after the server answers."""
+    (ibweb.live.engine.share), seconds after the server answers."""
     while True:
         request = urllib.request.Request(server.url + "/api/fabrics/overview/", headers={"Cookie": server.cookie})
         cards = json.loads(urllib.request.urlopen(request, timeout=5).read())["fabrics"]

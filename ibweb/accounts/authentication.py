@@ -1,7 +1,7 @@
 """``Authorization: Token <key>``: the API and the live feed as the :class:`~ibweb.accounts.models.ApiToken`'s user.
 
 :func:`token_user` is the one check of such a header: the API's :class:`ApiTokenAuthentication` and the feed's
-consumer (:mod:`ibweb.live.consumers`) both call it, so a key works, or is refused, the same on both.
+consumer (:mod:`ibweb.live.feed.consumers`) both call it, so a key works, or is refused, the same on both.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from ibweb.access import View, redaction, visible_fabrics
 from ibweb.fabrics.analyses import AnalysisKind, AnalysisStatus
 from ibweb.fabrics.choices import FabricMode, FabricRole
 from ibweb.fabrics.models import Analysis, Cluster
-from ibweb.live.groups import newest_frame
+from ibweb.live.feed.frame_store import newest_frame
 from ibweb.runtime import record
 from ibweb.twin.engine import report as twin_report
 

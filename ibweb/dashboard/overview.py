@@ -1,7 +1,7 @@
 """The fabrics overview: one card per fabric with its engine's state and the newest frame's fabric-wide numbers.
 
 Everything comes from what the runner keeps in the cache, never from a whole frame: the
-newest frame's header (:func:`ibweb.live.groups.newest_frame`, without the per-link arrays:
+newest frame's header (:func:`ibweb.live.feed.frame_store.newest_frame`, without the per-link arrays:
 throughput, hottest link, congested links), its start-up progress, the runtime record's
 fabric (to name the hottest link, with hosts the viewer may not see named ``host-<index>``),
 and the open events the viewer may see (:mod:`ibweb.events.visibility`).
@@ -19,7 +19,7 @@ from django.db.models import Count
 
 from ibweb.access import View, host_label, redaction
 from ibweb.events.visibility import visible_events
-from ibweb.live.groups import newest_frame, starting
+from ibweb.live.feed.frame_store import newest_frame, starting
 from ibweb.runtime import record
 
 __all__ = ["fabric_cards", "STALE_TICKS"]

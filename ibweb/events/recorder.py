@@ -1,6 +1,6 @@
 """Stores the alerts a fabric's runner raises and clears: one :class:`Event` per occurrence.
 
-The runner (:class:`ibweb.live.runner.FabricRunner`) sends :data:`ibweb.live.signals.fabric_alerts`
+The runner (:class:`ibweb.live.engine.runner.FabricRunner`) sends :data:`ibweb.live.signals.fabric_alerts`
 when alerts appear or go away (and on its first tick, with everything it raises); the
 receiver (:mod:`ibweb.events.receivers`) hands each signal to this fabric's
 :class:`EventRecorder`. A raised alert opens an event (or reopens one cleared less than

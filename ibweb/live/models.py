@@ -19,8 +19,8 @@ class LinkRollup(models.Model):
     """One directed link during one minute: mean and peak utilization, mean rate.
 
     A link's row is found by its **identity** (``tx_guid``, ``tx_port``, ``rx_guid``, ``rx_port``:
-    :mod:`ibweb.live.link_identity`), which survives cabling changes; GUIDs are stored as signed
-    64-bit integers (two's complement of the unsigned GUID: :func:`~ibweb.live.link_identity.db_guid`).
+    :mod:`ibweb.live.history.link_identity`), which survives cabling changes; GUIDs are stored as signed
+    64-bit integers (two's complement of the unsigned GUID: :func:`~ibweb.live.history.link_identity.db_guid`).
     ``link`` is its directed-link index in the newest topology of the minute holding it (informative
     only: indices change meaning with the cabling; :data:`NO_LINK` when no topology of the minute has
     it), or :data:`FABRIC_WIDE` for the minute's fabric-wide

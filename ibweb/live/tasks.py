@@ -14,9 +14,9 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from . import history
-from .link_identity import IDENTITY, db_guid, guid_from_db
-from .models import FABRIC_WIDE, NO_LINK, LinkRollup
+from ibweb.live.history import ring as history
+from ibweb.live.history.link_identity import IDENTITY, db_guid, guid_from_db
+from ibweb.live.models import FABRIC_WIDE, NO_LINK, LinkRollup
 
 __all__ = ["rollup_history", "rollup_minute", "RETENTION_H"]
 
@@ -91,10 +91,10 @@ def _means(total: np.ndarray, count: np.ndarray) -> list[float | None]:
 
 def rollup_minute(fabric_id: int, minute: int, parts: list[history.Ticks], tick_s: float = 1.0,
                   known: np.ndarray | None = None) -> list[LinkRollup]:
-    """The rollup rows of one minute from its ticks, one :class:`~ibweb.live.history.Ticks` per topology (>= 1 tick).
+    """The rollup rows of one minute from its ticks, one ``ring.Ticks`` per topology (>= 1 tick).
 
     ``minute`` counts minutes since the epoch; each tick stands for ``tick_s`` seconds. ``known``: identities
-    (:data:`~ibweb.live.link_identity.IDENTITY`) the fabric had before this minute's end besides the parts' own
+    (:data:`~ibweb.live.history.link_identity.IDENTITY`) the fabric had before this minute's end besides the parts' own
     (older topologies of the ring, links down in the minute before). A link's row carries its identity and:
 
     * ``coverage_s``: seconds with a measurement of it; ``samples`` those ticks;

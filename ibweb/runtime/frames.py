@@ -1,4 +1,4 @@
-"""The newest frame header of a fabric, as its runner keeps it each tick for snapshots (:mod:`ibweb.live.groups`).
+"""The newest frame header of a fabric, as its runner keeps it each tick for snapshots (live.feed.frame_store).
 
 Here so that any app reads it without importing the live app: the overview, the cluster view and the
 tenancy page (each job's bandwidth now) read the header; only the live app writes it.

@@ -1,6 +1,6 @@
 """The runtime record of a fabric: what its engine runs on, published once, read by every process.
 
-The leader of a fabric (:class:`ibweb.live.runner.FabricRunner`) publishes, each time its
+The leader of a fabric (:class:`ibweb.live.engine.runner.FabricRunner`) publishes, each time its
 topology or routing changes, a new *version* of the record: the
 :class:`~fabric_engine.topology.Fabric`, its forwarding tables, its job catalog and its routing report. Path
 queries, the jobs API, P_Key member checks, the inventory and ``/metrics`` read it in

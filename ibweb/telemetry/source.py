@@ -1,6 +1,6 @@
 """The source of a telemetry-fed fabric: discovered by its collector, counters from its sweeps.
 
-:class:`TelemetrySource` is what the fabric runner (:mod:`ibweb.live.runner`) drives for
+:class:`TelemetrySource` is what the fabric runner (:mod:`ibweb.live.engine.runner`) drives for
 fabrics of mode ``telemetry`` (declared in :class:`~ibweb.telemetry.apps.TelemetryConfig`);
 the runner does the rest as for any fabric: leader lock, sequence numbers, publishing,
 history, ``/metrics``, policy and per-view frames.

@@ -2,9 +2,9 @@
 
 Builds the messages of :func:`fabric_engine.scenario.loaded_rail_spec` (32,768 GPUs, as
 ``tests/bench/bench_scale.py``) as the server sends them to an operator's socket (a view that
-sees all): the v1 frame (:class:`ibweb.live.encodings.JsonV1`), the snapshot of a v2 socket
+sees all): the v1 frame (:class:`ibweb.live.feed.encodings.JsonV1`), the snapshot of a v2 socket
 (fabric header and topology, ``"frame":null``) and of a v1 socket (the same with the newest v1
-frame), and the v2 frame (:class:`ibweb.live.encodings.BinaryV2`). Each is deflated as
+frame), and the v2 frame (:class:`ibweb.live.feed.encodings.BinaryV2`). Each is deflated as
 :class:`ibweb.wsdeflate.TextDeflate` deflates a text message: the extension negotiated by the
 server's factory (``server_no_context_takeover``, 12 window bits, :data:`COMPRESS_SETTINGS`), a
 fresh compressor per message; then again at zlib level 6 for comparison. Per message it prints
@@ -39,9 +39,9 @@ from websockets.frames import Frame, Opcode  # noqa: E402
 
 from fabric_engine.formats.json_format import to_json  # noqa: E402
 from fabric_engine.scenario import build_emulator, loaded_rail_spec  # noqa: E402
-from ibweb.live.encodings import ENCODINGS  # noqa: E402
-from ibweb.live.feedview import FeedView  # noqa: E402
-from ibweb.live.groups import snapshot_message, topology_base, with_ids  # noqa: E402
+from ibweb.live.feed.encodings import ENCODINGS  # noqa: E402
+from ibweb.live.feed.frame_store import snapshot_message, topology_base, with_ids  # noqa: E402
+from ibweb.live.feed.view import FeedView  # noqa: E402
 from ibweb.wsdeflate import COMPRESS_SETTINGS, TextDeflate, TextDeflateFactory  # noqa: E402
 from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 

@@ -3,7 +3,7 @@
 Records one minute of ticks (``--ticks``, default 60) of ``--links`` directed links (random
 identities of one topology, a cable cut half-way: the second half of the minute runs on a topology
 without ``--cut`` cables, some links without counters) into the ring in local memory, then rolls the
-minute up as the rollup task does (:func:`ibweb.live.history.ticks` then
+minute up as the rollup task does (:func:`ibweb.live.history.ring.ticks` then
 :func:`ibweb.live.tasks.rollup_minute`, no database write). Prints per-tick record ms, the read ms,
 the rollup ms and the rollup cost per tick (rollup / ticks). Run:
 ``.venv/bin/python tests/bench/bench_rollup.py [--links 200000] [--ticks 60]``.
@@ -31,8 +31,8 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
-from ibweb.live import history  # noqa: E402
-from ibweb.live.link_identity import IDENTITY, LinkIdentities  # noqa: E402
+from ibweb.live.history import ring as history  # noqa: E402
+from ibweb.live.history.link_identity import IDENTITY, LinkIdentities  # noqa: E402
 from ibweb.live.tasks import rollup_minute  # noqa: E402
 
 

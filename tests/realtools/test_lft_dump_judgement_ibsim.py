@@ -25,8 +25,8 @@ from fabric_engine.formats import opensm_lfts
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.groups import newest_parts
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.frame_store import newest_parts
 from ibweb.telemetry.models import CollectorConfig, Sweep
 from ibweb.telemetry.routing import dump_signature
 from tests.realtools.tracert import ibtracert_hops, switch_hops

@@ -22,7 +22,7 @@ from fabric_engine.telemetry import COLUMN, MIN_INTERVAL_S
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import SweepStatus
 from ibweb.telemetry.models import CollectorConfig, Sweep

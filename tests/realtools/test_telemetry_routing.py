@@ -23,7 +23,7 @@ from fabric_engine.routing import route
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.runtime import record
 from ibweb.telemetry.models import CollectorConfig, Sweep
 from ibweb.telemetry.tasks import sweep_fabric

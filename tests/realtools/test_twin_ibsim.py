@@ -203,8 +203,8 @@ def test_twin_in_the_runner_of_a_telemetry_fabric(ibsim, tmp_path):
 
     from ibweb.fabrics.choices import FabricMode
     from ibweb.fabrics.models import Fabric
-    from ibweb.live.groups import newest_frame
-    from ibweb.live.runner import FabricRunner
+    from ibweb.live.engine.runner import FabricRunner
+    from ibweb.live.feed.frame_store import newest_frame
     from ibweb.telemetry.models import CollectorConfig, Sweep
     from ibweb.telemetry.tasks import sweep_fabric
     from ibweb.twin import plans

@@ -9,7 +9,8 @@ from django.core.cache import cache
 
 @pytest.fixture(autouse=True)
 def _fresh_caches():
-    from ibweb.live import groups, history
+    from ibweb.live.feed import frame_store as groups
+    from ibweb.live.history import ring as history
     from ibweb.runtime import record
     from ibweb.runtime.cache import shared_cache
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 
 
 def published(row) -> FabricRunner:
@@ -23,8 +23,8 @@ async def settled_tick(runner: FabricRunner) -> None:
 
 def newest_v1_frame(fabric_id: int) -> dict | None:
     """The newest frame of a fabric as the ``ALL`` view's v1 message carries it (header and per-link arrays)."""
-    from ibweb.live.encodings import ENCODINGS, unpack_arrays, v1_links
-    from ibweb.live.groups import newest_parts
+    from ibweb.live.feed.encodings import ENCODINGS, unpack_arrays, v1_links
+    from ibweb.live.feed.frame_store import newest_parts
 
     header, links = asyncio.run(newest_parts(fabric_id))
     if header is None:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from rest_framework.test import APIClient
 
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 
 from .access_fixtures import build, identifiers, leaks, public_read
 from .engine_fixtures import published

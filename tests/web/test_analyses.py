@@ -19,7 +19,7 @@ from ibweb.fabrics import tasks
 from ibweb.fabrics.analyses import ProgressThrottle
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.fabrics.models import Analysis
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 
 URL = "/api/fabrics/fabrics/demo/analyses/"
 

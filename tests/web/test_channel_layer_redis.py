@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from ibweb.live.channel_layer import SharedDecodeChannelLayer
+from ibweb.live.feed.channel_layer import SharedDecodeChannelLayer
 from tests.services import require_redis
 
 

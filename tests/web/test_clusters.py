@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from fabric_engine.scenario import build_fabric
 from ibweb.fabrics.clusters import create_cluster
 from ibweb.fabrics.models import Cluster, Fabric
-from ibweb.live.groups import store_newest
+from ibweb.live.feed.frame_store import store_newest
 from ibweb.runtime import record
 from ibweb.tenancy.models import Tenant
 from tests.cluster_spec import PLANE, SPEC

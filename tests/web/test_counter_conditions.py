@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from ibweb.events.models import Event
 from ibweb.events.recorder import EventRecorder
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry import store
 
 from . import test_push_counter_checks as pushed

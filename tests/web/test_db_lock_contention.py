@@ -25,7 +25,7 @@ from ibweb.events.models import Event
 from ibweb.events.receivers import record_alerts
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live import history
+from ibweb.live.history import ring as history
 from ibweb.live.models import FABRIC_WIDE, LinkRollup
 from ibweb.live.tasks import rollup_history
 from ibweb.runtime import record

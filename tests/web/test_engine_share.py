@@ -10,7 +10,7 @@ import pytest
 import websockets
 from redis.asyncio import Redis
 
-from ibweb.live.share import FabricShare, assign
+from ibweb.live.engine.share import FabricShare, assign
 from tests.engine_share import wait_for_shares
 from tests.services import require_redis
 from tests.web.test_engine_leader import engines
@@ -118,8 +118,8 @@ def test_a_build_and_ticks_that_outlast_the_lock_are_made_by_one_process_only(mo
     led it in turn (seen with 8 planes of 16,384 hosts in two processes on two cores).
     """
     from ibweb.fabrics.models import Fabric
-    from ibweb.live.emulated import EmulatedSource
-    from ibweb.live.runner import FabricRunner
+    from ibweb.live.engine.emulated import EmulatedSource
+    from ibweb.live.engine.runner import FabricRunner
 
     url = require_redis(db=7)
     settings.REDIS_URL, settings.REDIS_NAMESPACE = url, f"slow-engine-{time.monotonic_ns()}"

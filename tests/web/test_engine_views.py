@@ -5,8 +5,8 @@ import asyncio
 import pytest
 
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.feedview import filter_sharp, filter_storage
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.view import filter_sharp, filter_storage
 
 from .tenancy_fixtures import operator_api
 

@@ -241,7 +241,7 @@ def test_the_runner_alerts_become_events_and_close_when_the_policy_is_fixed(tena
     import asyncio
 
     from ibweb.fabrics.models import Fabric
-    from ibweb.live.runner import FabricRunner
+    from ibweb.live.engine.runner import FabricRunner
     from ibweb.tenancy import services
     from ibweb.tenancy.models import Partition
 
@@ -282,7 +282,7 @@ def test_routing_events_are_each_their_own_occurrence_for_the_runner_and_the_sto
     """Two routing events with the same action (re-routed after a host vanished, then after it came back), or the same
     message made at another time, are two alerts to the runner and two events to the store; one event is one."""
     from ibweb.events.facts import alert_key
-    from ibweb.live.runner import _alert_key
+    from ibweb.live.engine.runner import _alert_key
 
     base = {"kind": "routing", "action": "rerouted", "severity": "info", "source": "computed", "engine": "minhop"}
     gone = {**base, "message": "re-routed with minhop after gpu0005 vanished", "t": 1.7e9}
@@ -323,7 +323,7 @@ def test_the_runner_closes_routing_and_plan_events_by_its_clear_before_the_frame
     import time
 
     from ibweb.events import recorder as recorder_module
-    from ibweb.live.runner import FabricRunner
+    from ibweb.live.engine.runner import FabricRunner
 
     from .engine_fixtures import settled_tick
 

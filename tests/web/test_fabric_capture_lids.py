@@ -17,8 +17,8 @@ from fabric_engine import formats
 from fabric_engine.errors import FormatError
 from fabric_engine.formats.json_format import from_json, to_json
 from ibweb.fabrics.models import Fabric
-from ibweb.live.emulated import EmulatedSource
-from ibweb.live.groups import topology_base, with_ids
+from ibweb.live.engine.emulated import EmulatedSource
+from ibweb.live.feed.frame_store import topology_base, with_ids
 
 VOLTAIRE = (Path(__file__).resolve().parents[1] / "engine" / "data" / "captures" / "ibnetdiscover"
             / "voltaire_sdr_ends_differ.ibnetdiscover")

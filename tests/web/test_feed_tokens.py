@@ -20,8 +20,8 @@ from ibweb.accounts.models import ApiToken
 from ibweb.asgi import application
 from ibweb.db_retry import retry_locked
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.consumers import CLOSE_FORBIDDEN, CLOSE_SIGNED_OUT
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.consumers import CLOSE_FORBIDDEN, CLOSE_SIGNED_OUT
 from tests.server import ROOT, running_server
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from fabric_engine.feed_v2 import decode_frame
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.tenancy.models import Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)

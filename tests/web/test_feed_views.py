@@ -15,9 +15,10 @@ from django.contrib.auth.models import User
 from fabric_engine import feed_v2
 from ibweb.asgi import application
 from ibweb.db_retry import retry_locked
-from ibweb.live import encodings, feedview
-from ibweb.live.consumers import CLOSE_SIGNED_OUT
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed import encodings
+from ibweb.live.feed import view as feedview
+from ibweb.live.feed.consumers import CLOSE_SIGNED_OUT
 from ibweb.tenancy import services
 from ibweb.tenancy.models import Partition, Tenant
 

@@ -18,8 +18,16 @@ from rest_framework.test import APIClient
 from fabric_engine.topology import Fabric
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live import history
-from ibweb.live.link_identity import IDENTITY, LinkIdentities, db_guid, guid_from_db, guid_text, identities, locate
+from ibweb.live.history import ring as history
+from ibweb.live.history.link_identity import (
+    IDENTITY,
+    LinkIdentities,
+    db_guid,
+    guid_from_db,
+    guid_text,
+    identities,
+    locate,
+)
 from ibweb.live.models import FABRIC_WIDE, LinkRollup
 from ibweb.live.tasks import rollup_history
 from ibweb.runtime import record

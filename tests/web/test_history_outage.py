@@ -11,8 +11,9 @@ from rest_framework.test import APIClient
 
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live import history, history_disk
-from ibweb.live.link_identity import db_guid, identities
+from ibweb.live.history import ring as history
+from ibweb.live.history import ring_files as history_disk
+from ibweb.live.history.link_identity import db_guid, identities
 from ibweb.live.models import FABRIC_WIDE, NO_LINK, LinkRollup
 from ibweb.live.tasks import rollup_history
 from ibweb.runtime import record

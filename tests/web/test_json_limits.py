@@ -201,14 +201,14 @@ def test_random_json_on_the_write_routes_is_never_a_5xx(writers, route, body):
 @override_settings(IBWEB_PUBLIC_READ=True)
 async def test_a_deep_websocket_message_closes_the_socket_with_4400_and_one_short_log_line(caplog):
     from ibweb.asgi import application
-    from ibweb.live.consumers import CLOSE_BAD_MESSAGE
-    from ibweb.live.runner import FabricRunner
+    from ibweb.live.engine.runner import FabricRunner
+    from ibweb.live.feed.consumers import CLOSE_BAD_MESSAGE
 
     row = await Fabric.objects.acreate(name="Tiny", slug="tiny", spec=SPEC)
     engine = FabricRunner(row)
     await engine.start()
     await engine.tick()
-    caplog.set_level(logging.INFO, logger="ibweb.live.consumers")
+    caplog.set_level(logging.INFO, logger="ibweb.live.feed.consumers")
     payload = "[" * 1100 + "]" * 1100
     comm = WebsocketCommunicator(application, "/ws/fabrics/tiny/live/")  # anonymous, public read
     try:
@@ -225,5 +225,5 @@ async def test_a_deep_websocket_message_closes_the_socket_with_4400_and_one_shor
     finally:
         await comm.disconnect()
         await engine.stop()
-    lines = [r.getMessage() for r in caplog.records if r.name == "ibweb.live.consumers"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "ibweb.live.feed.consumers"]
     assert lines == [f"feed socket of fabric {row.pk} closed with 4400: JSON nested deeper than 64 levels at byte 64"]

@@ -7,7 +7,7 @@ import uuid
 import pytest
 import redis
 
-from ibweb.live.leader import LeaderLock
+from ibweb.live.engine.leader import LeaderLock
 
 URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 

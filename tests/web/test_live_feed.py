@@ -10,9 +10,9 @@ from django.test import override_settings
 
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live import viewreg
-from ibweb.live.consumers import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, CLOSE_UNAVAILABLE
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed import view_registry as viewreg
+from ibweb.live.feed.consumers import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, CLOSE_UNAVAILABLE
 from tests.server import running_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -115,7 +115,7 @@ async def test_unknown_fabric_is_closed_with_4404():
 
 async def test_fabric_without_running_engine_is_closed_with_4503(monkeypatch):
     from ibweb.fabrics.models import Fabric
-    from ibweb.live import consumers
+    from ibweb.live.feed import consumers
 
     monkeypatch.setattr(consumers, "START_GRACE_S", 0.5)
 

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from fabric_engine.scenario import build_emulator
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live import history
+from ibweb.live.history import ring as history
 from ibweb.live.models import FABRIC_WIDE, LinkRollup
 from ibweb.live.tasks import rollup_history
 from tests.web.engine_fixtures import published

@@ -8,7 +8,7 @@ from channels.testing import WebsocketCommunicator
 
 from ibweb.asgi import application
 from ibweb.fabrics.models import Fabric
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,14 +20,14 @@ async def test_waiting_client_sees_engine_progress_then_the_snapshot(monkeypatch
     fabric = await Fabric.objects.acreate(name="Big", slug="big", spec=BIG, routing_engine="ftree")
     engine = FabricRunner(fabric)
     gate = asyncio.Event()
-    real_build = __import__("ibweb.live.emulated", fromlist=["build_emulator"]).build_emulator
+    real_build = __import__("ibweb.live.engine.emulated", fromlist=["build_emulator"]).build_emulator
 
     def slow_build(spec):
         asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(10)  # hold routing until the client is in
         return real_build(spec)
 
     loop = asyncio.get_running_loop()
-    monkeypatch.setattr("ibweb.live.emulated.build_emulator", slow_build)
+    monkeypatch.setattr("ibweb.live.engine.emulated.build_emulator", slow_build)
     starting = asyncio.create_task(engine.start())
     await asyncio.sleep(0.2)
     comm = WebsocketCommunicator(application, "/ws/fabrics/big/live/")

@@ -2,8 +2,8 @@
 
 import asyncio
 
-from ibweb.live.leader import LeaderLock
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.leader import LeaderLock
+from ibweb.live.engine.runner import FabricRunner
 
 
 class SwallowingLock(LeaderLock):

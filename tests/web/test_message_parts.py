@@ -1,7 +1,7 @@
 """A routing event made of parts: the changes it quotes, vanished hosts as objects with their tenants (issue 42).
 
 :mod:`ibweb.telemetry.message_parts` (the producer), :func:`ibweb.events.objects.gone_objects` and
-:class:`ibweb.events.visibility.HostFilter` (the event store), :meth:`ibweb.live.feedview.FeedView.alert` (the
+:class:`ibweb.events.visibility.HostFilter` (the event store), :meth:`ibweb.live.feed.view.FeedView.alert` (the
 feed): what each view reads of a host gone from the fabric, from the objects the event carries, fail-closed.
 """
 
@@ -16,7 +16,7 @@ from fabric_engine.topology.generate import fat_tree
 from ibweb.access import Redaction
 from ibweb.events.objects import FabricNames, named_hosts
 from ibweb.events.visibility import HostFilter
-from ibweb.live.feedview import FeedView
+from ibweb.live.feed.view import FeedView
 from ibweb.telemetry import message_parts
 from ibweb.telemetry.message_parts import held, shifted, templated
 from ibweb.telemetry.routing import RoutingTracker

@@ -2,7 +2,7 @@
 
 Every message kind that can carry a node name goes through every role's view: analysis errors
 (the analyses API), routing warnings (the routing API), events (the events API and page), twin
-deviations and alerts (the twin API), live feed alerts (:class:`~ibweb.live.feedview.FeedView`, free
+deviations and alerts (the twin API), live feed alerts (:class:`~ibweb.live.feed.view.FeedView`, free
 texts and the engine's structured ones) and progress messages (:func:`ibweb.access.progress_message`).
 The messages name hosts with every punctuation a message puts around a name (sentence ends, lists,
 arrows, paths, brackets, quotes, ``=``), at the start and the end of the text, next to names of which
@@ -40,7 +40,7 @@ from fabric_engine.topology.generate import fat_tree
 from fabric_engine.twin.persistence import alert_of
 from ibweb.access import progress_message, view_of
 from ibweb.fabrics.models import Analysis, Fabric
-from ibweb.live import feedview
+from ibweb.live.feed import view as feedview
 from ibweb.tenancy.models import Partition, PartitionMember, Tenant
 
 from .engine_fixtures import published
@@ -467,7 +467,7 @@ def _check_every_role(world: World, header_alerts: list[dict], identities: dict[
     """The routing event ``stored`` (naming the hosts gone) in the events API (list and event) and page, and the
     frame's alerts in the feed (``present``: the vanishing hosts in its fabric, by index), as every role reads
     them; no role's response names a host it may not see."""
-    from ibweb.live.feedview import cached_feed_view
+    from ibweb.live.feed.view import cached_feed_view
 
     wrong = {}
     routing = [a for a in header_alerts if a["kind"] == "routing"]
@@ -536,7 +536,7 @@ def test_a_host_only_a_fresher_discovery_holds_is_named_only_to_its_tenant(telem
     discovery's changes. gpu0005 is in no fabric the views know, so only the parts can redact it: globex's users and
     ``ALL`` read it by name, everyone else as ``hidden node``, in the feed and the events API."""
     from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
-    from ibweb.live.feedview import cached_feed_view
+    from ibweb.live.feed.view import cached_feed_view
 
     from .test_telemetry_routing import DATA
 

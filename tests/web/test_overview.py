@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from ibweb.events.models import Event
-from ibweb.live.groups import set_starting, store_newest
+from ibweb.live.feed.frame_store import set_starting, store_newest
 from ibweb.runtime import record
 
 from .access_fixtures import build, public_read

@@ -5,8 +5,8 @@ import threading
 
 from django.db import DatabaseError
 
-from ibweb.live import policy_watch
-from ibweb.live.policy_watch import PolicyVersionWatch
+from ibweb.live.engine import policy_watch
+from ibweb.live.engine.policy_watch import PolicyVersionWatch
 
 
 def test_a_database_that_does_not_answer_leaves_the_last_version_and_the_read_is_not_repeated(monkeypatch):

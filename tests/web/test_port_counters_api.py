@@ -11,7 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry.choices import CollectorSource
 from ibweb.telemetry.sweeps import run_sweep
 from tests.web.engine_fixtures import settled_tick

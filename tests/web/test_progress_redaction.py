@@ -10,8 +10,8 @@ from channels.testing import WebsocketCommunicator
 from ibweb.access import EVERYTHING, FABRIC_ONLY, progress_message
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.groups import broadcast_progress
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.frame_store import broadcast_progress
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LEAK = "gpu0007 port 1 has no route to gpu0042"

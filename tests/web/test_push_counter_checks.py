@@ -17,7 +17,7 @@ from ibweb.events.recorder import EventRecorder
 from ibweb.events.visibility import redact
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import CollectorSource
 from ibweb.telemetry.models import CollectorConfig, PushToken, Sweep

@@ -13,8 +13,8 @@ from rest_framework.test import APIClient
 
 from fabric_engine.routing import quality, route
 from fabric_engine.topology.generate import fat_tree
-from ibweb.live import runner as runner_module
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine import runner as runner_module
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.runtime import record
 from ibweb.runtime.cache import shared_cache
 

@@ -13,7 +13,7 @@ from fabric_engine.errors import FabricEngineError
 from fabric_engine.routing import route
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.models import Fabric
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.runtime import record
 from ibweb.twin import jobs as jobsvc
 from ibweb.twin.analysis import run_live

@@ -17,8 +17,8 @@ from django.test.utils import CaptureQueriesContext
 from fabric_engine.topology import KIND_HOST
 from ibweb import access
 from ibweb.access import Level, View, redaction
-from ibweb.live import feedview
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed import view as feedview
 from ibweb.runtime import record
 from ibweb.tenancy import services
 from ibweb.tenancy.engine_policy import bump_policy_version, policy_version

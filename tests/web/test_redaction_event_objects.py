@@ -30,7 +30,7 @@ from ibweb.events.receivers import record_alerts
 from ibweb.events.recorder import _RECORDERS
 from ibweb.events.visibility import host_filter, redact
 from ibweb.fabrics.models import Fabric
-from ibweb.live.feedview import feed_view
+from ibweb.live.feed.view import feed_view
 from ibweb.runtime import record
 from ibweb.tenancy.models import Partition, PartitionMember, Tenant
 

@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from rest_framework.test import APIClient
 
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry import store
 from ibweb.telemetry.models import CollectorConfig
 from ibweb.telemetry.sweeps import run_sweep

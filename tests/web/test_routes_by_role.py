@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from rest_framework.views import APIView
 
 from ibweb.fabrics.models import Analysis
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry.models import Sweep
 from ibweb.tenancy.models import AuditEntry, Partition, QosPolicy, ServiceClass, Tenant
 
@@ -557,7 +557,7 @@ WS_ROUTES: dict[str, tuple[str, dict[str, int | str]]] = {
 
 
 def test_every_websocket_route_has_an_entry():
-    from ibweb.live.routing import websocket_urlpatterns
+    from ibweb.live.feed.websocket_urls import websocket_urlpatterns
 
     routes = {r for r in walk(websocket_urlpatterns)}
     assert routes == set(WS_ROUTES), f"websocket routes without an entry: {routes - set(WS_ROUTES)}"

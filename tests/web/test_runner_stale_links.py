@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live import history
+from ibweb.live.history import ring as history
 from tests.web.engine_fixtures import published, settled_tick
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def runner(monkeypatch):
-    monkeypatch.setattr("ibweb.live.runner.AUTO_ROLLUP", False)
+    monkeypatch.setattr("ibweb.live.engine.runner.AUTO_ROLLUP", False)
     fabric, _ = ensure_demo()
     history.clear(fabric.pk)
     yield published(fabric)

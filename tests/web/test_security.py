@@ -10,8 +10,8 @@ from django.core.cache import cache
 
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.consumers import CLOSE_BAD_MESSAGE, CLOSE_UNSUPPORTED_DATA
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.consumers import CLOSE_BAD_MESSAGE, CLOSE_UNSUPPORTED_DATA
 from ibweb.security import CONTENT_SECURITY_POLICY
 
 

@@ -22,8 +22,8 @@ from django.test import Client
 
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.consumers import CLOSE_SIGNED_OUT
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.consumers import CLOSE_SIGNED_OUT
 from tests.server import ROOT, running_server, session_script
 
 pytestmark = pytest.mark.django_db(transaction=True)

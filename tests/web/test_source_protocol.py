@@ -12,9 +12,9 @@ from typing import get_type_hints
 
 from fabric_engine.routing import route
 from fabric_engine.topology.generate import fat_tree
-from ibweb.live import runner as runner_module
-from ibweb.live.emulated import EmulatedSource
-from ibweb.live.sources import FabricSource, source_for, source_kinds
+from ibweb.live.engine import runner as runner_module
+from ibweb.live.engine.emulated import EmulatedSource
+from ibweb.live.engine.sources import FabricSource, source_for, source_kinds
 from ibweb.telemetry.source import NoTwin, SourceTwin, TelemetrySource
 from ibweb.twin.engine import FabricTwin
 from tests.engine.test_import_isolation import _offenders

@@ -21,8 +21,8 @@ from fabric_engine.state import FabricState
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.groups import snapshot_parts
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.frame_store import snapshot_parts
 from ibweb.runtime import record
 from ibweb.runtime.metrics import CounterRecorder
 from ibweb.telemetry import store

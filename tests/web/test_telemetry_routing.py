@@ -26,7 +26,7 @@ from fabric_engine.routing import route
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
 from ibweb.runtime import record
 from ibweb.telemetry import source as source_module
 from ibweb.telemetry import store

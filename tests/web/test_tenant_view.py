@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.feedview import OTHER, FeedView
-from ibweb.live.runner import FabricRunner
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed.view import OTHER, FeedView
 from ibweb.tenancy.models import Tenant
 from tests.web.engine_fixtures import published
 

@@ -6,7 +6,7 @@ import pytest
 import redis
 from django.test import override_settings
 
-from ibweb.live import viewreg
+from ibweb.live.feed import view_registry as viewreg
 from tests.services import require_redis
 
 

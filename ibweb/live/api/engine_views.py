@@ -10,9 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ibweb.access import view_of, visible_fabrics
-
-from ..feedview import cached_feed_view
-from ..groups import newest_frame
+from ibweb.live.feed.frame_store import newest_frame
+from ibweb.live.feed.view import cached_feed_view
 
 __all__ = ["SharpView", "StorageView"]
 

@@ -5,12 +5,12 @@ for and the one whose tables these are (a fallback says why, as OpenSM logs it),
 unreachable (switch, LID) entries and host pairs, destinations per inter-switch port (balance, per
 switch too), path lengths and the credit-loop check (:func:`fabric_engine.routing.quality.report`).
 
-The fabric's runner computes the report once per routing (:func:`ibweb.live.runner.routing_report`)
+The fabric's runner computes the report once per routing (:func:`ibweb.live.engine.runner.routing_report`)
 and publishes it in the fabric's runtime record (:mod:`ibweb.runtime.record`); this view only reads it.
 Everything in it is fabric-wide (switch names, counts) but the warnings and the fallback's reason:
 OpenSM's words, free texts that may name a host (``ERR AB0F: CA connected directly to another CA:
 0x... (gpu0001 port 1 <-> ...)``), built deep in the routing engines. A view that does not see a
-host's tenant reads them relabelled (:meth:`ibweb.live.feedview.FeedView.free_text`): the host's name
+host's tenant reads them relabelled (:meth:`ibweb.live.feed.view.FeedView.free_text`): the host's name
 as ``host-<i>``, its node and port GUIDs as ``hidden``.
 """
 
@@ -21,10 +21,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from ibweb.access import view_of
+from ibweb.live.api.views import NotPublished, _FabricView
+from ibweb.live.feed.view import cached_feed_view
 from ibweb.runtime import record
-
-from ..feedview import cached_feed_view
-from .views import NotPublished, _FabricView
 
 __all__ = ["RoutingReportView"]
 

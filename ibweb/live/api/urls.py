@@ -2,9 +2,9 @@
 
 from django.urls import path
 
-from .engine_views import SharpView, StorageView
-from .routing_views import RoutingReportView
-from .views import JobsView, LinkHistoryView, LinkRollupsView, PathView, PortHistoryView, PortRollupsView
+from ibweb.live.api.engine_views import SharpView, StorageView
+from ibweb.live.api.routing_views import RoutingReportView
+from ibweb.live.api.views import JobsView, LinkHistoryView, LinkRollupsView, PathView, PortHistoryView, PortRollupsView
 
 app_name = "live-api"
 

@@ -10,7 +10,7 @@ Routes (under ``/api/fabrics/``)::
     fabrics/<slug>/jobs/                              every job of the catalog: tenant, hosts, directed links
     fabrics/<slug>/routing/                           the routing report (routing_views.py)
 
-History and rollups follow **link identities** (:mod:`ibweb.live.link_identity`), not directed-link
+History and rollups follow **link identities** (:mod:`ibweb.live.history.link_identity`), not directed-link
 indices, which a cabling change renumbers: ``links/<d>/`` reads the identity of ``d`` in the current
 topology (the newest tick's) through every topology of the ring and every stored minute, with gaps
 (``null``) where the cable did not exist; ``ports/<node>/<port>/`` follows the port, whatever it is
@@ -53,11 +53,10 @@ from fabric_engine.topology import Fabric as EngineFabric
 from fabric_engine.topology.limits import MAX_NODE_PORTS
 from ibweb.access import HIDDEN, HIDDEN_NODE, Redaction, host_label, job_tenants, redaction, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
+from ibweb.live.history import ring as history
+from ibweb.live.history.link_identity import LinkIdentities, db_guid, guid_from_db, guid_text, port_key
+from ibweb.live.models import FABRIC_WIDE, LinkRollup
 from ibweb.runtime import record
-
-from .. import history
-from ..link_identity import LinkIdentities, db_guid, guid_from_db, guid_text, port_key
-from ..models import FABRIC_WIDE, LinkRollup
 
 __all__ = ["LinkHistoryView", "LinkRollupsView", "PortHistoryView", "PortRollupsView", "PathView", "JobsView",
            "link_history", "NotPublished"]
@@ -163,7 +162,7 @@ class _Ends:
         return {"guid": HIDDEN, "port": int(port), "node": HIDDEN_NODE}
 
     def pair(self, key) -> tuple[dict | None, dict | None]:
-        """``tx`` and ``rx`` of an :data:`~ibweb.live.link_identity.IDENTITY` scalar (None: no link)."""
+        """``tx`` and ``rx`` of an :data:`~ibweb.live.history.link_identity.IDENTITY` scalar (None: no link)."""
         if key is None:
             return None, None
         return self.end(int(key["tx_guid"]), int(key["tx_port"])), self.end(int(key["rx_guid"]), int(key["rx_port"]))

@@ -2,7 +2,7 @@ import asyncio
 
 from django.core.management.base import BaseCommand
 
-from ibweb.live.supervisor import EngineSupervisor
+from ibweb.live.engine.supervisor import EngineSupervisor
 
 
 class Command(BaseCommand):

@@ -11,10 +11,9 @@ from django.db.models import Q
 
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-
-from .runner import FabricRunner
-from .share import FabricShare
-from .sources import NoSource
+from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.engine.share import FabricShare
+from ibweb.live.engine.sources import NoSource
 
 __all__ = ["EngineSupervisor"]
 
@@ -28,9 +27,9 @@ class EngineSupervisor:
     whose row changed (routing engine, scenario, tick) and stops those deleted, so a
     setting saved in the admin or the API takes effect within seconds in whichever
     process runs the engine. Emulated fabrics, and telemetry-fed ones with a collector; each
-    gets a :class:`~ibweb.live.runner.FabricRunner` with the source of its mode.
+    gets a :class:`~ibweb.live.engine.runner.FabricRunner` with the source of its mode.
 
-    With Redis, the process beats as one of the engine processes (:class:`~ibweb.live.share.FabricShare`)
+    With Redis, the process beats as one of the engine processes (:class:`~ibweb.live.engine.share.FabricShare`)
     and its runners lead only the fabrics assigned to it, so processes share the fabrics evenly.
     """
 

@@ -3,7 +3,7 @@
 Django ends a session at its next request once the user's password changed (the session's auth
 hash no longer matches), the user was deactivated or deleted, or the session was flushed (a
 logout). A websocket makes no further requests, and the channel-layer notice of such a change
-(:mod:`ibweb.live.receivers`) does not cross processes with the embedded in-memory layer, nor
+(:mod:`ibweb.live.feed.receivers`) does not cross processes with the embedded in-memory layer, nor
 reach a socket when the change was made by another process (``manage.py``, a worker). So every
 signed-in socket asks :func:`still_signed_in` every ``IBWEB_SESSION_RECHECK_S`` seconds, from the
 database, and on every access-change notice; the consumer closes it with 4401 when the answer is no.
@@ -34,7 +34,7 @@ def still_signed_in(scope: dict) -> bool:
     if current is None or not current.is_active:
         return False
     token = scope.get("token")
-    if token is not None:  # signed in with an API token (ibweb.live.consumers): it must not have been deleted
+    if token is not None:  # signed in with an API token (ibweb.live.feed.consumers): it must not have been deleted
         return ApiToken.objects.filter(pk=token.pk, user_id=current.pk).exists()
     session = scope.get("session")
     if session is None or session.get(SESSION_KEY) is None:  # not signed in through a session: nothing more to ask

@@ -1,6 +1,6 @@
 """The fabric runner: one loop for every kind of fabric, driving its source once per tick.
 
-The source (:mod:`ibweb.live.sources`: emulated, telemetry, ...) only turns a fabric into
+The source (:mod:`ibweb.live.engine.sources`: emulated, telemetry, ...) only turns a fabric into
 states. The runner does everything else, the same way for every kind:
 
 * **leadership**: with ``REDIS_URL`` several processes may run the same fabric; only the
@@ -38,14 +38,13 @@ from fabric_engine.routing import Routing, quality
 from fabric_engine.state import FabricState
 from ibweb.access import tenant_host_sets
 from ibweb.db_retry import retry_locked
-from ibweb.runtime import record
-from ibweb.runtime.metrics import CounterRecorder
-from ibweb.tenancy.engine_policy import policy_data
-
-from . import history, viewreg
-from .encodings import ENCODINGS, link_arrays, pack_arrays
-from .feedview import FeedView, feed_view
-from .groups import (
+from ibweb.live.engine.leader import LeaderLock, NoLock
+from ibweb.live.engine.policy_watch import PolicyVersionWatch
+from ibweb.live.engine.share import FabricShare
+from ibweb.live.engine.sources import source_for
+from ibweb.live.feed import view_registry as viewreg
+from ibweb.live.feed.encodings import ENCODINGS, link_arrays, pack_arrays
+from ibweb.live.feed.frame_store import (
     broadcast_progress,
     broadcast_snapshot,
     broadcast_view_frame,
@@ -57,11 +56,12 @@ from .groups import (
     store_topology,
     topology_base,
 )
-from .leader import LeaderLock, NoLock
-from .policy_watch import PolicyVersionWatch
-from .share import FabricShare
-from .signals import ONE_SHOT_KINDS, fabric_alerts, frame_published, topology_published
-from .sources import source_for
+from ibweb.live.feed.view import FeedView, feed_view
+from ibweb.live.history import ring as history
+from ibweb.live.signals import ONE_SHOT_KINDS, fabric_alerts, frame_published, topology_published
+from ibweb.runtime import record
+from ibweb.runtime.metrics import CounterRecorder
+from ibweb.tenancy.engine_policy import policy_data
 
 __all__ = ["FabricRunner", "AUTO_ROLLUP"]
 
@@ -109,7 +109,7 @@ class FabricRunner:
     Parameters
     ----------
     row : ibweb.fabrics.models.Fabric
-        The fabric; its ``mode`` chooses the source (:func:`~ibweb.live.sources.source_for`).
+        The fabric; its ``mode`` chooses the source (:func:`~ibweb.live.engine.sources.source_for`).
     """
 
     def __init__(self, row, share: FabricShare | None = None) -> None:
@@ -287,8 +287,8 @@ class FabricRunner:
         """Send ``state`` to the feed, the history ring and ``/metrics``; signal alert changes.
 
         The feed gets one message per (view, encoding) pair that has sockets
-        (:mod:`ibweb.live.viewreg`): the per-link arrays encoded once per encoding, the
-        header filtered once per view (:class:`~ibweb.live.feedview.FeedView`).
+        (:mod:`ibweb.live.feed.view_registry`): the per-link arrays encoded once per encoding, the
+        header filtered once per view (:class:`~ibweb.live.feed.view.FeedView`).
         """
         f = self.source.fabric
         totals = {"hosts": f.num_hosts, "switches": f.num_switches, "links": f.num_links, **self.source.totals()}
@@ -415,7 +415,7 @@ class FabricRunner:
 
     def _start_rollup(self) -> None:
         """Roll up the finished minutes of the history ring (in a thread; with Celery workers only queued)."""
-        from .tasks import rollup_history
+        from ibweb.live.tasks import rollup_history
 
         def run() -> None:
             try:  # eager (embedded default): rolled up here, waiting out a locked database
@@ -537,7 +537,7 @@ class FabricRunner:
         await self.start(publish=isinstance(lock, NoLock), announce=not standby)
 
     async def _may_lead(self, lock) -> bool:
-        """Whether to hold the lock this tick, with engine processes sharing the fabrics (:mod:`ibweb.live.share`).
+        """Whether to hold the lock this tick, with engine processes sharing the fabrics (see engine.share).
 
         Yes when it is held and still assigned here, or assigned here, or left free by everyone for longer
         than a member's beat can lapse (the process it is assigned to does not take it). A held lock of a

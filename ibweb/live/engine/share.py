@@ -5,7 +5,7 @@ every ``beat_s`` seconds: its token and the time into the sorted set ``<namespac
 the fabrics it runs into ``<namespace>:engines:<token>`` (expiring with the beat). From the members whose beat is
 younger than ``ttl_s`` and what each runs, every process computes the same :func:`assign`: capacity-
 bounded rendezvous hashing, so each member leads at most ``ceil(fabrics / members)`` and a member that
-joins or leaves moves few fabrics. The leader lock of each fabric (:mod:`ibweb.live.leader`) stays the
+joins or leaves moves few fabrics. The leader lock of each fabric (:mod:`ibweb.live.engine.leader`) stays the
 single source of truth: a runner tries to take a free lock only for a fabric assigned to its process (or
 one left free for longer than a grace), and hands over a fabric assigned elsewhere once the membership
 has been stable for ``settle_s``. A process that dies stops beating: within ``ttl_s`` the others assign

@@ -2,9 +2,9 @@
 
 A socket sees its fabric through its user's access view (:func:`ibweb.access.view_of`): it
 joins the channel group of that (view, encoding) pair and registers the pair
-(:mod:`ibweb.live.viewreg`), so the fabric's runner encodes one frame per pair and tick, whatever
+(:mod:`ibweb.live.feed.view_registry`), so the fabric's runner encodes one frame per pair and tick, whatever
 the number of sockets that share it. The snapshot on connect is composed here from the parts
-the runner keeps in the cache, through the same :class:`~ibweb.live.feedview.FeedView`, with the
+the runner keeps in the cache, through the same :class:`~ibweb.live.feed.view.FeedView`, with the
 view's newest frame: inside it for v1, as a binary message right after it for v2.
 
 Flow (:mod:`ibweb.wsflow`): the sender waits until its socket's write buffer is below the high-water
@@ -13,13 +13,13 @@ newest frame and skips the ones in between, and nothing queues for it; handlers 
 and client messages never wait for the socket (a ``pong`` goes out through the sender too).
 
 When the user's access changes (tenants, groups, permissions, active flag: see
-:mod:`ibweb.live.receivers`) the socket asks again: a socket whose view changed moves to the new
+:mod:`ibweb.live.feed.receivers`) the socket asks again: a socket whose view changed moves to the new
 view's group and is sent a new snapshot; one that may no longer see the fabric is closed with 4403.
 A script signs in as on the API, with ``Authorization: Token <key>`` on the handshake (the key's user, checked
 by :func:`ibweb.accounts.authentication.token_user`); a refused key or another scheme closes the socket with
 4401 and the reason, never serves it as an anonymous visitor.
 A signed-in socket whose sign-in ended (password changed, user deactivated or deleted, session
-ended, token deleted: :mod:`ibweb.live.session_check`) is closed with 4401, on that notice or within
+ended, token deleted: :mod:`ibweb.live.feed.session_check`) is closed with 4401, on that notice or within
 ``IBWEB_SESSION_RECHECK_S`` when the change happened where the notice cannot come from (another process).
 """
 
@@ -43,13 +43,10 @@ from ibweb.access import progress_message, view_from_key, view_of, visible_fabri
 from ibweb.accounts.authentication import token_user
 from ibweb.fabrics.models import Fabric
 from ibweb.json_input import JSONInputError, loads
-from ibweb.wsflow import flow_of
-
-from . import viewreg
-from .channel_layer import channel_backlog
-from .encodings import ENCODINGS, encoding_of, unpack_arrays, v1_links
-from .feedview import FeedView, cached_feed_view
-from .groups import (
+from ibweb.live.feed import view_registry as viewreg
+from ibweb.live.feed.channel_layer import channel_backlog
+from ibweb.live.feed.encodings import ENCODINGS, encoding_of, unpack_arrays, v1_links
+from ibweb.live.feed.frame_store import (
     group_name,
     newest_binary_parts,
     newest_parts,
@@ -60,7 +57,9 @@ from .groups import (
     view_group,
     with_ids,
 )
-from .session_check import still_signed_in
+from ibweb.live.feed.session_check import still_signed_in
+from ibweb.live.feed.view import FeedView, cached_feed_view
+from ibweb.wsflow import flow_of
 
 log = logging.getLogger(__name__)
 

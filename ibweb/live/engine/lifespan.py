@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from .supervisor import EngineSupervisor
+from ibweb.live.engine.supervisor import EngineSupervisor
 
 
 class EngineLifespan:

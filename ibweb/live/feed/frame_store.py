@@ -5,8 +5,8 @@ Channel groups, per fabric:
 * ``fabric.<id>``: every socket of the fabric (new snapshot, progress);
 * ``fabric.<id>.<view key>.<encoding>``: the sockets that see the fabric through one access
   view (:attr:`ibweb.access.View.key`) in one encoding; each tick the runner sends each such
-  group its frame, encoded once (:mod:`ibweb.live.encodings`);
-* ``user.<id>``: the sockets of one user (their access changed: see :mod:`ibweb.live.receivers`).
+  group its frame, encoded once (:mod:`ibweb.live.feed.encodings`);
+* ``user.<id>``: the sockets of one user (their access changed: see :mod:`ibweb.live.feed.receivers`).
 
 The newest parts a new client is greeted with are kept in the cache so that any web process
 can compose its snapshot: the fabric header, the topology (node names and GUIDs left out: each
@@ -65,7 +65,7 @@ async def store_newest(fabric_id: int, seq: int, header: dict, links: str | byte
     """Keep the newest frame's header (every job and alert) and its per-link arrays for snapshots.
 
     ``links``: the v1 text fragment when this tick encoded one, else the packed arrays
-    (:func:`ibweb.live.encodings.pack_arrays`) a new v1 client's snapshot is rendered from.
+    (:func:`ibweb.live.feed.encodings.pack_arrays`) a new v1 client's snapshot is rendered from.
 
     If the cache lost the topology since this process stored it, it is stored again, so that
     new clients can be greeted after a Redis restart.
@@ -92,7 +92,7 @@ async def newest_binary_parts(fabric_id: int, encoding: str) -> tuple[dict | Non
     When that tick stored no shared part of ``encoding`` (no socket used it yet), it is encoded
     here from the per-link arrays kept for snapshots.
     """
-    from .encodings import ENCODINGS, stored_arrays
+    from ibweb.live.feed.encodings import ENCODINGS, stored_arrays
 
     keys = [_key(fabric_id, "header_frame"), _key(fabric_id, f"shared:{encoding}"), _key(fabric_id, "links")]
     got = await cache.aget_many(keys)

@@ -2,7 +2,7 @@
 
 The fabric runner calls :func:`record` once per tick with the topology the tick's arrays follow (and
 starts the rollup task when it says a minute finished); any web process reads a link's series with
-:func:`series` (by identity, :mod:`ibweb.live.link_identity`, or by directed-link index in the newest
+:func:`series` (by identity, :mod:`ibweb.live.history.link_identity`, or by directed-link index in the newest
 topology) or a port's with :func:`port_series`, and the rollup task reads whole minutes with
 :func:`ticks`. Because the ring lives in the Django cache (Redis at scale, local memory in the
 embedded default) the engine may run in another process than the web.
@@ -24,7 +24,7 @@ Three things may be missing, and each reads differently (issue 35): a value the 
 measurement for (a link without counters) is NaN (no data); a link the tick's topology lacks
 (a cable cut: the discovery no longer has it) is *down* (``Series.down``); a tick that never came
 (engine stopped, server down) is simply not in the ring, a gap in time. The embedded default's ring
-(local memory) is mirrored on disk (:mod:`ibweb.live.history_disk`) and read back at start.
+(local memory) is mirrored on disk (:mod:`ibweb.live.history.ring_files`) and read back at start.
 
 A topology change starts a run, not a new ring: a link's series follows its identity through every
 run and is a gap (NaN) in ticks whose topology lacks it, never another link's values. Only a
@@ -52,9 +52,8 @@ from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 
 from fabric_engine.topology import Fabric
-
-from .history_disk import RingFiles
-from .link_identity import IDENTITY, LinkIdentities, port_key
+from ibweb.live.history.link_identity import IDENTITY, LinkIdentities, port_key
+from ibweb.live.history.ring_files import RingFiles
 
 __all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "Ticks", "Recabling", "record", "series",
            "port_series", "recablings", "ticks", "index", "topology", "newest", "known", "known_before", "capacity",
@@ -405,7 +404,7 @@ class Ticks:
 @dataclass(frozen=True)
 class Recabling:
     """A transmitting port's peer changed: at ``t`` (the first tick of the new cabling) its directed link
-    ``before`` became ``after`` (:data:`~ibweb.live.link_identity.IDENTITY` scalars, same transmitting end)."""
+    ``before`` became ``after`` (:data:`~ibweb.live.history.link_identity.IDENTITY` scalars, same transmitting end)."""
 
     t: float
     before: np.void
@@ -466,7 +465,7 @@ def _read(fabric_id: int, idx: dict | None, after: float | None, k: int,
 def series(fabric_id: int, links: Sequence[int] | np.ndarray, after: float | None = None) -> Series:
     """The ring's values of ``links`` for the ticks after time ``after`` (all kept ticks when None).
 
-    ``links``: identities (:data:`~ibweb.live.link_identity.IDENTITY` ``[K]``), followed through every
+    ``links``: identities (:data:`~ibweb.live.history.link_identity.IDENTITY` ``[K]``), followed through every
     topology of the ring, or directed-link indices of the newest tick's topology, read as their
     identities (by position within that topology's ticks when it has none). Ticks whose topology lacks
     a link are NaN for it. Raises ``IndexError`` naming an index outside ``0..2L-1``. Ticks whose data

@@ -2,7 +2,7 @@
 
 Each encoding splits its work in two: :meth:`~FeedEncoding.shared` once per tick for what every
 view shares (the per-link arrays), and :meth:`~FeedEncoding.frame` once per view for the frame
-header that view sees (:class:`ibweb.live.feedview.FeedView`). The runner calls them only for the
+header that view sees (:class:`ibweb.live.feed.view.FeedView`). The runner calls them only for the
 (view, encoding) pairs that have sockets, and sends each result to that pair's channel group.
 
 * ``v1``: JSON text (``docs/feed-protocol.md``), the default;

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .consumers import LiveConsumer
+from ibweb.live.feed.consumers import LiveConsumer
 
 websocket_urlpatterns = [
     path("ws/fabrics/<slug:slug>/live/", LiveConsumer.as_asgi()),

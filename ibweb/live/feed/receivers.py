@@ -4,7 +4,7 @@ Whatever changes what a user may see (tenant memberships, groups, permissions, t
 flag, the user or one of its tenants or groups deleted) tells that user's open sockets, in
 every web process, through the channel layer (group ``user.<id>``), once the change is
 committed; each socket then asks :func:`ibweb.access.view_of` again (see
-:meth:`ibweb.live.consumers.LiveConsumer.access_changed`). Changes of a partition's members
+:meth:`ibweb.live.feed.consumers.LiveConsumer.access_changed`). Changes of a partition's members
 reach the sockets through the fabric's runner instead (the hosts a view may name).
 """
 
@@ -18,9 +18,8 @@ from django.db.models.signals import m2m_changed, post_delete, post_save, pre_de
 from django.dispatch import receiver
 
 from ibweb.fabrics.signals import analysis_progress
+from ibweb.live.feed.frame_store import broadcast_access_changed, broadcast_progress
 from ibweb.tenancy.models import Tenant
-
-from .groups import broadcast_access_changed, broadcast_progress
 
 log = logging.getLogger("ibweb.live")
 User = get_user_model()

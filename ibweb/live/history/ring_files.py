@@ -1,6 +1,6 @@
 """The embedded default's history ring on disk, so that a restart keeps the recent history.
 
-Without Redis the ring (:mod:`ibweb.live.history`) lives in a local-memory cache that a restart
+Without Redis the ring (:mod:`ibweb.live.history.ring`) lives in a local-memory cache that a restart
 empties. :class:`RingFiles` mirrors it under ``IBWEB_HISTORY_DIR`` (default ``<IBWEB_VAR_DIR>/history``),
 one directory per fabric::
 

@@ -3,7 +3,7 @@
 A *source* turns one fabric row into engine data: it builds (or discovers) the
 :class:`~fabric_engine.topology.Fabric` and its :class:`~fabric_engine.routing.Routing`,
 then hands the runner one :class:`~fabric_engine.state.FabricState` per tick. The
-runner (:mod:`ibweb.live.runner`) does everything else the same way for every kind:
+runner (:mod:`ibweb.live.engine.runner`) does everything else the same way for every kind:
 leader lock, sequence numbers, publishing, history, metrics, policy and views.
 
 Apps declare their sources as data, so that ``ibweb.live`` imports none of them::

@@ -14,9 +14,8 @@ from fabric_engine.scenario import build_emulator
 from fabric_engine.state import FabricState
 from fabric_engine.topology import Fabric
 from fabric_engine.workload import Job
+from ibweb.live.engine.sources import Progress
 from ibweb.runtime.catalog import job_catalog
-
-from .sources import Progress
 
 __all__ = ["EmulatedSource"]
 

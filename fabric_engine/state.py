@@ -157,29 +157,3 @@ class FabricState:
             "storage": self.storage,
             "twin": self.twin,
         }
-
-    def to_frame(self, totals: dict) -> dict:
-        """The feed ``frame`` message (protocol v1) as a JSON-ready dict.
-
-        Per-link arrays carry what a heatmap resolves and no more (frames go to every
-        client each tick): rates in Gb/s to 0.01, utilization to 0.0001, XmitWait in
-        whole counter units.
-        """
-        head = self.frame_header(totals)
-        links = self.link_arrays()
-        return {
-            **{k: head[k] for k in ("v", "type", "seq", "t", "tick_s")},
-            "rate": np.round(self.rate_gbps.astype(np.float64), 2).tolist(),
-            "util": np.round(links["util"].astype(np.float64), 4).tolist(),
-            **{k: head[k] for k in ("totals", "jobs", "alerts")},
-            "offered": np.round(links["offered"].astype(np.float64), 2).tolist(),
-            "xmit_wait": np.rint(links["xmit_wait"]).astype(np.int64).tolist(),
-            "ecn": np.round(links["ecn"].astype(np.float64), 3).tolist(),
-            **{k: head[k] for k in ("hotspots", "sharp", "storage", "twin")},
-        }
-
-    def to_frame_v2(self, totals: dict) -> bytes:
-        """The feed ``frame`` message of protocol v2: one binary message (:mod:`fabric_engine.feed_v2`)."""
-        from .feed_v2 import encode_frame
-
-        return encode_frame(self.frame_header(totals), self.link_arrays())

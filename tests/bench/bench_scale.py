@@ -8,8 +8,9 @@ turn, half packed, half scattered) with 10 % background. Per size it prints:
 * build: fabric, routing and the jobs' flows (with each job solved alone), seconds; the
   start's slowest step; the engine's RSS while it ticks and the peak of its start;
 * step: ``Emulator.step()``, median and worst of the timed ticks, ms;
-* encode: the v1 JSON frame (``json.dumps(state.to_frame())``) and the v2 binary frame
-  (``state.to_frame_v2()``), ms and bytes; the v2 decode of the documented numpy client;
+* encode: the v1 JSON frame and the v2 binary frame as the runner encodes them
+  (:mod:`ibweb.live.feed.encodings`: header, per-link arrays, one view's message), ms and bytes;
+  the v2 decode of the documented numpy client;
 * solver: the same greedy fill (the tick's pass 1) with the numpy fill (the plain
   vectorized reference kept in ``fabric_engine.flows``) and the compiled one, their ratio, and
   the largest relative difference of their rates (target <= 1e-9) with the number of incidence entries.
@@ -49,6 +50,7 @@ def measure(gpus: int, ticks: int) -> dict:
     from fabric_engine.feed_v2 import decode_frame
     from fabric_engine.flows import max_min_fair
     from fabric_engine.scenario import build_emulator, loaded_rail_spec
+    from ibweb.live.feed.encodings import ENCODINGS
 
     marks: list[tuple[float, str]] = []
     t0 = time.perf_counter()
@@ -73,12 +75,14 @@ def measure(gpus: int, ticks: int) -> dict:
         times.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
     totals = {"hosts": emu.fabric.num_hosts, "switches": emu.fabric.num_switches, "links": emu.fabric.num_links}
-    t = time.perf_counter()
-    v1 = json.dumps(state.to_frame(totals), separators=(",", ":"))
-    t_v1 = time.perf_counter() - t
-    t = time.perf_counter()
-    v2 = state.to_frame_v2(totals)
-    t_v2 = time.perf_counter() - t
+
+    def encode(name: str) -> tuple[str | bytes, float]:  # as the runner: header, shared arrays, a view's message
+        enc, t = ENCODINGS[name], time.perf_counter()
+        message = enc.frame(state.frame_header(totals), enc.shared(state))
+        return message, time.perf_counter() - t
+
+    v1, t_v1 = encode("v1")
+    v2, t_v2 = encode("v2")
     decode = []
     for _ in range(5):
         t = time.perf_counter()

@@ -16,7 +16,8 @@ from fabric_engine.topology.generate import fat_tree
 from fabric_engine.workload import Job
 
 GB = 1e9
-OLD_KEYS = {"v", "type", "seq", "t", "tick_s", "rate", "util", "totals", "jobs", "alerts"}
+#: The frame header's sections (its per-link arrays are encoded apart: tests/web/test_feed_encodings.py).
+HEADER_KEYS = {"v", "type", "seq", "t", "tick_s", "totals", "jobs", "alerts", "hotspots", "sharp", "storage", "twin"}
 
 
 @pytest.fixture(scope="module")
@@ -153,16 +154,20 @@ def test_background_only(tiny):
     assert s.hotspots and s.hotspots[0]["jobs"][0]["id"] == "background"
 
 
-def test_demo_frame_is_protocol_v1_plus_new_keys():
+def test_demo_state_fills_every_frame_section():
     emu = build_emulator(DEMO_SPEC)
     f = emu.fabric
     totals = {"hosts": f.num_hosts, "switches": f.num_switches, "links": f.num_links}
-    frames = [emu.step().to_frame(totals) for _ in range(8)]
+    states = [emu.step() for _ in range(8)]
+    frames = [s.frame_header(totals) for s in states]
     fr = frames[-1]
-    assert set(fr) >= OLD_KEYS and {"offered", "xmit_wait", "ecn", "hotspots"} <= set(fr)
+    assert set(fr) == HEADER_KEYS
     assert fr["v"] == 1 and fr["type"] == "frame" and fr["seq"] == 8
-    for key in ("rate", "util", "offered", "xmit_wait", "ecn"):
-        assert len(fr[key]) == 2 * f.num_links
+    arrays = {"rate": states[-1].rate_gbps, **states[-1].link_arrays()}
+    assert set(arrays) == {"rate", "util", "offered", "xmit_wait", "ecn"}
+    for key, values in arrays.items():
+        assert values.shape == (2 * f.num_links,) and np.isfinite(values).all(), key
+    assert arrays["offered"] is states[-1].offered_gbps and (arrays["offered"] >= arrays["rate"] - 1e-3).all()
     json.dumps(fr, allow_nan=False)
     assert {"hosts", "switches", "links", "throughput_gbps", "hottest", "congested_links"} <= set(fr["totals"])
     assert len(fr["jobs"]) == 8 and len({j["tenant"] for j in fr["jobs"]}) == 3

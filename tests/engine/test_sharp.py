@@ -64,7 +64,7 @@ def test_emulator_sharp_time_bytes_and_savings(small):
     job = Job("j", "t", f.hosts[:4], buffer_bytes=S, compute_s=0.0, sharp=True)
     emu = Emulator(r, [job], tick_s=1.0, sharp=am)
     s = emu.step(now=0)
-    fr = s.to_frame({})
+    fr = s.frame_header({})
     j = fr["sharp"]["jobs"][0]
     assert fr["jobs"][0]["sharp"] is True and fr["jobs"][0]["pattern"] == "ring_allreduce"
     assert j["on"] and j["tree"]["root_name"] == "spine01"
@@ -152,13 +152,13 @@ def test_fallback_in_the_emulator_runs_the_ring_and_says_so(small):
             Job("b", "acme", f.hosts[4:8], buffer_bytes=S, compute_s=0.0, sharp=True),
             Job("c", "other", f.hosts[4:6], buffer_bytes=S, compute_s=0.0, sharp=True, start_s=2.0)]
     emu = Emulator(r, jobs[:2], tick_s=1.0, sharp=am)
-    fr = emu.step(now=0).to_frame({})
+    fr = emu.step(now=0).frame_header({})
     on = {j["id"]: j["on"] for j in fr["sharp"]["jobs"]}
     assert on == {"a": True, "b": True} and fr["sharp"]["trees_in_use"] == 2
     # A third job whose tenant is not allowed: falls back, an alert and an event say why.
     emu.start_job(jobs[2])
     for t in range(1, 4):
-        fr = emu.step(now=t).to_frame({})
+        fr = emu.step(now=t).frame_header({})
     c = next(j for j in fr["sharp"]["jobs"] if j["id"] == "c")
     assert not c["on"] and "not allowed" in c["reason"]
     assert {"kind": "sharp_fallback", "job": "c", "reason": c["reason"]} in fr["alerts"]
@@ -179,7 +179,7 @@ def test_trees_are_released_when_jobs_stop_and_taken_when_they_start(small):
     emu.step(now=1)
     emu.step(now=2)  # first's window closed
     assert am.trees == {} and am.switch_trees.sum() == 0
-    fr = emu.step(now=3).to_frame({})  # second starts and gets leaf01, free again
+    fr = emu.step(now=3).frame_header({})  # second starts and gets leaf01, free again
     assert set(am.trees) == {"second"}
     assert [e["kind"] for e in fr["sharp"]["events"]] == ["allocated", "released", "allocated"]
 
@@ -201,7 +201,7 @@ def test_manager_and_pattern_errors(small):
 
 def test_demo_runs_sharp_with_a_tenant_fallback():
     emu = build_emulator(DEMO_SPEC)
-    fr = emu.step(now=0).to_frame({})
+    fr = emu.step(now=0).frame_header({})
     sharp = fr["sharp"]
     on = {j["id"]: j["on"] for j in sharp["jobs"]}
     assert on == {"llama-70b": True, "bert-ft": True, "rlhf-7b": True, "diffusion-xl": False}

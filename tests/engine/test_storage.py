@@ -74,7 +74,7 @@ def test_data_loading_reads_are_reported_per_server_job_and_tenant(fab):
     # Asks for more than the backend gives: the backend is the bottleneck.
     job = Job("loader", "acme", f.hosts[:4], buffer_bytes=0, compute_s=1.0, read_gbps=1000.0)
     emu = Emulator(r, [job], tick_s=1.0, storage=model)
-    st = emu.step(now=0).to_frame({})["storage"]
+    st = emu.step(now=0).storage
     server = st["servers"][0]
     assert server["read_gbps"] == pytest.approx(200.0) and server["read_bottleneck"] == "backend"
     assert server["write_gbps"] == 0 and server["write_bottleneck"] is None and server["network_gbps"] == 800.0
@@ -83,7 +83,7 @@ def test_data_loading_reads_are_reported_per_server_job_and_tenant(fab):
     # A reader within the backend's means is held back by nothing.
     emu = Emulator(r, [Job("loader", "acme", f.hosts[:4], buffer_bytes=0, compute_s=1.0, read_gbps=100.0)],
                    storage=model)
-    st = emu.step(now=0).to_frame({})["storage"]
+    st = emu.step(now=0).storage
     assert st["servers"][0]["read_gbps"] == pytest.approx(100.0) and st["servers"][0]["read_bottleneck"] is None
 
 
@@ -133,9 +133,9 @@ def test_a_checkpoint_burst_slows_the_allreduce_it_shares_links_with(fab):
 def test_backend_columns_are_stripped_and_demo_publishes_storage():
     emu = build_emulator(DEMO_SPEC)
     f = emu.fabric
-    fr = emu.step(now=0).to_frame({})
-    assert len(fr["rate"]) == len(fr["offered"]) == 2 * f.num_links
-    st = fr["storage"]
+    state = emu.step(now=0)
+    assert len(state.rate_gbps) == len(state.offered_gbps) == 2 * f.num_links
+    st = state.frame_header({})["storage"]
     assert [s["name"] for s in st["servers"]] == [f"stor{i:03d}" for i in range(1, 9)]
     assert st["totals"]["read_gbps"] == pytest.approx(400 + 800 + 600 + 100 + 200, rel=1e-6)
     assert next(j for j in st["jobs"] if j["id"] == "llama-70b")["checkpoint"]["size_bytes"] == 70e9 * 14

@@ -14,7 +14,7 @@ from fabric_engine.twin.attribution import uplinks
 from ibweb.events.recorder import EventRecorder
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.twin import engine, jobs, plans
+from ibweb.twin import fabric_twin, jobs, plans, report_cache
 from ibweb.twin.choices import JobOrigin, JobSourceKind
 from ibweb.twin.models import JobSource
 
@@ -45,7 +45,7 @@ def test_fabric_twin_fills_the_state_and_publishes_the_report():
     jobs.store_jobs(row, [SchedulerJob("4242", "acme", tuple(f"gpu{i:04d}" for i in (1, 2, 9, 10))),
                           SchedulerJob("4243", "globex", tuple(f"gpu{i:04d}" for i in (3, 4)))],
                     JobOrigin.PUSH, replace=True)
-    twin = engine.FabricTwin(row.pk)
+    twin = fabric_twin.FabricTwin(row.pk)
     empty = twin.step(r, state_of(f, np.zeros(2 * f.num_links)), 100.0)
     assert [j.name for j in empty.jobs] == ["4242", "4243"] and not any(j.active for j in empty.jobs)
     model = twin.twin._model[2]
@@ -53,7 +53,7 @@ def test_fabric_twin_fills_the_state_and_publishes_the_report():
     stray = int(np.flatnonzero(np.asarray(twin.twin._model[1].sum(axis=0)).ravel() == 0)[0])
     rate[stray] = 80.0
     out = twin.step(r, state_of(f, rate), 101.0)
-    frame = out.to_frame({})
+    frame = out.frame_header({})
     assert [j["id"] for j in frame["jobs"]] == ["4242", "4243"] and frame["jobs"][0]["tenant"] == "acme"
     assert frame["jobs"][0]["achieved_gbps"] == pytest.approx(float(model.injection[0]) * 0.5, rel=1e-3)
     named = [h for h in frame["hotspots"] if h["link"] != stray]
@@ -66,13 +66,13 @@ def test_fabric_twin_fills_the_state_and_publishes_the_report():
     src = f"{f.node_name[f.dl_src[stray]]} port {int(f.dl_src_port[stray])}"
     assert alert["port"] == alert["a"] == src  # the event store names (and hides) hosts by these
     recorder = EventRecorder(row.pk)
-    (event,) = recorder.apply(out.to_frame({})["alerts"], [], seq=2, t=102.0, fabric=f)  # as the runner's signal
+    (event,) = recorder.apply(out.frame_header({})["alerts"], [], seq=2, t=102.0, fabric=f)  # as the runner's signal
     assert event.kind == "twin" and event.severity == "warning" and event.message == alert["message"]
     hosts_named = {f.node_name[n] for n in (f.dl_src[stray], f.dl_dst[stray]) if f.kind[n] == 0}
     assert {h[1] for h in event.hosts} == hosts_named
-    report = engine.report(row.pk)
+    report = report_cache.report(row.pk)
     assert [d["link"] for d in report["deviations"]] == [stray] and len(report["jobs"]) == 2
-    links = engine.job_links(row.pk)
+    links = report_cache.job_links(row.pk)
     assert set(links) == {"4242", "4243"}
     assert set(uplinks(f, np.array(links["4242"]["nodes"])).tolist()) <= set(links["4242"]["links"])
     # the stray traffic stops: the alert is cleared (clear_after=1)
@@ -88,7 +88,7 @@ def test_fabric_twin_checks_the_plan_and_tells_when_it_changes():
     from fabric_engine.formats import write
 
     plans.upload(row, "design.net", write(design, "ibsim"))
-    twin = engine.FabricTwin(row.pk)
+    twin = fabric_twin.FabricTwin(row.pk)
     r = route(design)
     zero = np.zeros(2 * design.num_links)
     out = twin.step(r, state_of(design, zero), 1.0)
@@ -101,10 +101,10 @@ def test_fabric_twin_checks_the_plan_and_tells_when_it_changes():
     assert alert == {"kind": "plan", "deviation": "missing", "severity": "warning", "port": f"{a} port {pa}",
                      "a": f"{a} port {pa}", "b": f"{b} port {pb}",
                      "message": f"missing cable {a} port {pa} - {b} port {pb}"}
-    assert engine.report(row.pk)["plan"]["issues"][0]["kind"] == "missing"
+    assert report_cache.report(row.pk)["plan"]["issues"][0]["kind"] == "missing"
     assert out.twin["plan"]["counts"]["missing"] == 1
     recorder = EventRecorder(row.pk)
-    (event,) = recorder.apply(out.to_frame({})["alerts"], [], seq=2, t=2.0, fabric=cut)  # as the runner's signal
+    (event,) = recorder.apply(out.frame_header({})["alerts"], [], seq=2, t=2.0, fabric=cut)  # as the runner's signal
     assert event.kind == "plan" and event.message == alert["message"] and event.active
     relinked = twin.step(r, state_of(design, zero, 3), 3.0)  # cabled as planned again: the event clears
     assert not [a for a in relinked.alerts if a["kind"] == "plan"]
@@ -117,10 +117,10 @@ def test_plan_alerts_one_per_difference_then_one_for_the_rest():
     issues = [{"kind": "missing", "planned": f"leaf01 port {p} - gpu{p:04d} port 1",
                "message": f"missing cable leaf01 port {p}"} for p in range(1, 6)]
     report = {"ok": False, "issues": issues, "counts": {"missing": 5}, "summary": "5 missing"}
-    alerts = engine.plan_alerts(report, most=3)
+    alerts = fabric_twin.plan_alerts(report, most=3)
     assert [a["port"] for a in alerts[:3]] == ["leaf01 port 1", "leaf01 port 2", "leaf01 port 3"]
     assert alerts[3]["message"] == "2 more differences from the plan (5 missing in all)"
-    assert engine.plan_alerts({"ok": True, "issues": [], "counts": {}, "summary": "as planned"}) == []
+    assert fabric_twin.plan_alerts({"ok": True, "issues": [], "counts": {}, "summary": "as planned"}) == []
 
 
 @pytest.mark.django_db(transaction=True)  # the analysis task starts when its row is committed

@@ -4,7 +4,7 @@
 // A condition alert lasts as long as its condition: only the newest frame's alerts count, so a cable that comes
 // back up (or runs at its full width and speed again) is drawn as before with the next frame.
 import {timeFormat} from "d3";
-import {alertText} from "./events.js";
+import {alertText} from "./frame-events.js";
 import {cableLines, formatDuration, formatUtil} from "./format.js";
 
 /** State of a cable drawn from a `link_down` alert: not among the fabric's links any more. */

@@ -1,23 +1,12 @@
 // Feed messages (docs/feed-protocol.md, versions 1 and 2) to typed arrays. Pure: no DOM, no I/O.
 import {unzlibSync} from "fflate";
-import {decodeTwin} from "./twin.js";
+import {fail} from "./feed-error.js";
+import {decodeTwin} from "./twin-section.js";
 
 /** Protocol version of the JSON messages (snapshot, progress, v1 frames). */
 export const VERSION = 1;
 /** Protocol version of binary frames. */
 export const VERSION_BINARY = 2;
-
-/** A feed message that does not follow the protocol. */
-export class FeedFormatError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "FeedFormatError";
-  }
-}
-
-function fail(message) {
-  throw new FeedFormatError(message);
-}
 
 // A frame must carry seq; a snapshot may leave it out (its frame carries one).
 function header(msg, type) {

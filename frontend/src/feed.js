@@ -1,5 +1,5 @@
 // The live feed: a WebSocket client that reconnects with capped exponential backoff and keeps the status.
-import {FeedFormatError} from "./decode.js";
+import {FeedFormatError} from "./feed-error.js";
 
 const CLOSED = {4403: "not allowed to view this fabric", 4404: "unknown fabric"};
 

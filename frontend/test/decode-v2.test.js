@@ -1,9 +1,10 @@
-// Binary (v2) frames, decoded from a fixture the engine's own encoder made (tests/engine/test_feed_v2.py).
+// Binary (v2) frames, decoded from a fixture the shipped encoder made (tests/web/test_feed_encodings.py).
 import assert from "node:assert/strict";
 import {readFileSync} from "node:fs";
 import {test} from "node:test";
 import {zlibSync} from "fflate";
-import {FeedFormatError, decodeBinaryFrame, decodeSnapshot, frameBuffers, readBinaryFrame} from "../src/decode.js";
+import {decodeBinaryFrame, decodeSnapshot, frameBuffers, readBinaryFrame} from "../src/decode.js";
+import {FeedFormatError} from "../src/feed-error.js";
 import {context} from "../src/context.js";
 
 const fixture = JSON.parse(readFileSync(new URL("./fixtures/feed-v2.json", import.meta.url), "utf8"));

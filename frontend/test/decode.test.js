@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {FeedFormatError, decodeFrame, decodeSnapshot, frameBuffers} from "../src/decode.js";
+import {decodeFrame, decodeSnapshot, frameBuffers} from "../src/decode.js";
+import {FeedFormatError} from "../src/feed-error.js";
 import {synthetic, syntheticFrame, syntheticSnapshot} from "../scripts/synthetic.mjs";
 
 const fab = synthetic({leavesPerPod: 2, spinesPerPod: 2, hostsPerLeaf: 2});

@@ -1,6 +1,6 @@
 // Alerts and events: the frame's current alerts, and a log of what changed (jobs, congestion, feed status).
 import {timeFormat} from "d3";
-import {alertText, frameEvents} from "../events.js";
+import {alertText, frameEvents} from "../frame-events.js";
 
 const clock = timeFormat("%H:%M:%S");
 

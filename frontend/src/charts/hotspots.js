@@ -1,7 +1,7 @@
 // Hotspots panel: the most congested directed links, live, with the jobs that cross them.
 import {directedLabel, formatUtil} from "../format.js";
 import {jobsByLink} from "../highlight.js";
-import {hotspotRows} from "../hotspots.js";
+import {hotspotRows} from "../hotspot-rows.js";
 
 /**
  * The hotspots table: `selection.call(hotspots().context(ctx))`. Always `count` rows, so frames never move the page.

@@ -4,7 +4,7 @@
 // scaled up with smoothing off, so a 512 x 512 matrix costs one pass over its cells per frame.
 import {LUT, bucketOf} from "../colors.js";
 import {formatUtil} from "../format.js";
-import {DIRECTIONS, cellCables, matrixValues, tierMatrix} from "../matrix.js";
+import {DIRECTIONS, cellCables, matrixValues, tierMatrix} from "../tier-matrix.js";
 
 const TIER = {1: "leaf", 2: "spine", 3: "core"};
 const EMPTY = [22, 27, 34];

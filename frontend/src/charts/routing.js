@@ -1,6 +1,6 @@
 // Routing panel: the report of the routing the fabric runs on (engine used, fallback, unreachable entries,
 // balance, credit loops), fetched from the API with every topology snapshot of the feed.
-import {routingLines, routingRetryDelay} from "../routing.js";
+import {routingLines, routingRetryDelay} from "../routing-report.js";
 
 /**
  * The routing panel: `selection.call(routingPanel().context(ctx).api(client))`.

@@ -4,7 +4,7 @@
 import {format} from "d3";
 import {formatBytes, formatDuration, formatRate, formatSpeedup} from "../format.js";
 import {jobHighlight} from "../highlight.js";
-import {sharpEventRows, sharpJobRows, sharpSummary, sharpSwitchRows} from "../sharp.js";
+import {sharpEventRows, sharpJobRows, sharpSummary, sharpSwitchRows} from "../sharp-rows.js";
 
 const count = format(",d");
 const clock = format(",.1f");

@@ -3,7 +3,7 @@
 // and the duration and GPU-time cost of recent checkpoints.
 import {format} from "d3";
 import {formatBytes, formatDuration, formatGpuTime, formatRate} from "../format.js";
-import {bottleneckText, checkpointLog, checkpointRows, serverRows, storageJobRows, tenantRows} from "../storage.js";
+import {bottleneckText, checkpointLog, checkpointRows, serverRows, storageJobRows, tenantRows} from "../storage-rows.js";
 
 const percent = format(".0%");
 const count = format(",d");

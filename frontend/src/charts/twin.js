@@ -1,7 +1,7 @@
 // The digital twin panel (telemetry-fed fabrics): expected against observed as a map overlay and a ranked list,
 // the cabling plan's differences, each a click away from the map. Hidden on fabrics without a twin.
 import {format} from "d3";
-import {deviationRows, OVERLAY_COLORS, overlayCables} from "../twin.js";
+import {deviationRows, OVERLAY_COLORS, overlayCables} from "../twin-section.js";
 
 const gbps = format(",.1f");
 const REFRESH_MS = 5000;

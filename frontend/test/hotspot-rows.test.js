@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {hotspotRows, topLinks} from "../src/hotspots.js";
+import {hotspotRows, topLinks} from "../src/hotspot-rows.js";
 
 test("top links are the highest values, highest first, zeros left out", () => {
   const values = Float32Array.from([0.1, 0.9, 0, 0.5, 0.9, 0.3, 0.7]);

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {decodeFrame, FeedFormatError, frameBuffers} from "../src/decode.js";
-import {CODE, decodeTwin, deviationRows, OVERLAY_COLORS, overlayCables} from "../src/twin.js";
+import {decodeFrame, frameBuffers} from "../src/decode.js";
+import {FeedFormatError} from "../src/feed-error.js";
+import {CODE, decodeTwin, deviationRows, OVERLAY_COLORS, overlayCables} from "../src/twin-section.js";
 
 const L = 3;
 const section = () => ({overlay: {expected: [10, 0, 5, 10, 0, 0], observed: [1, 20, 5, 9, 0, 0], code: [1, 2, 0, 0, -1, 0]},

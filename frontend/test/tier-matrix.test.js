@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 import {decodeSnapshot} from "../src/decode.js";
 import {layout} from "../src/layout.js";
-import {cellCables, matrixValues, tierMatrix} from "../src/matrix.js";
+import {cellCables, matrixValues, tierMatrix} from "../src/tier-matrix.js";
 import {synthetic, syntheticSnapshot} from "../scripts/synthetic.mjs";
 
 const decoded = (options) => decodeSnapshot(syntheticSnapshot(synthetic(options), 1));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {sharpEventRows, sharpEventText, sharpJobRows, sharpSummary, sharpSwitchRows, speedup} from "../src/sharp.js";
+import {sharpEventRows, sharpEventText, sharpJobRows, sharpSummary, sharpSwitchRows, speedup} from "../src/sharp-rows.js";
 import {sharpSection} from "../scripts/sections.mjs";
 
 test("the speed-up is the all-reduce time without SHARP over the time with it", () => {

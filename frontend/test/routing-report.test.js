@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {ROUTING_RETRIES, routingLines, routingRetryDelay} from "../src/routing.js";
+import {ROUTING_RETRIES, routingLines, routingRetryDelay} from "../src/routing-report.js";
 
 const REPORT = {engine: "ftree", engine_used: "minhop", requested_engine: "ftree",
   fallback: {engine: "minhop", reason: "ftree: ERR AB09 ..."}, unreachable_entries: 3, unreachable_host_entries: 2,

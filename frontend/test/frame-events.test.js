@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {alertKey, alertText, frameEvents} from "../src/events.js";
+import {alertKey, alertText, frameEvents} from "../src/frame-events.js";
 
 const job = (id, extra = {}) => ({id, tenant: "t", phase: "comm", slowdown: 1, ...extra});
 

@@ -1,5 +1,5 @@
 // The digital twin's frame section (telemetry-fed fabrics): decoding, map overlay colours, ranked rows. Pure.
-import {FeedFormatError} from "./decode.js";
+import {fail} from "./feed-error.js";
 
 /** Deviation codes of `twin.overlay.code` (docs/feed-protocol.md). */
 export const CODE = {stale: -1, ok: 0, below: 1, unexplained: 2};
@@ -13,10 +13,6 @@ export const OVERLAY_COLORS = {
   miswired: "#ff4f6d",
   extra: "#ff7a1a",
   wrong: "#f2d024", // wrong speed or width
-};
-
-const fail = (message) => {
-  throw new FeedFormatError(message);
 };
 
 function ints(values, n, where, low, high) {

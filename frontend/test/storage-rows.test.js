@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 import {bottleneckText, checkpointLog, checkpointRows, etaSeconds, serverRows, storageJobRows, tenantRows}
-  from "../src/storage.js";
+  from "../src/storage-rows.js";
 import {storageSection} from "../scripts/sections.mjs";
 
 test("server rows measure throughput against the smaller of backend and network, with the bottleneck", () => {

@@ -16,4 +16,4 @@ RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install --no-cache-dir --no-deps -e . \
     && apt-get purge -y gcc libc6-dev && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 EXPOSE 8000
-CMD ["python", "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--lifespan", "on", "--ws-max-size", "1048576", "--ws", "ibweb.wsdeflate:WebSocketProtocol"]
+CMD ["python", "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--lifespan", "on", "--ws-max-size", "1048576", "--ws", "ibweb.websocket.deflate:WebSocketProtocol"]

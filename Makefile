@@ -18,7 +18,7 @@ XDIST := -p tests.xdist_worker -n $(TEST_WORKERS) --dist loadgroup
 
 run: setup ## serve the live demo on http://$(HOST):$(PORT)/
 	@echo "ibweb is starting on http://$(HOST):$(PORT)/  (demo fabric: http://$(HOST):$(PORT)/fabrics/demo/)"
-	$(BIN)/python -m ibweb.serve ibweb.asgi:application --host $(HOST) --port $(PORT) --lifespan on --ws-max-size 1048576 --ws ibweb.wsdeflate:WebSocketProtocol --log-level warning
+	$(BIN)/python -m ibweb.serve ibweb.asgi:application --host $(HOST) --port $(PORT) --lifespan on --ws-max-size 1048576 --ws ibweb.websocket.deflate:WebSocketProtocol --log-level warning
 
 setup: venv frontend db
 

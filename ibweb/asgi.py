@@ -1,9 +1,9 @@
 """ASGI entry point: HTTP by Django, websockets by Channels, lifespan runs the embedded engine.
 
 Forwarding headers count only from ``IBWEB_TRUSTED_PROXIES`` and are removed before anything reads them
-(:mod:`ibweb.proxies`). Request bodies and websocket messages are capped before they reach a view
-(:mod:`ibweb.body_limits`);
-``/healthz`` is answered before Django, so that a busy view never holds it (:mod:`ibweb.health`).
+(:mod:`ibweb.http.proxies`). Request bodies and websocket messages are capped before they reach a view
+(:mod:`ibweb.http.body_limits`);
+``/healthz`` is answered before Django, so that a busy view never holds it (:mod:`ibweb.http.health`).
 """
 
 import gc
@@ -17,12 +17,12 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from ibweb.body_limits import BodyLimitMiddleware  # noqa: E402
-from ibweb.health import HealthFirst  # noqa: E402
+from ibweb.http.body_limits import BodyLimitMiddleware  # noqa: E402
+from ibweb.http.health import HealthFirst  # noqa: E402
+from ibweb.http.proxies import ForwardedHeaders  # noqa: E402
 from ibweb.live.engine.lifespan import EngineLifespan  # noqa: E402
 from ibweb.live.feed.origin import origin_checked  # noqa: E402
 from ibweb.live.feed.websocket_urls import websocket_urlpatterns  # noqa: E402
-from ibweb.proxies import ForwardedHeaders  # noqa: E402
 
 application = ForwardedHeaders(ProtocolTypeRouter(
     {

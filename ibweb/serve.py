@@ -3,7 +3,7 @@
 Every launch (``make run``, compose, the Dockerfile, the tests' server) goes through here: the
 arguments are passed on to uvicorn with ``--no-proxy-headers``: the application itself applies the
 forwarding headers of ``IBWEB_TRUSTED_PROXIES`` (``X-Forwarded-For``, ``-Proto`` and ``-Host``, which
-uvicorn does not handle) and drops everyone else's (:class:`ibweb.proxies.ForwardedHeaders`), so the
+uvicorn does not handle) and drops everyone else's (:class:`ibweb.http.proxies.ForwardedHeaders`), so the
 client address a view sees (``REMOTE_ADDR``) is the peer's unless the peer is a configured proxy.
 Arguments that would choose otherwise are refused.
 """
@@ -17,8 +17,8 @@ __all__ = ["uvicorn_arguments", "main"]
 
 #: uvicorn options that this launcher decides.
 DECIDED = ("--proxy-headers", "--no-proxy-headers", "--forwarded-allow-ips")
-#: The HTTP protocol every launch serves: uvicorn's, with deadlines for slow clients (ibweb.http_timeouts).
-HTTP_PROTOCOL = "ibweb.http_timeouts:HttpProtocol"
+#: The HTTP protocol every launch serves: uvicorn's, with deadlines for slow clients (ibweb.http.timeouts).
+HTTP_PROTOCOL = "ibweb.http.timeouts:HttpProtocol"
 
 
 def uvicorn_arguments(args: list[str]) -> list[str]:

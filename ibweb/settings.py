@@ -15,7 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from . import env
-from .proxies import trusted_proxies
+from .http.proxies import trusted_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 #: Created at start when missing (issue 35: ``make run`` stopped with "unable to open database file").
@@ -59,7 +59,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "ibweb.accounts",  # API tokens, stored hashed (it replaced rest_framework.authtoken)
     "drf_spectacular",
-    "django_filters",  # FilterSets of the REST lists (ibweb/filtersets.py)
+    "django_filters",  # FilterSets of the REST lists (ibweb/api/filtersets.py)
     "channels",
     "ibweb.fabrics",
     "ibweb.tenancy",
@@ -70,10 +70,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "ibweb.request_id.RequestIdMiddleware",  # first: every response (a 500 too) and log line carries the ID
+    "ibweb.http.request_id.RequestIdMiddleware",  # first: every response (a 500 too) and log line carries the ID
     "django.middleware.security.SecurityMiddleware",
-    "ibweb.security.SecurityHeadersMiddleware",
-    "ibweb.static_files.StaticFilesMiddleware",  # WhiteNoise, with file bodies read asynchronously under ASGI
+    "ibweb.http.security_headers.SecurityHeadersMiddleware",
+    "ibweb.http.static_files.StaticFilesMiddleware",  # WhiteNoise, with file bodies read asynchronously under ASGI
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -116,7 +116,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded engine writes from worker threads (events, twin reports, rollups) while requests write too:
     # a writer waits for the lock (timeout, seconds) and readers never wait for a writer (write-ahead log).
     # Transactions take the write lock when they begin (IMMEDIATE): a deferred one that reads, then writes,
-    # would get "database is locked" at once instead of waiting. Background writers also retry (db_retry).
+    # would get "database is locked" at once instead of waiting. Background writers also retry (ibweb.db.retry).
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL",
                                        "transaction_mode": "IMMEDIATE"}
     # Tests use a file as well: an in-memory database's shared cache fails at once on a lock instead of waiting.
@@ -151,13 +151,13 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
 REST_FRAMEWORK = {
-    "DEFAULT_PERMISSION_CLASSES": ["ibweb.permissions.ViewerReadOrModelPermissions"],
+    "DEFAULT_PERMISSION_CLASSES": ["ibweb.auth.permissions.ViewerReadOrModelPermissions"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "ibweb.accounts.authentication.ApiTokenAuthentication",  # Authorization: Token <key>
-        # Authorization: Bearer <key> of a push or job token, only on its view's route (ibweb.bearer.BearerRoute)
-        "ibweb.bearer.RouteBearerAuthentication",
-        "ibweb.auth_schemes.RefuseUnknownSchemes",  # curl -u (Basic) is a 401, not an anonymous visitor
+        # Authorization: Bearer <key> of a push or job token, only on its view's route (ibweb.auth.bearer.BearerRoute)
+        "ibweb.auth.bearer.RouteBearerAuthentication",
+        "ibweb.auth.unknown_schemes.RefuseUnknownSchemes",  # curl -u (Basic) is a 401, not an anonymous visitor
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -165,42 +165,43 @@ REST_FRAMEWORK = {
     # a list's query parameters: its view's filterset_class (the <app>/filtersets.py modules), after its scoping
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # a unique or protecting constraint another writer won is a 409, never a 500
-    "EXCEPTION_HANDLER": "ibweb.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "ibweb.api.errors.exception_handler",
     # counter pushes per collector token; a collector sweeping every 2 s stays far below
     "DEFAULT_THROTTLE_RATES": {"push": env.text("IBWEB_PUSH_RATE", "120/min")},
-    # JSON, form and multipart parsers that refuse a body above its path's cap (413), see ibweb/body_limits.py
-    "DEFAULT_PARSER_CLASSES": ["ibweb.body_limits.JSONParser", "ibweb.body_limits.FormParser",
-                               "ibweb.body_limits.MultiPartParser"],
+    # JSON, form and multipart parsers that refuse a body above its path's cap (413), see ibweb/http/body_limits.py
+    "DEFAULT_PARSER_CLASSES": ["ibweb.http.body_limits.JSONParser", "ibweb.http.body_limits.FormParser",
+                               "ibweb.http.body_limits.MultiPartParser"],
 }
 # The schema's own lint runs in tests/web/test_api_schema.py, not in `check --deploy` (a security check).
 # The schema is served under the API's own access (issue 26): anonymous visitors only where public read is on.
 SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False,
-                        "ENABLE_DJANGO_DEPLOY_CHECK": False, "SERVE_PERMISSIONS": ["ibweb.permissions.ViewerRead"],
+                        "ENABLE_DJANGO_DEPLOY_CHECK": False, "SERVE_PERMISSIONS": ["ibweb.auth.permissions.ViewerRead"],
                         # one name per choice set shared by several fields (issue 35: a schema with no warning)
                         "ENUM_NAME_OVERRIDES": {"MembershipEnum": "ibweb.tenancy.choices.Membership",
                                                 "MtuEnum": "ibweb.tenancy.choices.Mtu",
                                                 "RateEnum": "ibweb.tenancy.choices.Rate"}}
 
-# Request sizes (issue 14; the reasons for each figure are in ibweb/body_limits.py). The ASGI middleware
+# Request sizes (issue 14; the reasons for each figure are in ibweb/http/body_limits.py). The ASGI middleware
 # answers 413 above these before a view runs; Django's own limits bound what its parsers keep in memory.
 IBWEB_MAX_BODY_BYTES = env.integer("IBWEB_MAX_BODY_BYTES", 8 << 20, minimum=1 << 16)
 IBWEB_MAX_UPLOAD_BYTES = env.integer("IBWEB_MAX_UPLOAD_BYTES", 65 << 20, minimum=1 << 16)
 IBWEB_MAX_PUSH_BYTES = env.integer("IBWEB_MAX_PUSH_BYTES", 256 << 20, minimum=1 << 16)
 IBWEB_MAX_WS_MESSAGE_BYTES = env.integer("IBWEB_MAX_WS_MESSAGE_BYTES", 64 << 10, minimum=1 << 10)
-#: Most values in a JSON body or websocket message (issue 26; ibweb/json_input.py); an upload or push route
-#: allows one per 8 bytes of its cap if that is more (ibweb.body_limits.max_json_values). Nesting: 64 levels.
+#: Most values in a JSON body or websocket message (issue 26; ibweb/http/json_input.py); an upload or push route
+#: allows one per 8 bytes of its cap if that is more (ibweb.http.body_limits.max_json_values). Nesting: 64 levels.
 IBWEB_MAX_JSON_VALUES = env.integer("IBWEB_MAX_JSON_VALUES", 1_000_000, minimum=1000)
-# Slow clients (issue 26; ibweb/http_timeouts.py): seconds to send a request's head; a body's grace in seconds,
+# Slow clients (issue 26; ibweb/http/timeouts.py): seconds to send a request's head; a body's grace in seconds,
 # then its least average rate in bytes/s. A client that falls behind gets 408 and is disconnected.
 IBWEB_HEADER_TIMEOUT_S = env.integer("IBWEB_HEADER_TIMEOUT_S", 10, minimum=1)
 IBWEB_BODY_TIMEOUT_S = env.integer("IBWEB_BODY_TIMEOUT_S", 10, minimum=1)
 IBWEB_BODY_MIN_RATE = env.integer("IBWEB_BODY_MIN_RATE", 16 << 10, minimum=1)
-#: Seconds a websocket may keep its write buffer above the high-water mark before it is closed (ibweb.wsflow).
+#: Seconds a websocket may keep its write buffer above the high-water mark before it is closed (ibweb.websocket.flow).
 IBWEB_FEED_STALL_S = env.integer("IBWEB_FEED_STALL_S", 30, minimum=1)
 #: Seconds between an open feed socket's checks that its sign-in still holds (ibweb/live/feed/session_check.py).
 IBWEB_SESSION_RECHECK_S = env.integer("IBWEB_SESSION_RECHECK_S", 5, minimum=1)
-#: Addresses or CIDRs of the reverse proxies whose X-Forwarded-For/-Proto/-Host the server believes (ibweb/proxies.py);
-#: none by default: the peer's address, scheme and Host are the request's, whatever headers it sends.
+#: Addresses or CIDRs of the reverse proxies whose X-Forwarded-For/-Proto/-Host the server believes
+#: (ibweb/http/proxies.py); none by default: the peer's address, scheme and Host are the request's, whatever
+#: headers it sends.
 IBWEB_TRUSTED_PROXIES = trusted_proxies(env.listing("IBWEB_TRUSTED_PROXIES", []))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 << 20  # form fields and request.body, files excluded
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 << 20  # larger uploaded files spool to a temporary file
@@ -229,15 +230,15 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     # No SECURE_PROXY_SSL_HEADER: HTTPS is the scheme of the connection, or X-Forwarded-Proto of a trusted
-    # proxy only, applied by ibweb.proxies.ForwardedHeaders (which drops everyone else's).
+    # proxy only, applied by ibweb.http.proxies.ForwardedHeaders (which drops everyone else's).
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "ibweb.request_id.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "ibweb.http.request_id.RequestIdFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"]}},
     "loggers": {"ibweb": {"handlers": ["console"], "level": env.text("IBWEB_LOG_LEVEL", "INFO")},
-                # every 5xx, raised (with its traceback) or returned, once, with its request ID (ibweb.request_id)
+                # every 5xx, raised (with its traceback) or returned, once, with its request ID (ibweb.http.request_id)
                 "django.request": {"handlers": ["console"], "level": "ERROR", "filters": ["request_id"],
                                    "propagate": False}},
 }

@@ -2,9 +2,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import api_schema  # noqa: F401 - the schema's authentication extensions
-from .health import healthz
-from .signin import admin_login, password_reset, site_login
+from .api import schema  # noqa: F401 - the schema's authentication extensions
+from .auth.signin import admin_login, password_reset, site_login
+from .http.health import healthz
 
 urlpatterns = [
     path("", include("ibweb.fabrics.urls")),

@@ -124,7 +124,7 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--lifespan", "on", "--ws", "ibweb.wsdeflate:WebSocketProtocol"],
+         "--lifespan", "on", "--ws", "ibweb.websocket.deflate:WebSocketProtocol"],
         cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
     server = Server(proc, port, log, session_key)

@@ -12,7 +12,7 @@ import urllib.request
 
 import websockets
 
-from ibweb.wsflow import CLOSE_GRACE_S
+from ibweb.websocket.flow import CLOSE_GRACE_S
 
 #: A 2048-host fabric at 10 frames/s (v1 frames of about 186 kB).
 FAST = {"name": "Fast 2048", "slug": "fast", "tick_s": 0.1,

@@ -37,11 +37,12 @@ from pathlib import Path
 from ..errors import FormatError
 from ..topology import Fabric
 from . import ibdiagnet, ibnetdiscover, ibnetdiscover_ports, ibsim, json_format
-from ._input import MAX_TEXT_BYTES, read_bytes, read_text, to_text
+from ._common import HCA_SUFFIX
+from ._input import MAX_TEXT_BYTES, gunzip, is_gzip, read_bytes, read_text, to_text
 from .ibdiagnet_archive import is_archive
 
 __all__ = ["FORMATS", "WRITABLE", "EXTENSIONS", "detect", "detect_bytes", "format_from_name", "read", "write",
-           "read_text", "to_text"]
+           "read_text", "to_text", "gunzip", "is_gzip", "MAX_TEXT_BYTES", "HCA_SUFFIX"]
 
 FORMATS: tuple[str, ...] = ("ibnetdiscover", "ibnetdiscover-ports", "ibdiagnet", "ibsim", "json")
 #: Formats a fabric can be written in.

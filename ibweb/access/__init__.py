@@ -31,15 +31,16 @@ reverse):
 * :mod:`.jobs`: which jobs a view sees; :mod:`.specs`: what it reads of a scenario spec;
 * :mod:`.redaction`: what it reads of a fabric's hosts (:class:`Redaction`), from the
   tenant host sets the fabric's runner publishes (:mod:`.host_sets`);
-* :mod:`.progress`: what it reads of the feed's progress messages;
-* :func:`ibweb.relabel.relabel`: the one relabelling of a text that is still free.
+* :mod:`.alert_objects`: the hosts an alert or event names, resolved on its fabric, and the objects of its
+  template; :mod:`.alert_render`: the one renderer of alerts, events, conditions and progress messages for a
+  view (:func:`alert_renderer`, :func:`progress_message`), which the feed, the event store and anything that
+  sends a message later call;
+* :mod:`.relabel`: the one relabelling of a text that is still free.
 """
 
-from ibweb.relabel import relabel
-
+from .alert_render import AlertRenderer, alert_renderer, progress_message
 from .host_sets import tenant_host_sets
 from .jobs import job_tenants, shown_job_rows, visible_job_ids
-from .progress import progress_message
 from .querysets import (
     RestrictedQuerySet,
     Scope,
@@ -51,6 +52,7 @@ from .querysets import (
     visible_tenants,
 )
 from .redaction import HIDDEN, HIDDEN_NODE, Redaction, hidden_host_names, host_label, redaction
+from .relabel import relabel
 from .specs import FABRIC_WIDE_SPEC_KEYS, OPERATOR_TOPOLOGY_KEYS, scenario_spec
 from .view import EVERYTHING, FABRIC_ONLY, NOTHING, VIEW_ALL_PERMISSION, Level, View, view_from_key, view_of
 
@@ -59,4 +61,4 @@ __all__ = ["Level", "View", "view_of", "VIEW_ALL_PERMISSION", "NOTHING", "FABRIC
            "visible_members", "visible_service_classes", "visible_qos_policies", "job_tenants", "Redaction",
            "redaction", "HIDDEN", "host_label", "scenario_spec", "visible_job_ids", "FABRIC_WIDE_SPEC_KEYS",
            "OPERATOR_TOPOLOGY_KEYS", "tenant_host_sets", "HIDDEN_NODE", "hidden_host_names", "relabel",
-           "shown_job_rows", "view_from_key", "progress_message"]
+           "shown_job_rows", "view_from_key", "progress_message", "AlertRenderer", "alert_renderer"]

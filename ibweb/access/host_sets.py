@@ -40,7 +40,8 @@ def tenant_host_sets(fabric, topology) -> dict[int, dict]:
 def host_tenants(fabric, topology, nodes) -> list[list[str]]:
     """Slugs of the tenants whose partitions on ``fabric`` (a row) hold each of ``nodes`` (indices in
     ``topology``), by their port GUIDs: a host's tenants as that topology places it, kept with what names it
-    after it left (:mod:`ibweb.telemetry.message_parts`). A switch, or a host of no partition, has none."""
+    after it left (:mod:`ibweb.telemetry.message_parts`, :mod:`.alert_objects`). A switch, or a host of no
+    partition, has none."""
     owners: list[list[str]] = [[] for _ in nodes]
     where: dict[int, list[int]] = {}
     for k, n in enumerate(nodes):

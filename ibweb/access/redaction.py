@@ -129,7 +129,7 @@ def redaction(view: View, fabric, topology=None) -> Redaction:
 def _recorded_redaction(view: View, fabric) -> Redaction | None:
     """The redaction from the record's tenant host sets, or None when the record has none for the current policy."""
     try:
-        h = record.head(fabric.pk, record.row_identity(fabric))
+        h = record.head_of(fabric)
         sets = None if h is None else record.tenant_hosts(  # the committed version: a row held since may be older
             fabric.pk, h, type(fabric).committed_policy_version(fabric.pk))
     except Exception:  # the shared cache unreachable: the database decides

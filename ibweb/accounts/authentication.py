@@ -11,7 +11,7 @@ from datetime import timedelta
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from ibweb.bearer import BearerAuthentication
+from ibweb.auth.bearer import BearerAuthentication
 
 from .models import ApiToken
 

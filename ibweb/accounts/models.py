@@ -13,7 +13,7 @@ import hmac
 from django.conf import settings
 from django.db import models
 
-from ibweb.bearer import BearerToken, _digest
+from ibweb.auth.bearer import BearerToken, token_digest
 
 __all__ = ["ApiToken"]
 
@@ -33,7 +33,7 @@ class ApiToken(BearerToken):
     @classmethod
     def lookup(cls, raw: str) -> ApiToken | None:
         """The token whose key is ``raw`` (with its user), or None; digests are compared in constant time."""
-        digest = _digest(raw)
+        digest = token_digest(raw)
         found = None
         for token in cls.objects.select_related("user").filter(prefix=raw[:8]):
             if hmac.compare_digest(token.digest, digest):

@@ -20,7 +20,7 @@ from ibweb.fabrics.choices import FabricMode, FabricRole
 from ibweb.fabrics.models import Analysis, Cluster
 from ibweb.live.feed.frame_store import newest_frame
 from ibweb.runtime import record
-from ibweb.twin.engine import report as twin_report
+from ibweb.twin.report_cache import report as twin_report
 
 from .overview import fabric_cards
 
@@ -64,7 +64,7 @@ def cluster_cards(view: View, clusters=None, cards: dict[str, dict] | None = Non
 def _hosts(view: View, cluster: Cluster, fabrics: list) -> dict:
     """How the cluster's hosts join across its fabrics: counts, and for who sees all the names of the hosts that
     have an HCA on some compute plane but not on every one."""
-    heads = [(f, record.head(f.pk, record.row_identity(f))) for f in fabrics]
+    heads = [(f, record.head_of(f)) for f in fabrics]
     known = [(f, h) for f, h in heads if h is not None]
     if not known:
         return {"hosts": None, "fabrics": {}, "on_every_plane": None, "on_planes": None, "by_sysimg": 0,

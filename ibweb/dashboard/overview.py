@@ -58,7 +58,7 @@ def fabric_cards(view: View, fabrics, now: float | None = None) -> list[dict]:
         s = {"seq": header.get("seq"), "t": header.get("t"), "tick_s": header.get("tick_s"),
              **(header.get("totals") or {})} if header else None
         progress = async_to_sync(starting)(fabric.pk)
-        h = record.head(fabric.pk, record.row_identity(fabric))
+        h = record.head_of(fabric)
         f = record.fabric(fabric.pk, h) if h is not None else None
         hidden = None if f is None or view.sees_all else redaction(view, fabric, topology=f).hidden_nodes(f)
         card = {"slug": fabric.slug, "name": fabric.name, "mode": fabric.mode, "routing": fabric.routing_engine,

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ibweb.access import view_of, visible_fabrics
-from ibweb.permissions import view_required
+from ibweb.auth.permissions import view_required
 
 from .cluster import cluster_cards, cluster_detail, visible_clusters
 from .overview import fabric_cards

@@ -8,7 +8,8 @@ Routes (under ``/api/fabrics/``)::
     fabrics/<slug>/events/<id>/acknowledge/   POST {"acknowledged": true|false, "comment": "..."} (events.change_event)
     fabrics/<slug>/events/<id>/comments/      POST {"text": "..."} (events.add_eventcomment)
 
-Every answer follows :mod:`ibweb.events.visibility` (the tenant rules of the feed).
+Every answer follows :mod:`ibweb.events.visibility` (the tenant rules of the feed), rendered by the feed's
+renderer (:func:`ibweb.access.alert_renderer`).
 """
 
 from __future__ import annotations
@@ -29,17 +30,17 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ibweb.access import Level, View, view_of
+from ibweb.access import AlertRenderer, Level, View, alert_renderer, view_of
 from ibweb.fabrics.models import Fabric
-from ibweb.json_input import JSONField
+from ibweb.http.json_input import JSONField
 
 from .choices import Severity
 from .filtersets import EventFilterBackend, EventFilterSet
 from .models import Event, EventComment
-from .visibility import comments_shown, host_filter, redact, visible_events
+from .visibility import comments_shown, redact, visible_events
 
-__all__ = ["event_payload", "EventListView", "EventDetailView", "EventAcknowledgeView", "EventCommentView",
-           "EventSummaryView", "acknowledge", "add_comment", "EventPagination", "MAX_LIMIT"]
+__all__ = ["event_payload", "EventsView", "EventListView", "EventDetailView", "EventAcknowledgeView",
+           "EventCommentView", "EventSummaryView", "acknowledge", "add_comment", "EventPagination", "MAX_LIMIT"]
 
 
 def map_url(fabric: Fabric, event: Event, shown: dict) -> str:
@@ -54,11 +55,11 @@ def map_url(fabric: Fabric, event: Event, shown: dict) -> str:
     return base
 
 
-def event_payload(event: Event, view: View, hidden, comments: bool = False) -> dict:
+def event_payload(event: Event, view: View, renderer: AlertRenderer, comments: bool = False) -> dict:
     """The JSON of one event as this view may see it (its comments only where :func:`comments_shown`)."""
-    readable = comments_shown(event, hidden)
+    readable = comments_shown(event, renderer)
     notes = list(event.comments.all()) if comments and readable else []
-    shown = redact(event, hidden, tuple(c.text for c in notes))
+    shown = redact(event, renderer, tuple(c.text for c in notes))
     now = datetime.now(tz=UTC)
     out = {"id": event.pk, "kind": event.kind, "severity": event.severity, "object_type": event.object_type,
            "object_id": shown["object_id"], "link": event.link, "node": shown["node"], "job": event.job,
@@ -123,8 +124,8 @@ class EventPagination(LimitOffsetPagination):
     max_limit = MAX_LIMIT
 
 
-class _EventsView(APIView):
-    """A fabric's events as the requesting user may see them."""
+class EventsView(APIView):
+    """A fabric's events as the requesting user may see them: the base of every view of them (also other apps')."""
 
     permission_classes = [CanViewEvents]
 
@@ -171,7 +172,7 @@ class EventSchema(serializers.Serializer):
     comments = serializers.IntegerField(allow_null=True, help_text="how many (the detail lists them)")
 
 
-class EventListView(_EventsView, ListAPIView):
+class EventListView(EventsView, ListAPIView):
     """The fabric's events, newest first, filtered by :class:`~ibweb.events.filtersets.EventFilterSet`.
 
     The rows are scoped to what the user may see first (:meth:`scope`), then filtered.
@@ -185,16 +186,16 @@ class EventListView(_EventsView, ListAPIView):
 
     def list(self, request, slug: str):
         view, fabric, qs = self.scope(request, slug)
-        self.access, self.hidden = view, host_filter(view, fabric)  # what EventFilterBackend hands the FilterSet
+        self.access, self.hidden = view, alert_renderer(view, fabric)  # what EventFilterBackend hands the FilterSet
         page = self.paginate_queryset(self.filter_queryset(qs.annotate(n_comments=Count("comments"))))
         return self.get_paginated_response([event_payload(e, view, self.hidden) for e in page])
 
 
 @extend_schema(responses=EventSchema)
-class EventDetailView(_EventsView):
+class EventDetailView(EventsView):
     def get(self, request, slug: str, pk: int):
         view, fabric, event = self.one(request, slug, pk)
-        return Response(event_payload(event, view, host_filter(view, fabric), comments=True))
+        return Response(event_payload(event, view, alert_renderer(view, fabric), comments=True))
 
 
 class _Body(serializers.Serializer):
@@ -203,7 +204,7 @@ class _Body(serializers.Serializer):
 
 
 @extend_schema(request=_Body, responses=EventSchema)
-class EventAcknowledgeView(_EventsView):
+class EventAcknowledgeView(EventsView):
     """Acknowledge an event (operators: ``events.change_event``)."""
 
     def post(self, request, slug: str, pk: int):
@@ -213,7 +214,7 @@ class EventAcknowledgeView(_EventsView):
         body = _Body(data=request.data)
         body.is_valid(raise_exception=True)
         acknowledge(event, request.user, body.validated_data["acknowledged"], body.validated_data["comment"])
-        return Response(event_payload(event, view, host_filter(view, fabric), comments=True))
+        return Response(event_payload(event, view, alert_renderer(view, fabric), comments=True))
 
 
 class _Comment(serializers.Serializer):
@@ -221,7 +222,7 @@ class _Comment(serializers.Serializer):
 
 
 @extend_schema(request=_Comment, responses={201: EventSchema})
-class EventCommentView(_EventsView):
+class EventCommentView(EventsView):
     """Comment on an event (``events.add_eventcomment``)."""
 
     def post(self, request, slug: str, pk: int):
@@ -234,7 +235,7 @@ class EventCommentView(_EventsView):
             add_comment(event, request.user, body.validated_data["text"])
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from None
-        return Response(event_payload(event, view, host_filter(view, fabric), comments=True),
+        return Response(event_payload(event, view, alert_renderer(view, fabric), comments=True),
                         status=201)
 
 
@@ -249,7 +250,7 @@ def summary(qs) -> dict:
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
-class EventSummaryView(_EventsView):
+class EventSummaryView(EventsView):
     def get(self, request, slug: str):
         view, fabric, qs = self.scope(request, slug)
         return Response({"fabric": fabric.slug, **summary(qs)})

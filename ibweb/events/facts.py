@@ -7,9 +7,10 @@ error alerts and topology events of telemetry-fed fabrics (``errors``,
 ``counter_suspect`` (a held counter read: ``port``, ``counter``, ``link``, ``reason``),
 ``routing``, ``stale`` and ``sweep_failures``. :func:`fact_of` turns one into an
 :class:`AlertFact` with the structured objects it names: ``hosts`` (every host, however the
-alert names it: fields, link ends, GUIDs, its message; see :mod:`ibweb.events.objects`) and
-``jobs`` (the jobs it lists, each with its tenant), so that each view renders the event from
-them and names no host or job it may not see.
+alert names it: fields, link ends, GUIDs, its message; see :mod:`ibweb.access.alert_objects`), ``parts``
+(its template and the objects of its slots, when it has one) and ``jobs`` (the jobs it lists, each with its
+tenant), so that each view renders the event from them (:class:`ibweb.access.alert_render.AlertRenderer`,
+the feed's renderer) and names no host or job it may not see.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ibweb.access.alert_objects import FabricNames, objects, slots
+from ibweb.access.alert_render import JOBS_SUFFIX
 from ibweb.live.signals import ONE_SHOT_KINDS
-
-from .objects import FabricNames, named_hosts
 
 __all__ = ["AlertFact", "alert_key", "fact_of", "SEVERITY_OF_KIND", "JOB_KINDS", "UNKNOWN", "JOBS_SUFFIX"]
 
@@ -38,8 +39,6 @@ UNKNOWN = ()
 #: Fields of an alert that name nodes (``"gpu0001"``, ``"gpu0001 port 1"``); ``found_a``/``found_b``: the peers
 #: a plan check found cabled instead of the planned ones.
 _NAMED = ("port", "node", "a", "b", "found_a", "found_b")
-#: How a message lists an alert's jobs (the twin's deviations): stored apart, rendered per view.
-JOBS_SUFFIX = "; jobs "
 
 
 @dataclass(frozen=True)
@@ -60,6 +59,7 @@ class AlertFact:
     details: dict = field(default_factory=dict)
     jobs: list = field(default_factory=list)
     resolved: bool = False
+    parts: dict = field(default_factory=dict)
 
 
 def _node_of(label: str) -> str:
@@ -113,8 +113,9 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
         ``ALL`` reads as ``hidden node`` (fail-closed).
     names : FabricNames, optional
         The fabric the alert was raised on: ``hosts`` then lists every host the alert names
-        (fields, link ends, GUIDs, message; :func:`ibweb.events.objects.named_hosts`) and the fact
-        is ``resolved``. Without it only the named fields are listed, and views below ``ALL``
+        (fields, link ends, GUIDs, template, message; :func:`ibweb.access.alert_objects.objects`), ``parts``
+        its template (``{"text", "slots"}``: :func:`ibweb.access.alert_objects.slots`) and the fact is
+        ``resolved``. Without it only the named fields are listed, and views below ``ALL``
         read the message with every host they may not see relabelled (or not at all).
 
     A list of ``jobs`` is kept as ``[[id, tenant], ...]``, its ``"; jobs a, b"`` taken off the
@@ -139,16 +140,21 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
         object_type, object_id = "node", names_of[0]
     else:
         object_type, object_id = "fabric", ""
-    hosts = named_hosts(alert, names) if names is not None else _hosts(names_of, host_of)
+    template = slots(alert, names) if names is not None else None
+    hosts = objects(alert, names, template) if names is not None else _hosts(names_of, host_of)
     details = json.loads(json.dumps(dict(alert), default=str))
     message = _message(alert)
+    text = alert.get("text") if template is not None else None
     if jobs:
-        message = message.removesuffix(JOBS_SUFFIX + ", ".join(jobs[:5]))
+        suffix = JOBS_SUFFIX + ", ".join(jobs[:5])
+        message = message.removesuffix(suffix)
+        text = text.removesuffix(suffix.replace("{", "{{").replace("}", "}}")) if text is not None else None
+    parts = {"text": text, "slots": template} if text is not None and isinstance(alert.get("message"), str) else {}
     listed = [[j, (tenant_of_job or {}).get(j)] for j in jobs]
     return AlertFact(key=key, kind=kind, severity=severity, object_type=object_type, object_id=str(object_id)[:200],
                      message=message, link=link, node=names_of[0] if names_of else "", job=job,
                      tenant=_tenant(job, jobs, tenant_of_job or {}), hosts=hosts, details=details, jobs=listed,
-                     resolved=names is not None)
+                     resolved=names is not None, parts=parts)
 
 
 def _tenant(job: str, jobs: list[str], tenant_of_job: Mapping[str, str | None]) -> str | None:

@@ -14,7 +14,7 @@ import django_filters
 from django.core.exceptions import ValidationError
 from django_filters.rest_framework import DjangoFilterBackend
 
-from ibweb.filtersets import JoinedWidget, ParsedFilter
+from ibweb.api.filtersets import JoinedWidget, ParsedFilter
 
 from .choices import Severity
 from .models import Event

@@ -18,7 +18,7 @@ from django.db import models
 from django.db.models import Q
 
 from ibweb.access.querysets import RestrictedQuerySet, Scope
-from ibweb.json_input import JSONModelField
+from ibweb.http.json_input import JSONModelField
 
 from .choices import SEVERITY_RANK, ObjectType, Severity
 
@@ -41,8 +41,11 @@ class Event(models.Model):
     tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.SET_NULL, null=True, blank=True,
                                related_name="events", help_text="The tenant whose job it concerns; none: fabric-wide.")
     hosts = JSONModelField(kind=list, default=list, blank=True,
-                             help_text='[[node index, name, "0x<node GUID>"], ...]: the hosts the message names '
-                                       "(hidden from users who may not see them).")
+                             help_text='[[node index, name, "0x<node GUID>"], ...]: the hosts the alert names '
+                                       "(hidden from users who may not see them; ibweb.access.alert_objects).")
+    parts = JSONModelField(kind=dict, default=dict, blank=True,
+                           help_text='{"text": template, "slots": [object or switch name per {k}]}: the message as '
+                                     "parts, rendered per view; empty: a free text, or stored before parts were.")
     jobs = JSONModelField(kind=list, default=list, blank=True,
                             help_text='[[job id, tenant], ...]: the jobs the alert lists (each view is shown those '
                                       "of its tenants, after the message).")

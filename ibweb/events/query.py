@@ -104,7 +104,10 @@ def parse_filters(params, now: datetime | None = None) -> EventFilters:
 
 
 def apply_filters(qs: QuerySet[Event], f: EventFilters, view: View, hidden=None) -> QuerySet[Event] | list[Event]:
-    """``qs`` narrowed by ``f``; a text search of redacted messages returns a list (newest first)."""
+    """``qs`` narrowed by ``f``; a text search of redacted messages returns a list (newest first).
+
+    ``hidden``: the view's :class:`~ibweb.access.alert_render.AlertRenderer`, which the text search reads by.
+    """
     if f.severity:
         qs = qs.filter(severity__in=f.severity)
     if f.kind:

@@ -37,13 +37,13 @@ from django.conf import settings
 from django.db import OperationalError, transaction
 from django.db.models import Count
 
-from ibweb.db_retry import is_transient, retry_locked
+from ibweb.access.alert_objects import FabricNames
+from ibweb.db.retry import is_transient, retry_locked
 
 from . import health
 from .choices import SEVERITY_RANK
 from .facts import AlertFact, alert_key, fact_of
 from .models import Event
-from .objects import FabricNames
 
 __all__ = ["EventRecorder", "recorder_for", "prune", "REOPEN_S", "RETENTION_DAYS", "MAX_ROWS", "MAX_ATTEMPTS",
            "RECONCILE_S"]
@@ -136,7 +136,7 @@ class EventRecorder:
         """Record one signal of the runner; returns the events opened or reopened.
 
         ``fabric`` (the engine :class:`~fabric_engine.topology.Fabric`) resolves the hosts each alert
-        names (:mod:`ibweb.events.objects`), ``jobs`` (the job catalog: ``{"id", "tenant"}``) gives
+        names (:mod:`ibweb.access.alert_objects`), ``jobs`` (the job catalog: ``{"id", "tenant"}``) gives
         each job its tenant. ``seq`` is only logged: a restarted engine numbers its ticks from 1 again.
         """
         tenants = {j["id"]: j.get("tenant") for j in jobs or []}
@@ -320,8 +320,9 @@ class EventRecorder:
             fact = next(op.fact for op in ops if op.key == key)
             event.active, event.cleared_at, event.last_seen, event.raised_at = True, None, at[key], at[key]
             event.message, event.hosts, event.jobs, event.resolved = fact.message, fact.hosts, fact.jobs, fact.resolved
+            event.parts = fact.parts
             event.save(update_fields=["active", "cleared_at", "last_seen", "raised_at", "message", "hosts", "jobs",
-                                      "resolved"])
+                                      "resolved", "parts"])
         facts = [op.fact for op in ops if op.key not in reopened]
         fresh = [f.key for f in facts]
         before = dict(Event.objects.filter(fabric_id=self.fabric_id, key__in=fresh).order_by().values("key")
@@ -337,7 +338,8 @@ class EventRecorder:
             Event(fabric_id=self.fabric_id, key=f.key, kind=f.kind, severity=f.severity,
                   rank=SEVERITY_RANK.get(f.severity, 1), object_type=f.object_type, object_id=f.object_id,
                   link=f.link, node=f.node[:100], job=f.job[:100], tenant_id=tenant_ids.get(f.tenant),
-                  hosts=f.hosts, jobs=f.jobs, resolved=f.resolved, message=f.message, details=f.details,
+                  hosts=f.hosts, jobs=f.jobs, resolved=f.resolved, parts=f.parts, message=f.message,
+                  details=f.details,
                   first_seen=at[f.key], last_seen=at[f.key], count=0, raised_at=at[f.key],
                   occurrence=before.get(f.key, 0) + 1)
             for f in facts])

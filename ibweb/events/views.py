@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_GET, require_POST
 
-from ibweb.access import Level, view_of, visible_tenants
+from ibweb.access import Level, alert_renderer, view_of, visible_tenants
 from ibweb.fabrics.models import Fabric
 
 from .api import acknowledge, add_comment, event_payload, summary
@@ -26,7 +26,7 @@ from .durations import human_duration
 from .health import write_failures
 from .query import STATES, apply_filters, parse_filters
 from .recorder import RETENTION_DAYS
-from .visibility import host_filter, visible_events
+from .visibility import visible_events
 
 PAGE_SIZE = 50
 #: The "time" choices of the filter bar: an age for ``since``.
@@ -69,7 +69,7 @@ def events_page(request, slug: str):
     except ValidationError as exc:
         errors = exc.message_dict
         filters = parse_filters({})
-    hidden = host_filter(view, fabric)
+    hidden = alert_renderer(view, fabric)
     rows = apply_filters(visible.select_related("tenant", "acknowledged_by", "fabric")
                          .annotate(n_comments=Count("comments")).prefetch_related("comments"), filters, view, hidden)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from ibweb.admin_access import AllTenantsAdmin
+from ibweb.auth.admin_access import AllTenantsAdmin
 
 from .choices import FabricMode
 from .models import Analysis, Cluster, Fabric

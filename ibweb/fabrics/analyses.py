@@ -73,7 +73,7 @@ class ParamError(ValueError):
 def inputs_of(fabric) -> tuple[Routing, list[Job]] | None:
     """What the engine of fabric row ``fabric`` runs on, from its runtime record: the routing (whole LFTs) and
     the jobs of its catalog; None before an engine published one."""
-    h = record.head(fabric.pk, record.row_identity(fabric))
+    h = record.head_of(fabric)
     routing = record.full_routing(fabric.pk, h) if h is not None else None
     if routing is None:
         return None

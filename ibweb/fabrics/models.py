@@ -12,7 +12,7 @@ from fabric_engine.routing.options import engine_options
 from fabric_engine.scenario import build_fabric
 from ibweb.access.querysets import RestrictedQuerySet, Scope
 from ibweb.access.view import Level
-from ibweb.json_input import JSONModelField
+from ibweb.http.json_input import JSONModelField
 
 from .analyses import AnalysisKind, AnalysisStatus
 from .choices import ROUTING_ENGINES, FabricMode, FabricRole

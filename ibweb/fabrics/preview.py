@@ -1,6 +1,6 @@
 """What a new fabric will be, before it is created: hosts, switches, cables, LIDs, bisection, routing time.
 
-:func:`summary` describes an engine fabric (``fabric_engine.cli.describe``: nodes by
+:func:`summary` describes an engine fabric (``fabric_engine.summary.describe``: nodes by
 tier and role, cables by rate, bisection as the max flow between the two halves of the
 hosts, oversubscription per tier), counts the LIDs it takes of the subnet's 49,151,
 and estimates how long its routing engine will take (:mod:`.routing_estimate`).
@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from fabric_engine.cli import describe
+from fabric_engine.summary import describe
 from fabric_engine.topology import Fabric
 from fabric_engine.topology.limits import MAX_UNICAST_LID
 

@@ -6,7 +6,7 @@ request names a file on the server (issue 26). A ``topology_file`` (or GUID file
 instead of a file, such as ``/etc/passwd``, is refused with :data:`NOT_A_PATH` at its field; a fabric's
 ``spec`` holds the topology itself, never a file name.
 
-A gzip upload is inflated once, checked as it inflates (:mod:`ibweb.inflate`): at most as much text as the
+A gzip upload is inflated once, checked as it inflates (:mod:`ibweb.http.inflate`): at most as much text as the
 file's limit allows uncompressed, and no more than 100-fold.
 """
 
@@ -20,7 +20,7 @@ from fabric_engine.formats.ibdiagnet_archive import is_archive
 from fabric_engine.formats.json_format import to_json
 from fabric_engine.routing.guid_files import MAX_GUID_FILE_BYTES, parse_guids
 
-from ..inflate import inflated
+from ..http.inflate import inflated
 
 #: Largest topology file accepted: the ibnetdiscover output of the largest radix-64 subnet (45,248 hosts,
 #: 3,878 switches) is 24 MiB; real NodeDescriptions are longer, so the limit leaves more than twice that.

@@ -25,7 +25,7 @@ from fabric_engine.errors import FabricEngineError
 from fabric_engine.scenario import build_fabric
 from fabric_engine.topology.limits import check_generator_parameters
 from ibweb.access import view_of
-from ibweb.body_limits import FormParser, JSONParser, MultiPartParser
+from ibweb.http.body_limits import FormParser, JSONParser, MultiPartParser
 
 from .choices import ROUTING_ENGINES
 from .forms import DEFAULT_BACKGROUND, WATCH, FabricCreateForm, WatchPart, field_name, watch_parts

@@ -87,7 +87,7 @@ def metrics_for(row) -> tuple[Fabric, dict, np.ndarray, float] | None:
     another record version than the newest (a topology change not yet counted): rows of
     another topology are never served against this one.
     """
-    h = record.head(row.pk, record.row_identity(row))
+    h = record.head_of(row)
     entry = metrics_entry(row.pk)
     if h is None or entry is None or entry.get("version") != record.fabric_version(h):
         return None

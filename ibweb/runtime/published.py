@@ -33,7 +33,7 @@ def published_fabric(fabric_row) -> Fabric | None:
     A record its engine published is current; one built from the spec (``info["source"] == "spec"``)
     only while the row's spec still has the topology it was built from.
     """
-    h = record.head(fabric_row.pk, record.row_identity(fabric_row))
+    h = record.head_of(fabric_row)
     if h is None:
         return None
     info = h.get("info") or {}

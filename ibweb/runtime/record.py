@@ -61,7 +61,7 @@ from fabric_engine.topology import Fabric
 
 from .cache import shared_cache
 
-__all__ = ["publish", "publish_jobs", "fabric_version", "head", "fabric", "routing", "full_routing", "jobs",
+__all__ = ["publish", "publish_jobs", "fabric_version", "head", "head_of", "fabric", "routing", "full_routing", "jobs",
            "routing_report", "row_identity", "ChunkedLft", "forget", "LFT_CHUNK_BYTES", "forget_memo",
            "publish_tenants", "tenant_hosts", "TenantHosts"]
 
@@ -294,6 +294,12 @@ def head(fabric_id: int, row: str | None = None) -> dict | None:
     if h is None or (row is not None and h.get("row") != row):
         return None
     return h
+
+
+def head_of(row) -> dict | None:
+    """The newest head of fabric row ``row``'s record (None before its engine published, or when the record is of
+    another row with its key)."""
+    return head(row.pk, row_identity(row))
 
 
 def fabric(fabric_id: int, h: dict) -> Fabric | None:

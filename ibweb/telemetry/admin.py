@@ -1,8 +1,8 @@
 from django import forms
 from django.contrib import admin, messages
 
-from ibweb.admin_access import AllTenantsAdmin
-from ibweb.bearer_admin import IssuesTokens
+from ibweb.auth.admin_access import AllTenantsAdmin
+from ibweb.auth.bearer_admin import IssuesTokens
 
 from . import store
 from .models import CollectorConfig, PushToken, Sweep

@@ -9,10 +9,11 @@ objects of those nodes as the previous discovery held them: ``gone``, ``[{"slot"
 "tenants"}]`` (``slot``: its ``{k}`` in ``text``; ``guid``: ``"0x<node GUID>"``; ``tenants``: slugs of
 the tenants whose partitions held it then; ``switch``: true for a switch, fabric-wide).
 :func:`templated` makes an event's finished message of these parts (``text``, ``nodes``, ``gone``), so
-the feed (:meth:`ibweb.live.feed.view.FeedView.alert`) and the event store
-(:mod:`ibweb.events.objects`) render it for each view from the objects it recorded. Changes between two other
-discoveries (a fresher one than the fabric's: :class:`~ibweb.telemetry.routing.RoutingTracker`) are quoted on the
-fabric the event is about by :func:`rebased`, then :func:`held` on the discovery that holds their nodes.
+the one renderer (:class:`ibweb.access.alert_render.AlertRenderer`: the feed's and the event store's) renders it
+for each view slot by slot from the objects it recorded (:func:`ibweb.access.alert_objects.slots`). Changes
+between two other discoveries (a fresher one than the fabric's: :class:`~ibweb.telemetry.lft_tracker.RoutingTracker`)
+are quoted on the fabric the event is about by :func:`rebased`, then :func:`held` on the discovery that holds
+their nodes.
 """
 
 from __future__ import annotations

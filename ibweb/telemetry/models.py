@@ -10,9 +10,9 @@ from django.db import models
 from django.utils import timezone
 
 from fabric_engine.telemetry import Thresholds
-from ibweb.bearer import BearerToken
+from ibweb.auth.bearer import BearerToken
 from ibweb.fabrics.models import Fabric
-from ibweb.json_input import JSONModelField
+from ibweb.http.json_input import JSONModelField
 
 from .choices import CollectorSource, SweepStatus
 

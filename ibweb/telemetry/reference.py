@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
-from ibweb.db_retry import retry_locked
+from ibweb.db.retry import retry_locked
 from ibweb.tenancy.choices import AuditAction
 from ibweb.tenancy.models import AuditEntry
 

@@ -83,10 +83,10 @@ from ibweb.runtime.catalog import job_catalog
 from . import store
 from .cadence import Cadence
 from .choices import CollectorSource, SweepStatus
+from .lft_tracker import RoutingTracker, publish_status
 from .message_parts import held
 from .models import CollectorConfig, Sweep
 from .reference import set_reference
-from .routing import RoutingTracker, publish_status
 from .sweeps import discover, run_sweep
 
 __all__ = ["TelemetrySource", "SourceTwin", "NoTwin"]

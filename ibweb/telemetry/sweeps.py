@@ -27,7 +27,7 @@ from fabric_engine.telemetry import (
     read_discovery,
 )
 from fabric_engine.topology import KIND_SWITCH
-from ibweb.db_retry import retry_locked
+from ibweb.db.retry import retry_locked
 
 from . import store
 from .choices import CollectorSource, SweepStatus

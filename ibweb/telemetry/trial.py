@@ -28,8 +28,8 @@ from ibweb.access import view_of
 
 from .choices import CollectorSource
 from .collector import CollectorError, Output, perfquery_commands, read_drop_dir
+from .lft_tracker import DumpNotReady, dead_entries, read_dump
 from .models import CollectorConfig
-from .routing import DumpNotReady, dead_entries, read_dump
 from .sweeps import parse_shard, runner, switch_targets
 from .transport import merge_results, parse_outputs
 

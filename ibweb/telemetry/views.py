@@ -16,13 +16,13 @@ from rest_framework.views import APIView
 
 from fabric_engine.telemetry.prometheus import CONTENT_TYPE, metric_families, render_families
 from ibweb.access import View, redaction, view_of, visible_fabrics
-from ibweb.body_limits import JSONParser
+from ibweb.auth.permissions import ViewerRead
 from ibweb.events.health import render_event_metrics
 from ibweb.fabrics.choices import ROUTING_ENGINES
-from ibweb.feed_metrics import render_feed_metrics
-from ibweb.permissions import ViewerRead
+from ibweb.http.body_limits import JSONParser
 from ibweb.runtime.metrics import down_for, metrics_for
-from ibweb.wsflow import feed_socket_stats
+from ibweb.websocket.feed_metrics import render_feed_metrics
+from ibweb.websocket.flow import feed_socket_stats
 
 from .forms import CollectorForm
 from .trial import may_try, trial_sweep
@@ -44,7 +44,7 @@ class MetricsView(APIView):
     (anonymous where public read is on) the ports between switches only. A port of a
     host the view does not see is left out with the switch port facing it, so no
     name, GUID or counter of another tenant's host appears. ``ALL`` also gets this web
-    process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.feed_metrics`) and each fabric's failed
+    process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.websocket.feed_metrics`) and each fabric's failed
     event writes (``ibweb_event_write*``, :mod:`ibweb.events.health`).
     """
 

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ibweb.admin_access import AllTenantsAdmin, ViewScopedAdmin
+from ibweb.auth.admin_access import AllTenantsAdmin, ViewScopedAdmin
 
 from . import audit, services
 from .choices import AuditAction

@@ -8,7 +8,7 @@ from __future__ import annotations
 import django_filters
 from django.core.exceptions import ValidationError
 
-from ibweb.filtersets import ParsedFilter
+from ibweb.api.filtersets import ParsedFilter
 
 from .models import AuditEntry, Partition, PartitionMember, QosPolicy, Tenant
 

@@ -10,7 +10,7 @@ from fabric_engine.errors import FormatError
 from fabric_engine.formats import to_text
 
 from ..fabrics.uploads import MAX_UPLOAD_BYTES
-from ..inflate import inflated
+from ..http.inflate import inflated
 from .choices import Membership
 from .inventory import hosts_matching
 from .models import Partition

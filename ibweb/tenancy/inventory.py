@@ -55,7 +55,7 @@ def fabric_inventory(fabric) -> Fabric:
     # first version, or one derived from a spec edited since; an engine's own record is never replaced
     row = record.row_identity(fabric)
     record.publish(fabric.pk, row, built, None, [], {"source": "spec", "spec": spec_digest(topology)},
-                   only_if_absent=record.head(fabric.pk, row) is None)
+                   only_if_absent=record.head_of(fabric) is None)
     return built
 
 

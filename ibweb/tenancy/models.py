@@ -13,7 +13,7 @@ from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY
 from fabric_engine.formats.opensm_qos import DEFAULT_TABLES, format_sl2vl, format_vlarb, parse_sl2vl, parse_vlarb
 from ibweb.access.querysets import RestrictedQuerySet, Scope
 from ibweb.access.view import Level
-from ibweb.json_input import JSONModelField
+from ibweb.http.json_input import JSONModelField
 
 from .choices import AuditAction, Membership, Mtu, Rate
 

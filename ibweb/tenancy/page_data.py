@@ -38,7 +38,7 @@ def job_catalog(fabric) -> list[dict]:
     """``[{"id", "tenant", "hosts": [node]}]``: the jobs of the fabric's runtime record (none before it runs)."""
     from ibweb.runtime import record
 
-    h = record.head(fabric.pk, record.row_identity(fabric))
+    h = record.head_of(fabric)
     jobs = (record.jobs(fabric.pk, h) or []) if h is not None else []
     return [{"id": j["id"], "tenant": j.get("tenant"), "hosts": np.asarray(j.get("hosts", []), dtype=np.int64)}
             for j in jobs]

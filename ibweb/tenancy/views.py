@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from fabric_engine.errors import FormatError
 from fabric_engine.formats.opensm_qos import parse_sl2vl, parse_vlarb
 from ibweb.access import view_of, visible_fabrics, visible_partitions, visible_tenants
-from ibweb.permissions import all_tenants_required, view_required
+from ibweb.auth.permissions import all_tenants_required, view_required
 
 from . import audit, services
 from .effect import change_effect

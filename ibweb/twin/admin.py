@@ -1,7 +1,7 @@
 from django.contrib import admin
 
-from ibweb.admin_access import AllTenantsAdmin
-from ibweb.bearer_admin import IssuesTokens
+from ibweb.auth.admin_access import AllTenantsAdmin
+from ibweb.auth.bearer_admin import IssuesTokens
 
 from .models import CablingPlan, JobSource, JobToken, ScheduledJob
 

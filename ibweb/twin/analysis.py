@@ -15,8 +15,8 @@ from collections.abc import Callable
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.twin import HostMap, live_what_if, place_jobs
 
-from . import engine
 from . import jobs as jobsvc
+from . import report_cache
 from .models import JobSource
 
 __all__ = ["run_live"]
@@ -33,7 +33,7 @@ def run_live(fabric, params: dict, progress: Callable[[float, str], None]) -> di
     from ibweb.runtime import record
 
     progress(0.0, "reading what the engine runs on")
-    h = record.head(fabric.pk, record.row_identity(fabric))  # never the record of another row with this key
+    h = record.head_of(fabric)  # never the record of another row with this key
     routing = record.full_routing(fabric.pk, h) if h is not None else None
     if routing is None:
         raise FabricEngineError(f"fabric {fabric.slug} has no routing yet: its engine has not discovered it")
@@ -46,7 +46,7 @@ def run_live(fabric, params: dict, progress: Callable[[float, str], None]) -> di
                           default_pattern=source.default_pattern if source else "ring_allreduce")
     if not known:
         raise FabricEngineError(f"fabric {fabric.slug} runs no known job to compare (see its job source)")
-    report = engine.report(fabric.pk) or {}
+    report = report_cache.report(fabric.pk) or {}
     other = params.get("engine")
     failed = params.get("failed_cables", [])
     switches = params.get("failed_switches", [])

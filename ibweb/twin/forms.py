@@ -16,7 +16,7 @@ from ibweb.fabrics.models import Fabric
 from ibweb.fabrics.uploads import NOT_A_PATH
 from ibweb.telemetry.forms import CommandField
 
-from . import engine, plans
+from . import plans, report_cache
 from .choices import JobSourceKind
 from .models import SQUEUE_COMMAND, JobSource, JobToken
 from .plans import MAX_PLAN_BYTES
@@ -139,4 +139,4 @@ class TwinPart(WatchPart):
 
     def committed(self, fabric: Fabric, form: forms.Form) -> None:
         if form.plan is not None:  # the fabric's twin compares the new plan from its next tick
-            engine.bump_config(fabric.pk)
+            report_cache.bump_config(fabric.pk)

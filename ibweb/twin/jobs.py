@@ -26,7 +26,7 @@ from django.utils import timezone
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.twin import SchedulerJob, parse_slurm_jobs
 from fabric_engine.twin.slurm import MAX_SLURM_BYTES
-from ibweb.db_retry import retry_locked
+from ibweb.db.retry import retry_locked
 from ibweb.telemetry.collector import CollectorError, CommandRunner
 
 from .choices import JobOrigin, JobSourceKind

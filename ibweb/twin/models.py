@@ -14,9 +14,9 @@ from fabric_engine.twin import HostMap, Thresholds
 from fabric_engine.twin.catalog import DEFAULT_PATTERN
 from fabric_engine.twin.hostmap import DEFAULT_PATTERNS
 from fabric_engine.workload import PATTERNS
-from ibweb.bearer import BearerToken
+from ibweb.auth.bearer import BearerToken
 from ibweb.fabrics.models import Fabric
-from ibweb.json_input import JSONModelField
+from ibweb.http.json_input import JSONModelField
 
 from .choices import JobOrigin, JobSourceKind
 

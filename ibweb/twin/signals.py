@@ -1,10 +1,10 @@
-"""Saving a job source or a plan tells the fabric's engine to re-read them (:func:`ibweb.twin.engine.bump_config`)."""
+"""Saving a job source or a plan tells the fabric's engine to re-read them (:func:`.report_cache.bump_config`)."""
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from .engine import bump_config
 from .models import CablingPlan, JobSource
+from .report_cache import bump_config
 
 
 @receiver([post_save, post_delete], sender=JobSource)

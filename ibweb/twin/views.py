@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from ibweb.access import Level, view_of
+from ibweb.auth.permissions import view_required
 from ibweb.fabrics.models import Fabric
-from ibweb.permissions import view_required
 
-from . import engine, plans
+from . import plans, report_cache
 from .forms import PlanUploadForm
 from .models import CablingPlan
 from .visibility import visible_plan
@@ -26,7 +26,7 @@ def _discovered(fabric):
     discovery."""
     from ibweb.runtime import record
 
-    h = record.head(fabric.pk, record.row_identity(fabric))
+    h = record.head_of(fabric)
     return record.fabric(fabric.pk, h) if h is not None else None
 
 
@@ -59,13 +59,13 @@ def plan_detail(request, slug: str):
             except ValidationError as exc:
                 form.add_error("file", exc.messages)
             else:
-                engine.bump_config(fabric.pk)
+                report_cache.bump_config(fabric.pk)
                 messages.success(request, f"Plan {row.filename} stored: {row.cables} cables.")
                 return redirect("twin:plan", slug=fabric.slug)
     row = CablingPlan.objects.filter(fabric=fabric).first()
     report = None
     if row is not None:
-        report = (engine.report(fabric.pk) or {}).get("plan") or row.report
+        report = (report_cache.report(fabric.pk) or {}).get("plan") or row.report
         discovered = _discovered(fabric) if report is None else None
         if discovered is not None:
             report, _ = plans.check(row, discovered, save=False)

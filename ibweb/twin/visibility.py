@@ -28,7 +28,7 @@ def shown_hosts(view: View, fabric, job_ids: set[str]) -> set[str] | None:
     r = redaction(view, fabric)
     if r.host_guids is None:
         return None
-    from .engine import job_links
+    from .report_cache import job_links
 
     links = job_links(fabric.pk)
     return {f"0x{int(g):016x}" for g in r.host_guids} | {g for j in job_ids for g in links.get(j, {}).get("guids", [])}

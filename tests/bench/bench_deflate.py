@@ -1,11 +1,11 @@
-"""What permessage-deflate does to the feed's messages at 32,768 GPUs (the figures of :mod:`ibweb.wsdeflate`).
+"""What permessage-deflate does to the feed's messages at 32,768 GPUs (the figures of :mod:`ibweb.websocket.deflate`).
 
 Builds the messages of :func:`fabric_engine.scenario.loaded_rail_spec` (32,768 GPUs, as
 ``tests/bench/bench_scale.py``) as the server sends them to an operator's socket (a view that
 sees all): the v1 frame (:class:`ibweb.live.feed.encodings.JsonV1`), the snapshot of a v2 socket
 (fabric header and topology, ``"frame":null``) and of a v1 socket (the same with the newest v1
 frame), and the v2 frame (:class:`ibweb.live.feed.encodings.BinaryV2`). Each is deflated as
-:class:`ibweb.wsdeflate.TextDeflate` deflates a text message: the extension negotiated by the
+:class:`ibweb.websocket.deflate.TextDeflate` deflates a text message: the extension negotiated by the
 server's factory (``server_no_context_takeover``, 12 window bits, :data:`COMPRESS_SETTINGS`), a
 fresh compressor per message; then again at zlib level 6 for comparison. Per message it prints
 the raw and deflated sizes, their ratio, the CPU milliseconds of one deflate (median of
@@ -42,7 +42,7 @@ from fabric_engine.scenario import build_emulator, loaded_rail_spec  # noqa: E40
 from ibweb.live.feed.encodings import ENCODINGS  # noqa: E402
 from ibweb.live.feed.frame_store import snapshot_message, topology_base, with_ids  # noqa: E402
 from ibweb.live.feed.view import FeedView  # noqa: E402
-from ibweb.wsdeflate import COMPRESS_SETTINGS, TextDeflate, TextDeflateFactory  # noqa: E402
+from ibweb.websocket.deflate import COMPRESS_SETTINGS, TextDeflate, TextDeflateFactory  # noqa: E402
 from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 GPUS = 32768
@@ -52,7 +52,8 @@ OFFER = [("client_max_window_bits", None)]
 
 
 def negotiated(level: int) -> TextDeflate:
-    """The extension a socket gets from the server's factory, as :class:`ibweb.wsdeflate.WebSocketProtocol` makes it."""
+    """The extension a socket gets from the server's factory, as
+    :class:`ibweb.websocket.deflate.WebSocketProtocol` makes it."""
     factory = TextDeflateFactory(server_no_context_takeover=True, server_max_window_bits=12, client_max_window_bits=12,
                                  compress_settings={**COMPRESS_SETTINGS, "level": level})
     _, ext = factory.process_request_params(OFFER, [])

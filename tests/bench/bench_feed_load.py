@@ -247,7 +247,7 @@ def main() -> None:
     web = subprocess.Popen([sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--port", str(port),
                             "--workers", os.environ.get("BENCH_WEB_WORKERS", "4"), "--lifespan", "on",
                             "--ws-max-size", "1048576",
-                            "--ws", "ibweb.wsdeflate:WebSocketProtocol", "--log-level", "warning",
+                            "--ws", "ibweb.websocket.deflate:WebSocketProtocol", "--log-level", "warning",
                             "--backlog", "4096"], cwd=ROOT, env=env)
     engine = subprocess.Popen([*manage, "run_engine", "bench"], cwd=ROOT, env=env)
     try:

@@ -2,7 +2,7 @@
 
 1. The gzip bomb of the finding (about 260 KB that inflates to 256 MiB of zeros), read in a fresh process the
    way an upload was read before (:func:`fabric_engine.formats.detect_bytes` and ``read`` with no limit but
-   4 GiB) and the way it is now (:func:`ibweb.inflate.inflated` with the upload limit and the 100:1 ratio):
+   4 GiB) and the way it is now (:func:`ibweb.http.inflate.inflated` with the upload limit and the 100:1 ratio):
    wall time and peak RSS above the interpreter's.
 2. A real server (``python -m ibweb.serve``): the bomb POSTed five times as a fabric's topology file, then a
    ``partitions.conf`` of 3,000 partitions imported through the API, then a heavy preview (the gzipped
@@ -40,13 +40,13 @@ from tests.server import running_server  # noqa: E402
 BOMB_BYTES = 256 << 20
 N_PARTITIONS = 3000
 
-#: Reads the bomb in a fresh process: ``before`` as uploads were read, ``now`` through ibweb.inflate.
+#: Reads the bomb in a fresh process: ``before`` as uploads were read, ``now`` through ibweb.http.inflate.
 _READ = """
 import resource, sys, time
 sys.path.insert(0, {root!r})
 data = open({path!r}, "rb").read()
 from fabric_engine.formats import detect_bytes, read
-from ibweb.inflate import inflated
+from ibweb.http.inflate import inflated
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 try:

@@ -1,6 +1,6 @@
 """Fifty clients that read nothing: what the server holds for them and how its memory moves (issue 27).
 
-Starts the server (uvicorn, the websocket protocol of ``ibweb.wsdeflate``, the embedded default) with a
+Starts the server (uvicorn, the websocket protocol of ``ibweb.websocket.deflate``, the embedded default) with a
 2048-host fabric at 10 frames/s, and measures two windows of ``BENCH_SECONDS`` (default 60) side by side:
 one reading client alone, then the same client beside ``BENCH_STALLED`` (default 50) sockets that read
 nothing, with the stall limit raised so that they stay open through the window. Reports the server's RSS
@@ -25,7 +25,7 @@ import websockets
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from ibweb.wsflow import HIGH_WATER_BYTES  # noqa: E402
+from ibweb.websocket.flow import HIGH_WATER_BYTES  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
 from tests.server import running_server  # noqa: E402
 from tests.slow_clients import FAST, feed_metrics, stalled_socket, total  # noqa: E402

@@ -5,8 +5,8 @@ The graph is read from the source (AST of every ``.py`` of ``ibweb``, migrations
 also inside functions and under ``TYPE_CHECKING``, relative ones resolved. Its nodes are the top-level
 modules and packages of ``ibweb`` (``fabrics``, ``access``, ``relabel``, ...; ``__init__`` is the package's
 own ``__init__.py``); an import of ``ibweb.fabrics.models`` from ``ibweb/twin/views.py`` is the edge
-twin -> fabrics. A dotted path declared as data (``fabric_sources``, ``watch_parts`` on an ``AppConfig``) is
-not an import: the app that declares it is the one above.
+twin -> fabrics. A dotted path declared as data (``watch_parts`` on an ``AppConfig``) is not an import: the app
+that declares it is the one above.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.live.feed.frame_store import newest_parts
+from ibweb.telemetry.lft_tracker import dump_signature
 from ibweb.telemetry.models import CollectorConfig, Sweep
-from ibweb.telemetry.routing import dump_signature
 from tests.realtools.tracert import ibtracert_hops, switch_hops
 from tests.web.tenancy_fixtures import operator_api
 

@@ -221,8 +221,8 @@ def _routing_after_hosts_left(fabric: Fabric, f, gone: list[int], t: float) -> N
     (the hosts' objects resolved on the discovery they were in) and its runner's signal records it."""
     from fabric_engine.telemetry import diff_topology
     from ibweb.events.recorder import EventRecorder
+    from ibweb.telemetry.lft_tracker import RoutingTracker
     from ibweb.telemetry.message_parts import held
-    from ibweb.telemetry.routing import RoutingTracker
 
     after = without_nodes(f, gone)
     tracker = RoutingTracker(None)

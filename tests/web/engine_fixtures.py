@@ -18,7 +18,7 @@ def published(row) -> FabricRunner:
 async def settled_tick(runner: FabricRunner) -> None:
     """One tick, and the receivers it signalled (events, in worker threads) done: their writes would lock SQLite."""
     await runner.tick()
-    await asyncio.gather(*runner._background, *[t for t in (runner._frame_sender,) if t is not None])
+    await asyncio.gather(*runner.pending())
 
 
 def newest_v1_frame(fabric_id: int) -> dict | None:

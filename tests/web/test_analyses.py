@@ -260,7 +260,7 @@ def test_operators_may_start_analyses_viewers_tenants_users_and_anonymous_visito
     from django.db import connection
     from django.db.migrations.loader import MigrationLoader
 
-    from ibweb import role_grants
+    from ibweb.auth import role_grants
     from ibweb.tenancy.models import Tenant
 
     # the migrations' functions as migrate runs them, on the historical models (transactional tests flush groups)

@@ -2,7 +2,7 @@
 
 ``GET /api/twin/fabrics/<slug>/jobs/`` listed its own classes, DRF's ``TokenAuthentication`` among them, whose
 model had moved: any ``Authorization: Token`` header there was a 500. Push and job tokens stay scoped to their
-own routes (``ibweb.bearer.BearerRoute``).
+own routes (``ibweb.auth.bearer.BearerRoute``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from ibweb.asgi import application
-from ibweb.body_limits import BODY_LIMITS, body_limit
+from ibweb.http.body_limits import BODY_LIMITS, body_limit
 from tests.server import running_server
 
 SMALL = 64 << 10
@@ -103,7 +103,7 @@ def test_a_body_of_many_small_objects_is_refused_before_it_is_parsed(monkeypatch
     """``[{},{},...]`` costs twenty times its bytes once parsed: counted first, a 400 that says so."""
     from django.contrib.auth.models import User
 
-    from ibweb import json_input
+    from ibweb.http import json_input
 
     client = APIClient()
     client.force_authenticate(User.objects.create_superuser("root", password="pw"))
@@ -121,7 +121,7 @@ def test_a_body_of_many_small_objects_is_refused_before_it_is_parsed(monkeypatch
 def test_the_container_cap_holds_a_full_counter_push():
     from django.conf import settings
 
-    from ibweb.body_limits import max_json_containers
+    from ibweb.http.body_limits import max_json_containers
     from ibweb.telemetry.api.serializers import MAX_PUSH_SAMPLES
 
     # a sample is an object with a counters object; its iblinkinfo line has two bracketed port numbers

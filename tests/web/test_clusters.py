@@ -254,7 +254,7 @@ def test_ensure_demo_cluster_creates_the_pod_once():
 # ------------------------------------------------------------------ the twins across planes
 def test_telemetry_planes_give_each_job_expected_against_observed_at_its_slowest_rail(pod):
     from ibweb.fabrics.choices import FabricMode
-    from ibweb.twin.engine import store_report
+    from ibweb.twin.report_cache import store_report
 
     rows = {f.slug: f for f in pod.fabrics.all()}
     Fabric.objects.filter(slug__in=["pod-plane1", "pod-plane2"]).update(mode=FabricMode.TELEMETRY)
@@ -277,7 +277,7 @@ def test_telemetry_planes_give_each_job_expected_against_observed_at_its_slowest
 
 
 def test_emulated_planes_have_no_twin_figures(pod):
-    from ibweb.twin.engine import store_report
+    from ibweb.twin.report_cache import store_report
 
     plane = pod.fabrics.get(slug="pod-plane1")
     store_report(plane.pk, {"t": time.time(), "jobs": [{"id": "llm", "tenant": "acme", "emulated_gbps": 1.0,

@@ -20,7 +20,7 @@ import pytest
 from django.db import OperationalError, connection, connections
 
 from fabric_engine.topology.generate import fat_tree
-from ibweb.db_retry import is_transient, retry_locked
+from ibweb.db.retry import is_transient, retry_locked
 from ibweb.events.models import Event
 from ibweb.events.receivers import record_alerts
 from ibweb.fabrics.choices import FabricMode

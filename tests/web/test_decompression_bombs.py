@@ -24,7 +24,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from fabric_engine.formats import write
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.models import Fabric
-from ibweb.inflate import MAX_RATIO, inflated
+from ibweb.http.inflate import MAX_RATIO, inflated
 from ibweb.tenancy.models import Partition
 from tests.hostile_requests import SUPERUSER, csrf_headers, multipart
 from tests.server import running_server

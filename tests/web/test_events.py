@@ -256,7 +256,7 @@ def test_the_runner_alerts_become_events_and_close_when_the_policy_is_fixed(tena
         await runner.start()
         for _ in range(ticks):
             await runner.tick()
-        await asyncio.gather(*runner._background)  # the signal's receivers run in worker threads
+        await asyncio.gather(*runner.pending())  # the signal's receivers run in worker threads
         return runner
 
     asyncio.run(run(3))
@@ -268,7 +268,7 @@ def test_the_runner_alerts_become_events_and_close_when_the_policy_is_fixed(tena
         runner = await run(0)
         for _ in range(3):
             await runner.tick()
-        await asyncio.gather(*runner._background)
+        await asyncio.gather(*runner.pending())
 
     asyncio.run(fixed())
     event.refresh_from_db()
@@ -282,7 +282,7 @@ def test_routing_events_are_each_their_own_occurrence_for_the_runner_and_the_sto
     """Two routing events with the same action (re-routed after a host vanished, then after it came back), or the same
     message made at another time, are two alerts to the runner and two events to the store; one event is one."""
     from ibweb.events.facts import alert_key
-    from ibweb.live.engine.runner import _alert_key
+    from ibweb.live.engine.alerts import alert_key as _alert_key
 
     base = {"kind": "routing", "action": "rerouted", "severity": "info", "source": "computed", "engine": "minhop"}
     gone = {**base, "message": "re-routed with minhop after gpu0005 vanished", "t": 1.7e9}

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from rest_framework.test import APIClient
 
-from ibweb.wsflow import HIGH_WATER_BYTES, SocketFlow, feed_socket_stats
+from ibweb.websocket.flow import HIGH_WATER_BYTES, SocketFlow, feed_socket_stats
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from django.contrib.auth.models import Permission, User
 
 from ibweb.accounts.models import ApiToken
 from ibweb.asgi import application
-from ibweb.db_retry import retry_locked
+from ibweb.db.retry import retry_locked
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.live.feed.consumers import CLOSE_FORBIDDEN, CLOSE_SIGNED_OUT

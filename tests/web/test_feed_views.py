@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 
 from fabric_engine import feed_v2
 from ibweb.asgi import application
-from ibweb.db_retry import retry_locked
+from ibweb.db.retry import retry_locked
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.live.feed import encodings
 from ibweb.live.feed import view as feedview

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from ibweb import health
 from ibweb.asgi import application
+from ibweb.http import health
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +72,7 @@ def test_healthz_says_503_when_the_database_fails(monkeypatch):
 
 
 def test_the_served_application_answers_healthz_first():
-    from ibweb.proxies import ForwardedHeaders
+    from ibweb.http.proxies import ForwardedHeaders
 
     assert isinstance(application, ForwardedHeaders)  # forwarding headers are settled before anything else
     assert isinstance(application.app.application_mapping["http"], health.HealthFirst)

@@ -19,7 +19,7 @@ from rest_framework import serializers
 from rest_framework.test import APIClient
 
 from ibweb.fabrics.models import Cluster, Fabric
-from ibweb.json_input import JSONField, JSONFormField, JSONModelField
+from ibweb.http.json_input import JSONField, JSONFormField, JSONModelField
 from ibweb.telemetry.models import CollectorConfig
 from ibweb.twin.choices import JobSourceKind
 from ibweb.twin.models import JobSource

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from ibweb.body_limits import max_json_values
 from ibweb.events.models import Event
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.json_input import MAX_DEPTH, JSONInputError, loads, shape
+from ibweb.http.body_limits import max_json_values
+from ibweb.http.json_input import MAX_DEPTH, JSONInputError, loads, shape
 from ibweb.telemetry.choices import CollectorSource
 from ibweb.telemetry.models import CollectorConfig, PushToken
 from ibweb.twin.choices import JobSourceKind

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from ibweb.db_retry import retry_locked
+from ibweb.db.retry import retry_locked
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.tenancy import services
@@ -23,7 +23,7 @@ async def test_removing_members_isolates_a_job_at_the_next_tick(monkeypatch):
     async def capture(fabric_id, seq, header, links):
         sent.append(header)
 
-    monkeypatch.setattr("ibweb.live.engine.runner.store_newest", capture)
+    monkeypatch.setattr("ibweb.live.feed.publisher.store_newest", capture)
     engine = FabricRunner(fabric)
     await engine.start()
     for _ in range(3):

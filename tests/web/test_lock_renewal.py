@@ -3,7 +3,7 @@
 import asyncio
 
 from ibweb.live.engine.leader import LeaderLock
-from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.engine.renewal import renewing
 
 
 class SwallowingLock(LeaderLock):
@@ -20,17 +20,11 @@ class SwallowingLock(LeaderLock):
         return True
 
 
-def runner() -> FabricRunner:
-    out = FabricRunner.__new__(FabricRunner)  # only _renewing is exercised: no fabric row, no source
-    out.slug = "renewal"
-    return out
-
-
 def test_the_renewal_ends_with_the_body_even_when_a_call_under_it_swallows_a_cancellation():
     lock = SwallowingLock("redis://127.0.0.1:1/0", 1, ttl_s=3.0)  # never connects: hold() is replaced
 
     async def tick() -> None:
-        async with runner()._renewing(lock):
+        async with renewing(lock, "renewal"):
             await asyncio.sleep(0.65)  # the body ends while a renewal is under way
 
     asyncio.run(asyncio.wait_for(tick(), 5))
@@ -41,7 +35,7 @@ def test_the_lock_is_renewed_while_a_long_body_runs():
     lock = SwallowingLock("redis://127.0.0.1:1/0", 1, ttl_s=3.0)
 
     async def build() -> None:
-        async with runner()._renewing(lock):
+        async with renewing(lock, "renewal"):
             await asyncio.sleep(2.5)
 
     asyncio.run(asyncio.wait_for(build(), 10))

@@ -1,8 +1,9 @@
 """A routing event made of parts: the changes it quotes, vanished hosts as objects with their tenants (issue 42).
 
-:mod:`ibweb.telemetry.message_parts` (the producer), :func:`ibweb.events.objects.gone_objects` and
-:class:`ibweb.events.visibility.HostFilter` (the event store), :meth:`ibweb.live.feed.view.FeedView.alert` (the
-feed): what each view reads of a host gone from the fabric, from the objects the event carries, fail-closed.
+:mod:`ibweb.telemetry.message_parts` (the producer), :mod:`ibweb.access.alert_objects` (what the event store
+keeps) and :class:`ibweb.access.alert_render.AlertRenderer` (the one renderer, of the event store and through
+:meth:`ibweb.live.feed.view.FeedView.alert` of the feed): what each view reads of a host gone from the fabric, from
+the objects the event carries, fail-closed.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from django.db import DatabaseError
 from fabric_engine.telemetry import diff_topology
 from fabric_engine.topology import KIND_HOST
 from fabric_engine.topology.generate import fat_tree
-from ibweb.access import Redaction
-from ibweb.events.objects import FabricNames, named_hosts
-from ibweb.events.visibility import HostFilter
+from ibweb.access import AlertRenderer, Redaction
+from ibweb.access.alert_objects import FabricNames, objects, slots
 from ibweb.live.feed.view import FeedView
 from ibweb.telemetry import message_parts
+from ibweb.telemetry.lft_tracker import RoutingTracker
 from ibweb.telemetry.message_parts import held, shifted, templated
-from ibweb.telemetry.routing import RoutingTracker
 
 from .access_fixtures import without_nodes
 
@@ -89,9 +89,11 @@ def test_the_feed_and_the_store_name_a_vanished_host_to_its_tenants_then_only(te
     from ibweb.events.visibility import redact
 
     event = routing_event(held(diff_topology(F, AFTER), F, Row()))
-    hosts = named_hosts(event, FabricNames(AFTER))
+    hosts = objects(event, FabricNames(AFTER))
     assert {tuple(h[1:2]) + tuple(h[3]) for h in hosts if h[0] == -1} == {(NAMES[n], OWNER[n]) for n in GONE}
-    stored = Event(kind="routing", message=event["message"], hosts=hosts, jobs=[], resolved=True)
+    parts = {"text": event["text"], "slots": slots(event, FabricNames(AFTER))}
+    stored = Event(kind="routing", message=event["message"], hosts=hosts, jobs=[], resolved=True, parts=parts)
+    legacy = Event(kind="routing", message=event["message"], hosts=hosts, jobs=[], resolved=True)
     for view, tenants in VIEWS.items():
         expected = event["message"]
         for n in GONE:
@@ -102,9 +104,9 @@ def test_the_feed_and_the_store_name_a_vanished_host_to_its_tenants_then_only(te
         for n in GONE:
             assert (NAMES[n] in out["message"]) == (reads(view, NAMES[n]) == NAMES[n]), (view, out["message"])
             assert (NAMES[n] in repr(out["gone"])) == (reads(view, NAMES[n]) == NAMES[n]), view
-        shown = Redaction(tenants, None if tenants is None else frozenset())
-        filt = HostFilter(shown.host_guids, shown)
-        message = redact(stored, filt)["message"]
+        renderer = AlertRenderer(Redaction(tenants, None if tenants is None else frozenset()))
+        assert redact(stored, renderer)["message"] == expected, view
+        message = redact(legacy, renderer)["message"]  # stored before parts: relabelled by its objects
         for n in GONE:
             assert (NAMES[n] in message) == (reads(view, NAMES[n]) == NAMES[n]), (view, message)
 
@@ -117,9 +119,14 @@ def test_malformed_objects_read_as_hidden_node(gone):
     fv = FeedView("t", frozenset({"acme"}), AFTER.kind == KIND_HOST, AFTER)
     out = fv.alert(alert)
     assert out["message"] == "after hidden node vanished" and "gpu9" not in repr(out)
-    hosts = named_hosts(alert, FabricNames(AFTER))
-    shown = Redaction(frozenset({"acme"}), frozenset())
-    assert all(HostFilter(shown.host_guids, shown)(h) for h in hosts if h[1] == "gpu9")
+    from ibweb.events.models import Event
+    from ibweb.events.visibility import redact
+
+    names = FabricNames(AFTER)  # the event store renders it from the parts it keeps, never parsing the message
+    stored = Event(kind="routing", message=alert["message"], hosts=objects(alert, names), resolved=True,
+                   parts={"text": alert["text"], "slots": slots(alert, names)})
+    assert redact(stored, AlertRenderer(Redaction(frozenset({"acme"}), frozenset())))["message"] == \
+        "after hidden node vanished"
 
 
 def test_a_switch_gone_from_the_fabric_is_named_to_every_view():
@@ -127,4 +134,5 @@ def test_a_switch_gone_from_the_fabric_is_named_to_every_view():
              "gone": [{"slot": 0, "name": "spine9", "guid": "0x9", "tenants": [], "switch": True}]}
     for tenants in (frozenset(), frozenset({"acme"})):
         assert FeedView("t", tenants, AFTER.kind == KIND_HOST, AFTER).alert(alert)["message"] == alert["message"]
-    assert named_hosts(alert, FabricNames(AFTER)) == []  # fabric-wide: no host to hide
+    assert objects(alert, FabricNames(AFTER)) == []  # fabric-wide: no host to hide
+    assert slots(alert, FabricNames(AFTER)) == ["spine9"]

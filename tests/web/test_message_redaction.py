@@ -363,7 +363,7 @@ def test_twin_deviations_and_alerts_name_no_hidden_host(world, monkeypatch):
                      "label": f"{name} port 1 -> {FABRIC.node_name[leaf[d]]} port {int(FABRIC.dl_dst_port[d])}",
                      "expected_gbps": 80.0, "observed_gbps": 0.0})
     report = {"t": 1.7e9, "jobs": [], "deviations": devs, "alerts": [alert_of(d) for d in devs], "links": None}
-    monkeypatch.setattr(twin_views.engine, "report", lambda fabric_id: report)
+    monkeypatch.setattr(twin_views.report_cache, "report", lambda fabric_id: report)
     for role in ROLES:
         r = get(world, role, "/api/twin/fabrics/names/expected/")
         text = r.content.decode()

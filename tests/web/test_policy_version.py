@@ -95,4 +95,4 @@ def test_a_telemetry_fabric_without_a_discovery_has_no_published_fabric():
     assert published_fabric(fabric) is None
     with pytest.raises(ValidationError):
         fabric_inventory(fabric)
-    assert record.head(fabric.pk, record.row_identity(fabric)) is None
+    assert record.head_of(fabric) is None

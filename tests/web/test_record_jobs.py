@@ -13,8 +13,9 @@ from rest_framework.test import APIClient
 
 from fabric_engine.routing import quality, route
 from fabric_engine.topology.generate import fat_tree
-from ibweb.live.engine import runner as runner_module
+from ibweb.live.engine import record_publisher
 from ibweb.live.engine.runner import FabricRunner
+from ibweb.live.feed import publisher as feed_publisher
 from ibweb.runtime import record
 from ibweb.runtime.cache import shared_cache
 
@@ -84,7 +85,7 @@ def test_a_new_job_catalog_publishes_no_fabric_or_lft_part_and_the_apis_see_the_
         monkeypatch.setattr(record, "encode_fabric", lambda f: encoded.append("fabric"))
         monkeypatch.setattr(record, "encode_lft", lambda lft: encoded.append("lft"))
         monkeypatch.setattr(quality, "report", lambda routing: reports.append(routing))
-        monkeypatch.setattr(runner_module, "to_json", lambda f: encoded.append("topology"))
+        monkeypatch.setattr(feed_publisher, "to_json", lambda f: encoded.append("topology"))
         kept = [j for j in runner.source.jobs() if j.name == "acme-train"]
         monkeypatch.setattr(runner.source, "jobs", lambda: kept)  # globex's job ended
         runner.source.catalog_version = "a job ended"
@@ -111,8 +112,8 @@ def test_the_routing_report_is_computed_once_per_routing(monkeypatch):
     calls = []
     real = quality.report
     monkeypatch.setattr(quality, "report", lambda routing: calls.append(routing) or real(routing))
-    first = runner_module.routing_report(r)
-    assert runner_module.routing_report(r) is first and calls == [r]
+    first = record_publisher.routing_report(r)
+    assert record_publisher.routing_report(r) is first and calls == [r]
     other = route(r.fabric, "minhop")
-    runner_module.routing_report(other)
+    record_publisher.routing_report(other)
     assert calls == [r, other]

@@ -47,7 +47,7 @@ def test_the_runner_keeps_its_record_across_restarts_and_replaces_another_rows()
         await runner.start()
         await runner.tick()
         mine = runner.record_version
-        runner._record_checked = 0.0  # the check is due
+        runner.records.checked = 0.0  # the check is due
         await runner.tick()
         assert runner.record_version == mine  # its own record: not published again
 
@@ -55,10 +55,10 @@ def test_the_runner_keeps_its_record_across_restarts_and_replaces_another_rows()
         assert record.head(shared.fabric.pk, record.row_identity(again.row))["version"] == mine
 
         _others_record(shared.fabric.pk)
-        runner._record_checked = 0.0
+        runner.records.checked = 0.0
         await runner.tick()
         return runner, mine
 
     runner, mine = asyncio.run(run())
-    h = record.head(shared.fabric.pk, record.row_identity(shared.fabric))
+    h = record.head_of(shared.fabric)
     assert h is not None and h["version"] == runner.record_version != mine  # its own again

@@ -24,11 +24,11 @@ from fabric_engine.telemetry import CounterSamples
 from fabric_engine.telemetry.conditions import cabling_conditions
 from fabric_engine.telemetry.observe import observe
 from fabric_engine.twin.persistence import alert_of
-from ibweb.access import view_of
+from ibweb.access import alert_renderer, view_of
 from ibweb.events.models import Event, EventComment
 from ibweb.events.receivers import record_alerts
 from ibweb.events.recorder import _RECORDERS
-from ibweb.events.visibility import host_filter, redact
+from ibweb.events.visibility import redact
 from ibweb.fabrics.models import Fabric
 from ibweb.live.feed.view import feed_view
 from ibweb.runtime import record
@@ -210,7 +210,7 @@ def test_the_page_the_api_and_the_feed_name_hidden_hosts_alike(lab, key):
         view = view_of(user)
     assert view.key == view_key
     feed = feed_view(view_key, row, F)
-    hidden = host_filter(view, row)
+    hidden = alert_renderer(view, row)
     alert = _reset_alert()
     event = Event.objects.get(kind="counter_reset")
     assert redact(event, hidden)["message"] == feed.alert(alert)["message"]
@@ -227,9 +227,9 @@ def test_events_recorded_without_a_topology_are_relabelled_or_withheld(lab):
     event = Event.objects.get()
     assert not event.resolved and event.hosts == []
     with override_settings(IBWEB_PUBLIC_READ=True):
-        shown = redact(event, host_filter(view_of(None), row))["message"]
+        shown = redact(event, alert_renderer(view_of(None), row))["message"]
     assert "gpu" not in shown and f"host-{OWN['globex'][1]}" in shown
     record.forget(row.pk)  # no topology known any more: nothing of the text is shown
     with override_settings(IBWEB_PUBLIC_READ=True):
-        shown = redact(event, host_filter(view_of(None), row))["message"]
+        shown = redact(event, alert_renderer(view_of(None), row))["message"]
     assert shown.startswith("counter reset: details hidden") and "gpu" not in shown

@@ -22,7 +22,7 @@ from fabric_engine.twin.persistence import alert_of
 from fabric_engine.twin.plan import plan_from_fabric
 from ibweb.events.facts import fact_of
 from ibweb.live.feed.view import HIDDEN_NODE, FeedView
-from ibweb.twin.engine import plan_alerts, without_jobs
+from ibweb.twin.fabric_twin import plan_alerts, without_jobs
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ibweb.access import relabel as access_relabel
-from ibweb.relabel import names_pattern, relabel
+from ibweb.access.relabel import names_pattern, relabel
 
 #: Every punctuation a message puts next to a name: sentence ends, arrows, brackets, quotes, lists, paths.
 PUNCTUATION = " .,;:!?()[]{}<>'\"`/\\|=+*&^%$#@~-\n\t"

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from ibweb import request_id
+from ibweb.http import request_id
 
 from .tenancy_fixtures import fabric  # noqa: F401
 

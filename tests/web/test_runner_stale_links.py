@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def runner(monkeypatch):
-    monkeypatch.setattr("ibweb.live.engine.runner.AUTO_ROLLUP", False)
+    monkeypatch.setattr("ibweb.live.history.publisher.AUTO_ROLLUP", False)
     fabric, _ = ensure_demo()
     history.clear(fabric.pk)
     yield published(fabric)

@@ -10,9 +10,9 @@ from django.core.cache import cache
 
 from ibweb.asgi import application
 from ibweb.fabrics.demo import ensure_demo
+from ibweb.http.security_headers import CONTENT_SECURITY_POLICY
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.live.feed.consumers import CLOSE_BAD_MESSAGE, CLOSE_UNSUPPORTED_DATA
-from ibweb.security import CONTENT_SECURITY_POLICY
 
 
 @pytest.mark.django_db
@@ -38,7 +38,7 @@ class Clock:
 def clock(monkeypatch) -> Clock:
     cache.clear()
     c = Clock()
-    monkeypatch.setattr("ibweb.signin.time.time", c)
+    monkeypatch.setattr("ibweb.auth.signin.time.time", c)
     return c
 
 
@@ -92,7 +92,7 @@ def test_failures_back_off_exponentially_and_never_lock_the_owner_out(client, cl
 def test_a_known_browser_signs_in_while_its_account_is_under_attack(clock):
     from django.test import Client
 
-    from ibweb.signin import KNOWN_DEVICE_COOKIE
+    from ibweb.auth.signin import KNOWN_DEVICE_COOKIE
 
     User.objects.create_user("alice", password="a-long-passphrase-42")
     User.objects.create_user("mallory", password="a-long-passphrase-43")

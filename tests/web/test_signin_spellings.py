@@ -16,7 +16,7 @@ from django.test import Client, RequestFactory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ibweb.signin import LOGIN_THROTTLE as THROTTLE
+from ibweb.auth.signin import LOGIN_THROTTLE as THROTTLE
 
 pytestmark = pytest.mark.django_db
 

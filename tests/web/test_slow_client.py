@@ -3,7 +3,7 @@ them with 4408, while a reading client keeps getting frames (issue 27).
 
 A real server (embedded and Redis channel layers), stalled sockets of every kind (v1 and v2, deflate on and off,
 and one that keeps sending pings but reads nothing), and what the server itself reports per socket in
-``/metrics`` (``ibweb_feed_*``, :mod:`ibweb.wsflow`), sampled four times a second.
+``/metrics`` (``ibweb_feed_*``, :mod:`ibweb.websocket.flow`), sampled four times a second.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 import pytest
 import websockets
 
-from ibweb.wsflow import CLOSE_GRACE_S, CLOSE_TOO_SLOW, HIGH_WATER_BYTES
+from ibweb.websocket.flow import CLOSE_GRACE_S, CLOSE_TOO_SLOW, HIGH_WATER_BYTES
 from tests.server import running_server
 from tests.services import require_redis
 from tests.slow_clients import FAST, by_kind, drain, feed_metrics, stalled_socket, total

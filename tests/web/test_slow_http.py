@@ -1,7 +1,7 @@
 """Slow HTTP clients are cut off (issue 26): a request head trickled a byte at a time, a body trickled below the
 least rate, each answered 408 and closed, while a client at normal speed and ``/healthz`` are served.
 
-A real server (``python -m ibweb.serve``, :mod:`ibweb.http_timeouts`) with the deadlines shortened through the
+A real server (``python -m ibweb.serve``, :mod:`ibweb.http.timeouts`) with the deadlines shortened through the
 environment: head 2 s, body grace 2 s and 4 KiB/s.
 """
 

@@ -10,13 +10,21 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import get_type_hints
 
+import pytest
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
+
 from fabric_engine.routing import route
 from fabric_engine.topology.generate import fat_tree
+from ibweb.live.engine import policy, record_publisher
 from ibweb.live.engine import runner as runner_module
 from ibweb.live.engine.emulated import EmulatedSource
-from ibweb.live.engine.sources import FabricSource, source_for, source_kinds
+from ibweb.live.engine.sources import FabricSource, NoSource, source_for, source_kinds
+from ibweb.runtime import source_registry
 from ibweb.telemetry.source import NoTwin, SourceTwin, TelemetrySource
-from ibweb.twin.engine import FabricTwin
+from ibweb.twin import source_factory
+from ibweb.twin.fabric_twin import FabricTwin
+from ibweb.twin.source_factory import telemetry_source
 from tests.engine.test_import_isolation import _offenders
 
 
@@ -62,6 +70,36 @@ def test_every_source_kind_defines_every_member_of_the_protocol():
     assert [m for cls in classes.values() for m in missing(cls, FabricSource)] == []
 
 
+def test_each_app_registers_its_own_kinds_at_start_and_the_telemetry_one_brings_the_twin_issue_36():
+    assert source_kinds() == {"emulated": EmulatedSource, "telemetry": telemetry_source}
+    with pytest.raises(NoSource, match=r"no source for fabrics of mode 'spec'; known: emulated, telemetry"):
+        source_for("spec")
+
+
+def test_a_kind_registered_twice_is_an_error_naming_both_and_changes_nothing_issue_36():
+    twice = (r"^fabric source 'telemetry' registered twice: by ibweb\.twin\.source_factory\.telemetry_source "
+             r"and by ibweb\.telemetry\.source\.TelemetrySource$")
+    with pytest.raises(ImproperlyConfigured, match=twice):
+        source_registry.register("telemetry", TelemetrySource)
+    source_registry.register("emulated", EmulatedSource)  # the same factory again (a second ready()): no change
+    assert source_kinds() == {"emulated": EmulatedSource, "telemetry": telemetry_source}
+    fresh = source_registry.SourceRegistry()
+    fresh.register("a", EmulatedSource)
+    with pytest.raises(ImproperlyConfigured, match="'a' registered twice"):
+        fresh.register("a", TelemetrySource)
+    assert fresh.factories() == {"a": EmulatedSource} and "a" not in source_kinds()
+
+
+def test_an_app_registering_a_taken_kind_fails_its_start_issue_36(monkeypatch):
+    def other_telemetry_source(row) -> TelemetrySource:
+        return TelemetrySource(row)
+
+    monkeypatch.setattr(source_factory, "telemetry_source", other_telemetry_source)
+    with pytest.raises(ImproperlyConfigured, match="other_telemetry_source"):
+        apps.get_app_config("twin").ready()
+    assert source_for("telemetry") is telemetry_source
+
+
 def test_the_twins_define_what_the_telemetry_source_asks_of_them():
     assert missing(FabricTwin, SourceTwin) == [] and missing(NoTwin, SourceTwin) == []
 
@@ -78,14 +116,17 @@ def test_the_check_finds_what_a_source_lacks():
 
 
 def test_the_runner_uses_only_what_the_protocol_declares():
-    tree = ast.parse(Path(runner_module.__file__).read_text())
-    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Attribute) and node.value.attr == "source"}
-    reached = [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Call)
-               and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
-               and "source" in ast.unparse(node.args[0])]
+    used, reached = set(), []
+    for module in (runner_module, record_publisher, policy):  # the runner, and what it hands its source to
+        tree = ast.parse(Path(module.__file__).read_text())
+        used |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                 and (isinstance(node.value, ast.Attribute) and node.value.attr == "source"
+                      or isinstance(node.value, ast.Name) and node.value.id == "source")}
+        reached += [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                    and "source" in ast.unparse(node.args[0])]
     data, methods = members(FabricSource)
-    assert used and used <= data | set(methods) and reached == []
+    assert {"step", "catalog", "apply_policy", "topology_version"} <= used <= data | set(methods) and reached == []
 
 
 def test_telemetry_imports_no_twin_module():

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from fabric_engine.telemetry import diff_topology, fabric_from_linkinfo, parse_iblinkinfo
+from ibweb.telemetry.lft_tracker import ROUTING_CHANGES, RoutingTracker
 from ibweb.telemetry.message_parts import held
-from ibweb.telemetry.routing import ROUTING_CHANGES, RoutingTracker
 
 DATA = Path(__file__).parents[1] / "engine" / "data" / "telemetry"
 

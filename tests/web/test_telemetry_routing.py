@@ -31,8 +31,8 @@ from ibweb.runtime import record
 from ibweb.telemetry import source as source_module
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import CollectorSource
+from ibweb.telemetry.lft_tracker import RoutingTracker, dead_entries, read_dump
 from ibweb.telemetry.models import CollectorConfig, Sweep
-from ibweb.telemetry.routing import RoutingTracker, dead_entries, read_dump
 from ibweb.telemetry.sweeps import run_sweep
 from tests.realtools.tracert import ibtracert_hops, switch_hops
 from tests.web.engine_fixtures import newest_v1_frame

@@ -31,7 +31,7 @@ def test_get_all_pkeys_with_guids(partitions):
     fabric = partitions[0].fabric
     unpublished = client.get(BASE).json()  # no engine yet: the GUIDs name no node, and the read builds nothing
     assert {g["node"] for g in unpublished["0x0001"]["guids"]} == {None}
-    assert record.head(fabric.pk, record.row_identity(fabric)) is None
+    assert record.head_of(fabric) is None
     inventory = fabric_inventory(fabric)  # published, as the fabric's engine (or a write checking GUIDs) does
     data = client.get(BASE).json()
     assert list(data) == ["0x7fff", "0x0001", "0x0002"]

@@ -94,7 +94,7 @@ async def test_member_changes_through_every_path_reach_the_engine_at_the_next_ti
     async def capture(fabric_id, seq, header, links):
         sent.append(header)
 
-    monkeypatch.setattr("ibweb.live.engine.runner.store_newest", capture)
+    monkeypatch.setattr("ibweb.live.feed.publisher.store_newest", capture)
     engine = FabricRunner(shared.fabric)
     await engine.start()
     await settled_tick(engine)
@@ -184,7 +184,7 @@ async def test_member_changes_through_the_policy_page_its_import_and_the_admin_i
         return c
 
     web = await asyncio.to_thread(signed_in)  # its session written once, before the engine runs
-    monkeypatch.setattr("ibweb.live.engine.runner.store_newest", capture)
+    monkeypatch.setattr("ibweb.live.feed.publisher.store_newest", capture)
     engine = FabricRunner(shared.fabric)
     await engine.start()
     await settled_tick(engine)

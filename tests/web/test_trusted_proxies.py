@@ -3,7 +3,7 @@
 uvicorn believed ``X-Forwarded-For`` from 127.0.0.1 by default, so any local process could pick the
 address the sign-in throttle counts, a new one per attempt. Every launch goes through ``ibweb.serve``.
 Production believed ``X-Forwarded-Proto`` from anyone (``SECURE_PROXY_SSL_HEADER``): a plain-HTTP request
-claiming HTTPS got 200 with HSTS instead of the redirect. ``ibweb.proxies.ForwardedHeaders`` decides all three.
+claiming HTTPS got 200 with HSTS instead of the redirect. ``ibweb.http.proxies.ForwardedHeaders`` decides all three.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from ibweb.proxies import ForwardedHeaders, trusted_proxies
+from ibweb.http.proxies import ForwardedHeaders, trusted_proxies
 from ibweb.serve import uvicorn_arguments
 from tests.server import running_server
 

@@ -19,7 +19,7 @@ from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 from ibweb.telemetry.models import CollectorConfig
-from ibweb.twin import engine, jobs
+from ibweb.twin import jobs, report_cache
 from ibweb.twin.api import views
 from ibweb.twin.choices import JobOrigin, JobSourceKind
 from ibweb.twin.models import CablingPlan, JobSource, JobToken, ScheduledJob
@@ -192,7 +192,7 @@ def test_plan_upload_needs_the_operator_and_names_bad_lines(fabric, tenants):  #
     r = client_for(operator).post(url, {"file": upload}, format="multipart")
     assert r.status_code == 201, r.content
     assert r.json()["plan"]["cables"] == design.num_links
-    assert engine.config_version(fabric.pk) != "0"
+    assert report_cache.config_version(fabric.pk) != "0"
     r = client_for(operator).get(url)
     assert r.json()["plan"]["filename"] == "design.topo" and r.json()["report"] is None
 

@@ -10,7 +10,7 @@ import websockets
 from websockets.extensions.permessage_deflate import PerMessageDeflate
 from websockets.frames import Frame, Opcode
 
-from ibweb.wsdeflate import DeflatedCache, TextDeflate
+from ibweb.websocket.deflate import DeflatedCache, TextDeflate
 from tests.server import running_server
 
 
@@ -31,7 +31,7 @@ def test_text_is_compressed_binary_is_not_and_a_peer_decodes_both_in_turn():
 
 def test_a_text_message_is_deflated_once_per_process_and_only_equal_bytes_share_it(monkeypatch):
     cache = DeflatedCache(size=2)
-    monkeypatch.setattr("ibweb.wsdeflate.DEFLATED", cache)
+    monkeypatch.setattr("ibweb.websocket.deflate.DEFLATED", cache)
     sockets = [TextDeflate(False, True, 12, 12, {"level": 1}) for _ in range(3)]
     peer = PerMessageDeflate(True, False, 12, 12)  # a client told the server takes no context over
     frame = json.dumps({"seq": 7, "util": [0.25] * 4000}).encode()

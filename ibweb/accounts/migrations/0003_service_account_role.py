@@ -7,7 +7,7 @@ and its tenants' share when it belongs to tenants.
 
 from django.db import migrations
 
-from ibweb import role_grants
+from ibweb.auth import role_grants
 
 TENANCY = ("tenant", "serviceclass", "partition", "partitionmember", "qospolicy", "auditentry")
 ROLES = {

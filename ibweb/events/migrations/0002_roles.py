@@ -3,7 +3,7 @@ policy admins comment."""
 
 from django.db import migrations
 
-from ibweb import role_grants
+from ibweb.auth import role_grants
 
 ROLES = {
     "viewer": [("events", "view_event"), ("events", "view_eventcomment")],

@@ -28,7 +28,7 @@ from ibweb.access import (
     view_of,
     visible_fabrics,
 )
-from ibweb.json_input import JSONField
+from ibweb.http.json_input import JSONField
 
 from ..analyses import AnalysisKind
 from ..models import Analysis, Fabric
@@ -60,7 +60,7 @@ class AnalysisSerializer(serializers.ModelSerializer):
         topology = fabric.spec.get("topology")
         from ibweb.runtime import record
 
-        head = record.head(fabric.pk, record.row_identity(fabric))  # the fabric its engine runs (any kind)
+        head = record.head_of(fabric)  # the fabric its engine runs (any kind)
         if head is not None:
             num_links = int(head["links"])
         elif attrs["kind"] == AnalysisKind.WHATIF_LIVE or fabric.mode == "telemetry":

@@ -1,7 +1,7 @@
 from rest_framework import viewsets
 
 from ibweb.access import view_of, visible_fabrics
-from ibweb.permissions import ViewerReadAllTenantsWrite
+from ibweb.auth.permissions import ViewerReadAllTenantsWrite
 
 from .serializers import FabricSerializer
 

@@ -5,7 +5,7 @@ Superusers hold every permission; viewers, tenants' users and anonymous visitors
 
 from django.db import migrations
 
-from ibweb import role_grants
+from ibweb.auth import role_grants
 
 ROLES = {"operator": [("fabrics", "add_analysis")]}
 

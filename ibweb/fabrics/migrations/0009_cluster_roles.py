@@ -3,7 +3,7 @@ policy admins and viewers may view them. Superusers hold every permission."""
 
 from django.db import migrations
 
-from ibweb import role_grants
+from ibweb.auth import role_grants
 
 OPERATOR = [("fabrics", f"{action}_cluster") for action in ("add", "change", "delete", "view")]
 VIEW = [("fabrics", "view_cluster")]

@@ -46,7 +46,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fabric_engine.errors import RoutingError
-from fabric_engine.formats._common import HCA_SUFFIX
+from fabric_engine.formats import HCA_SUFFIX
 from fabric_engine.routing import Routing
 from fabric_engine.topology import KIND_HOST
 from fabric_engine.topology import Fabric as EngineFabric
@@ -77,7 +77,7 @@ class _FabricView(APIView):
 
     def head(self, fabric: Fabric) -> dict:
         """The newest head of ``fabric``'s runtime record; 503 while its engine has not published one."""
-        h = record.head(fabric.pk, record.row_identity(fabric))
+        h = record.head_of(fabric)
         if h is None:
             raise NotPublished(f"fabric {fabric.slug}: its engine has not published the fabric yet; try again "
                                f"in a few seconds")
@@ -120,7 +120,7 @@ def _rounded(a: np.ndarray, digits: int) -> list[float | None]:
 
 def _published(fabric: Fabric) -> tuple[dict, EngineFabric] | None:
     """The head and engine fabric of ``fabric``'s runtime record, or None before its engine published."""
-    h = record.head(fabric.pk, record.row_identity(fabric))
+    h = record.head_of(fabric)
     f = record.fabric(fabric.pk, h) if h is not None else None
     return (h, f) if f is not None else None
 

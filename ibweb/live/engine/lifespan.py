@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from django.conf import settings
 
 from ibweb.live.engine.supervisor import EngineSupervisor
+from ibweb.live.history import ring as history
 
 
 class EngineLifespan:
@@ -26,5 +29,6 @@ class EngineLifespan:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.supervisor.stop()
+                await asyncio.to_thread(history.flush_all)  # uvicorn ends on SIGTERM with no atexit
                 await send({"type": "lifespan.shutdown.complete"})
                 return

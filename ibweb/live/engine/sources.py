@@ -6,15 +6,10 @@ then hands the runner one :class:`~fabric_engine.state.FabricState` per tick. Th
 runner (:mod:`ibweb.live.engine.runner`) does everything else the same way for every kind:
 leader lock, sequence numbers, publishing, history, metrics, policy and views.
 
-Apps declare their sources as data, so that ``ibweb.live`` imports none of them::
-
-    class TelemetryConfig(AppConfig):
-        fabric_sources = {"telemetry": "ibweb.telemetry.source.TelemetrySource"}
-
-:func:`source_for` finds the factory (a class, or a function returning one) for a fabric's ``mode``
-among the installed apps. An app that builds on another's source declares the same mode again
-with the source composed with its part (the twin's telemetry source, its twin injected); the app
-installed later wins.
+Apps register their sources in their ``ready()`` (:mod:`ibweb.runtime.source_registry`, each kind once),
+so that ``ibweb.live`` imports none of them. :func:`source_for` finds the factory (a class, or a function
+returning one) for a fabric's ``mode``. The telemetry kind is registered by the twin app, whose factory builds
+the telemetry source with the fabric's twin injected (telemetry never imports the twin).
 """
 
 from __future__ import annotations
@@ -22,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from django.apps import apps
-from django.utils.module_loading import import_string
+from ibweb.runtime import source_registry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,18 +83,12 @@ class FabricSource(Protocol):
 
 
 class NoSource(LookupError):
-    """No installed app declares a source for a fabric's mode."""
+    """No app registered a source for a fabric's mode."""
 
 
-def source_kinds() -> dict[str, str]:
-    """``{mode: dotted path of its source factory}`` declared by the installed apps (``fabric_sources``).
-
-    A mode declared twice is the later app's (``INSTALLED_APPS`` order): its source builds on the other's.
-    """
-    out: dict[str, str] = {}
-    for config in apps.get_app_configs():  # a handful of apps
-        out.update(getattr(config, "fabric_sources", {}) or {})
-    return out
+def source_kinds() -> dict[str, Callable[[Any], FabricSource]]:
+    """``{mode: its source factory}`` as the apps registered them (:mod:`ibweb.runtime.source_registry`)."""
+    return source_registry.factories()
 
 
 def source_for(mode: str) -> Callable[[Any], FabricSource]:
@@ -108,6 +96,6 @@ def source_for(mode: str) -> Callable[[Any], FabricSource]:
     the known modes."""
     kinds = source_kinds()
     try:
-        return import_string(kinds[mode])
+        return kinds[mode]
     except KeyError:
         raise NoSource(f"no source for fabrics of mode {mode!r}; known: {', '.join(sorted(kinds))}") from None

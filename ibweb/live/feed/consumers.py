@@ -7,7 +7,7 @@ the number of sockets that share it. The snapshot on connect is composed here fr
 the runner keeps in the cache, through the same :class:`~ibweb.live.feed.view.FeedView`, with the
 view's newest frame: inside it for v1, as a binary message right after it for v2.
 
-Flow (:mod:`ibweb.wsflow`): the sender waits until its socket's write buffer is below the high-water
+Flow (:mod:`ibweb.websocket.flow`): the sender waits until its socket's write buffer is below the high-water
 mark before it picks the frame to send, so a client that reads slower than the engine ticks gets the
 newest frame and skips the ones in between, and nothing queues for it; handlers of channel-layer events
 and client messages never wait for the socket (a ``pong`` goes out through the sender too).
@@ -42,7 +42,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from ibweb.access import progress_message, view_from_key, view_of, visible_fabrics
 from ibweb.accounts.authentication import token_user
 from ibweb.fabrics.models import Fabric
-from ibweb.json_input import JSONInputError, loads
+from ibweb.http.json_input import JSONInputError, loads
 from ibweb.live.feed import view_registry as viewreg
 from ibweb.live.feed.channel_layer import channel_backlog
 from ibweb.live.feed.encodings import ENCODINGS, encoding_of, unpack_arrays, v1_links
@@ -59,7 +59,7 @@ from ibweb.live.feed.frame_store import (
 )
 from ibweb.live.feed.session_check import still_signed_in
 from ibweb.live.feed.view import FeedView, cached_feed_view
-from ibweb.wsflow import flow_of
+from ibweb.websocket.flow import flow_of
 
 log = logging.getLogger(__name__)
 
@@ -356,7 +356,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None) -> None:
         """Clients may only send ``{"type": "ping"}`` (answered with ``pong``); anything else closes the socket.
 
-        A message is read by :func:`ibweb.json_input.loads` (nesting and size checked before it is parsed);
+        A message is read by :func:`ibweb.http.json_input.loads` (nesting and size checked before it is parsed);
         one that is not a ping closes the socket with 4400 and one short log line, never its text (issue 26).
         The pong goes out through the sender task: this handler never waits for the socket to take it.
         """

@@ -11,7 +11,9 @@ view sees); then every tick the runner filters the frame header once per active 
   named ``host-<index>`` with GUID ``"hidden"`` (topology, alerts, storage servers).
 * ``FABRIC``: aggregates only: no job, tenant, host name or GUID at all.
 
-Per-link arrays are the fabric's and the same for every view.
+Alerts and free texts are rendered by the one alert renderer (:class:`ibweb.access.alert_render.AlertRenderer`,
+:meth:`FeedView.renderer`), the event store's, so the feed and the stored events read alike. Per-link arrays are
+the fabric's and the same for every view.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import numpy as np
 
 from fabric_engine.topology import KIND_HOST
 from fabric_engine.topology import Fabric as EngineFabric
-from ibweb.access import HIDDEN, HIDDEN_NODE, host_label, redaction, view_from_key
-from ibweb.relabel import candidates, relabel
+from ibweb.access import HIDDEN, HIDDEN_NODE, AlertRenderer, Redaction, host_label, redaction, view_from_key
+from ibweb.access.alert_objects import FabricNames
 from ibweb.runtime import record
 from ibweb.tenancy.engine_policy import policy_version
 
@@ -33,13 +35,6 @@ __all__ = ["FeedView", "feed_view", "cached_feed_view", "view_from_key", "OTHER"
 
 #: What other tenants' traffic on a hotspot is summed under.
 OTHER = "other tenant"
-#: Fields of an alert that name nodes (``found_a``/``found_b``: the ports a plan check found cabled instead).
-_NAMED_FIELDS = ("node", "a", "b", "port", "label", "found_a", "found_b")
-#: Fields of an alert that hold node GUIDs (``key``: a twin port key, ``"0x<node guid>/<port>"``).
-_GUID_FIELDS = frozenset({"guid", "guids", "hosts", "key"})
-_LINK_ARROW = " -> "
-#: Free texts whose hidden names a view keeps (then starts again).
-_TEXT_MEMO = 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,134 +105,27 @@ class FeedView:
             out["storage"] = self._storage(filter_storage(header["storage"], tenants or frozenset()))
         return out
 
+    def renderer(self) -> AlertRenderer:
+        """This view's :class:`~ibweb.access.alert_render.AlertRenderer` of the fabric's alerts (made once): the
+        event store's renderer, with the hosts of :attr:`hidden` hidden."""
+        if "renderer" not in self._index:
+            f = self.fabric
+            if f is None or self.hidden is None or len(self.hidden) != f.num_nodes:
+                shown = None if self.hidden is None else frozenset()
+            else:
+                shown = frozenset(int(g) for g in f.guid[(f.kind == KIND_HOST) & ~self.hidden].tolist())
+            self._index["renderer"] = AlertRenderer(Redaction(self.tenants, shown), FabricNames(f))
+        return self._index["renderer"]
+
     def alert(self, alert: dict) -> dict:
-        """``alert`` with the hosts this view may not name renamed (fields, link ends, GUIDs and message).
-
-        A message the engine made from parts (``text`` with ``{0}``, ``{1}``... for the node indices
-        ``nodes``) is rendered for the view; node and port fields (``"name port 3"``, ``"a -> b"``) are
-        rewritten end by end; any other text is relabelled (:func:`ibweb.relabel.relabel`) with the hidden
-        hosts it names (:meth:`free_text`) and what those fields' nodes read as. Nodes the view does not
-        know (gone from the fabric, or no fabric yet) read as ``hidden node``; GUIDs (``guid``, ``guids``,
-        ``hosts``, the GUID in a twin ``key``) of hidden or unknown nodes as ``"hidden"`` (fail-closed).
-        """
-        if self.hidden is None:
-            return alert
-        labels: dict[str, str] = {}  # names of its fields the view reads otherwise (nodes it does not know, too)
-        out = {}
-        for k, v in alert.items():
-            if k in _NAMED_FIELDS and isinstance(v, str):
-                out[k] = _LINK_ARROW.join(self._port_end(end, labels) for end in v.split(_LINK_ARROW))
-            elif k == "guid" and isinstance(v, str):
-                out[k] = self._guid(v)
-            elif k in ("hosts", "guids") and isinstance(v, list):
-                out[k] = [self._guid(g) if isinstance(g, str) else HIDDEN for g in v]
-            elif k == "key" and isinstance(v, str):
-                out[k] = self._port_key(v)
-            elif k == "gone":  # objects of nodes gone from the fabric: those of the view's tenants then
-                out[k] = [g for g in v if self._sees_gone(g)] if isinstance(v, list) else []
-            else:
-                out[k] = v
-        rendered = self._render(alert.get("text"), alert.get("nodes"), alert.get("gone"))
-        for k, v in out.items():
-            if k in _NAMED_FIELDS or k in _GUID_FIELDS or k == "text" or not isinstance(v, str):
-                continue
-            if k == "message" and rendered is not None:
-                out[k] = rendered
-            else:
-                out[k] = relabel(v, {**labels, **self._named_in(v)})
-        return out
-
-    def node_label(self, node: int) -> str:
-        """What this view reads for node index ``node``: its name, ``host-<i>`` when hidden, ``hidden node`` when not
-        a node of the view's fabric."""
-        f = self.fabric
-        if f is None or not isinstance(node, int) or not 0 <= node < f.num_nodes or node >= len(self.hidden):
-            return HIDDEN_NODE
-        return host_label(node) if self.hidden[node] else str(f.node_name[node])
-
-    def _sees_gone(self, obj) -> bool:
-        """Whether this view names ``obj``, a node gone from the fabric (:mod:`ibweb.telemetry.message_parts`):
-        a switch, or a host of one of its tenants when it left."""
-        if not isinstance(obj, dict):
-            return False
-        tenants = obj.get("tenants") if isinstance(obj.get("tenants"), list) else []
-        return obj.get("switch") is True or any(isinstance(t, str) and t in (self.tenants or ()) for t in tenants)
-
-    def _render(self, text, nodes, gone=None) -> str | None:
-        """The message of template ``text`` naming ``nodes`` as this view reads them (``None``: no such parts):
-        a node gone from the fabric by its object in ``gone`` if the view may name it, else ``hidden node``;
-        the template's own words relabelled like a free text."""
-        if not isinstance(text, str) or not isinstance(nodes, list):
-            return None
-        labels = [self.node_label(n) for n in nodes]
-        hidden = {}
-        for g in gone if isinstance(gone, list) else []:
-            slot, name = (g.get("slot"), g.get("name")) if isinstance(g, dict) else (None, None)
-            if not isinstance(name, str) or not isinstance(slot, int) or not 0 <= slot < len(labels):
-                continue
-            if nodes[slot] == -1 and self._sees_gone(g):
-                labels[slot] = name
-            elif not self._sees_gone(g):
-                hidden[name] = HIDDEN_NODE
-        try:
-            return relabel(text, {**hidden, **self._named_in(text)}).format(*labels)
-        except (AttributeError, IndexError, KeyError, TypeError, ValueError):  # not a template of these nodes
-            return None
-
-    def _port_end(self, end: str, labels: dict[str, str]) -> str:
-        """One end of a node or port field (``"name"``, ``"name port 3"``) with its node as this view reads it."""
-        name, sep, port = end.rpartition(" port ") if " port " in end else (end, "", "")
-        if not name:
-            return end
-        i = self._lookup(name)
-        shown = HIDDEN_NODE if i is None else self.node_label(i)
-        if shown != name:
-            labels[name] = shown
-        return f"{shown}{sep}{port}"
+        """``alert`` as this view reads it (:meth:`ibweb.access.alert_render.AlertRenderer.alert`): the hosts it
+        may not name relabelled in its fields, GUIDs and texts, its message rendered from its parts."""
+        return alert if self.hidden is None else self.renderer().alert(alert)
 
     def free_text(self, text: str) -> str:
         """A free text (no parts known: a routing warning, a failure) as this view reads it: relabelled
-        (:func:`ibweb.relabel.relabel`) with every hidden host it names, by name or GUID."""
-        if self.hidden is None or not isinstance(text, str):
-            return text
-        return relabel(text, self._named_in(text))
-
-    def _named_in(self, text: str) -> dict[str, str]:
-        """``{name: host-<i>}`` (``{GUID: "hidden"}``) of the hidden hosts whose names (node or port GUIDs) stand
-        in free ``text``, whatever the punctuation around them."""
-        f = self.fabric
-        if f is None or not text:
-            return {}
-        memo = self._index.setdefault("texts", {})  # an alert's texts come again every tick
-        if text in memo:
-            return memo[text]
-        if "words" not in self._index:  # the most words and characters a node name (or a GUID) holds
-            names = f.node_name.astype(str)
-            self._index["words"] = int(np.char.count(names, " ").max(initial=0)) + 1
-            self._index["longest"] = max(int(np.char.str_len(names).max(initial=0)), 18)
-        found = {}
-        for name in candidates(text, self._index["words"], self._index["longest"]):
-            guid = name[:2] in ("0x", "0X")
-            i = self._lookup_guid(name) if guid else self._lookup(name)
-            if i is not None and i < len(self.hidden) and self.hidden[i]:
-                found[name] = HIDDEN if guid else host_label(i)
-        if len(memo) >= _TEXT_MEMO:
-            memo.clear()
-        memo[text] = found
-        return found
-
-    def _guid(self, text: str) -> str:
-        """A node GUID (``"0x..."``) as this view reads it: ``"hidden"`` for a hidden or unknown node."""
-        node = self._lookup_guid(text)
-        return HIDDEN if node is None or node >= len(self.hidden) or self.hidden[node] else text
-
-    def _port_key(self, key: str) -> str:
-        """A twin port key ``"0x<guid>/<port>"``: a hidden host's GUID as ``host-<i>``, an unknown one hidden."""
-        guid, sep, port = key.partition("/")
-        node = self._lookup_guid(guid)
-        if node is None or node >= len(self.hidden):
-            return f"{HIDDEN}{sep}{port}"
-        return f"{host_label(node)}{sep}{port}" if self.hidden[node] else key
+        with every hidden host it names, by name or GUID."""
+        return text if self.hidden is None else self.renderer().text(text)
 
     def _storage(self, section: dict | None) -> dict | None:
         if not section or self.hidden is None:
@@ -249,20 +137,6 @@ class FeedView:
                 s = {**s, "name": host_label(i)}
             servers.append(s)
         return {**section, "servers": servers}
-
-    def _lookup(self, name: str) -> int | None:
-        """Index of the node named ``name`` in the view's fabric (``None``: no such node, or no fabric)."""
-        try:
-            return self.fabric.node(name) if self.fabric is not None else None
-        except KeyError:
-            return None
-
-    def _lookup_guid(self, text: str) -> int | None:
-        """Index of the node with node or port GUID ``text`` (``"0x..."``; ``None``: unknown, or not a GUID)."""
-        try:
-            return self.fabric.node(int(text, 16)) if self.fabric is not None else None
-        except (KeyError, ValueError):
-            return None
 
 
 def _hotspot(hotspot: dict, mine: set[str]) -> dict:
@@ -328,7 +202,7 @@ def cached_feed_view(key: str, row, expect: str | None = None) -> tuple[FeedView
     version the fabric's runner filters frames for; a held view of another version is computed
     again. Uses the database.
     """
-    h = record.head(row.pk, record.row_identity(row))
+    h = record.head_of(row)
     if h is None:
         return None, [], []
     stamp = (row.pk, key, h["version"], policy_version(row.pk))

@@ -24,7 +24,9 @@ Three things may be missing, and each reads differently (issue 35): a value the 
 measurement for (a link without counters) is NaN (no data); a link the tick's topology lacks
 (a cable cut: the discovery no longer has it) is *down* (``Series.down``); a tick that never came
 (engine stopped, server down) is simply not in the ring, a gap in time. The embedded default's ring
-(local memory) is mirrored on disk (:mod:`ibweb.live.history.ring_files`) and read back at start.
+(local memory) is mirrored on disk (:mod:`ibweb.live.history.ring_files`), written every few seconds and
+at the server's stop (:func:`flush_all`), and read back at start: a restarted engine continues after its
+newest tick (:func:`last_seq`).
 
 A topology change starts a run, not a new ring: a link's series follows its identity through every
 run and is a gap (NaN) in ticks whose topology lacks it, never another link's values. Only a
@@ -37,6 +39,7 @@ significant digits: enough for charts of rates up to 65,504 Gb/s and utilization
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import math
 import threading
@@ -57,7 +60,7 @@ from ibweb.live.history.ring_files import RingFiles
 
 __all__ = ["CHUNK", "KEEP_TICKS", "MIN_TICKS", "BUDGET_BYTES", "Series", "Ticks", "Recabling", "record", "series",
            "port_series", "recablings", "ticks", "index", "topology", "newest", "known", "known_before", "capacity",
-           "clear", "store", "tick_seconds", "last_seq", "flush"]
+           "clear", "store", "tick_seconds", "last_seq", "flush", "flush_all"]
 
 log = logging.getLogger(__name__)
 
@@ -361,6 +364,30 @@ def flush(fabric_id: int) -> None:
     versions = list(dict.fromkeys(r[1] for r in _runs(idx) if r[1] is not None))
     found = store().get_many([_topo_key(fabric_id, v) for v in _disk.lacks(fabric_id, versions)])
     _disk.flush(fabric_id, idx, {v: found.get(_topo_key(fabric_id, v)) for v in versions})
+
+
+def flush_all() -> None:
+    """Write the ticks of every fabric not on disk yet (embedded default only); never raises (logged).
+
+    Called at the server's stop (:class:`~ibweb.live.engine.lifespan.EngineLifespan`: uvicorn ends on
+    SIGTERM with that signal, running no ``atexit``) and at the interpreter's exit. Without it the
+    ticks of the last write interval (up to ``FLUSH_S``, more while a stop took) were lost at every
+    stop, and the restarted engine numbered its ticks after the last one written: numbers the stopped
+    server had served came back for other ticks, and no tick above them (issue 35).
+    """
+    disk = _disk
+    if disk is None:
+        return
+    for fabric_id in disk.pending():  # loop over fabrics
+        try:
+            flush(fabric_id)
+            log.info("fabric %s: history written to %s at stop (newest tick %d)", fabric_id, disk.root,
+                     last_seq(fabric_id))
+        except Exception:  # stopping: say why the last ticks are lost
+            log.exception("fabric %s: the last ticks of history could not be written", fabric_id)
+
+
+atexit.register(flush_all)  # a stop by SIGINT, or another host than the ASGI server
 
 
 def clear(fabric_id: int) -> None:

@@ -9,9 +9,11 @@ one directory per fabric::
     <fabric id>/topo-<version>    a topology's encoded link identities
 
 The writer hands each tick over as it records it; ticks are written at most every
-:data:`FLUSH_S` seconds (the last seconds before a crash are lost), every file through a
-temporary file and an atomic rename, the index last. Files the index no longer names are deleted,
-so the directory holds what the ring holds: bounded by its ``KEEP_TICKS`` and ``BUDGET_BYTES``.
+:data:`FLUSH_S` seconds, and those not written yet at the server's stop (SIGTERM included;
+:func:`ibweb.live.history.ring.flush_all`): only a crash loses the last seconds (and a restarted
+engine then numbers its ticks after the last one written). Every file is written through a temporary
+file and an atomic rename, the index last, one write at a time. Files the index no longer names are
+deleted, so the directory holds what the ring holds: bounded by its ``KEEP_TICKS`` and ``BUDGET_BYTES``.
 :meth:`RingFiles.load` reads every fabric's ring back at start; a tick whose file is missing or
 of the wrong size (a crash between writes) is left out of the index.
 """
@@ -25,6 +27,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -55,13 +58,23 @@ class RingFiles:
         self.root = Path(root)
         self._pending: dict[int, dict[int, bytes]] = {}  # fabric -> seq -> tick bytes not written yet
         self._flushed: dict[int, float] = {}
+        self._lock = threading.Lock()  # guards the two dicts
+        # One write at a time: two writes of a fabric (an exit's and a cancelled tick's) share its temporary files.
+        self._writing = threading.Lock()
 
     def _dir(self, fabric_id: int) -> Path:
         return self.root / str(int(fabric_id))
 
     def add(self, fabric_id: int, seq: int, chunks: list[bytes]) -> None:
         """Keep tick ``seq`` (its chunks, in order) for the next :meth:`flush`."""
-        self._pending.setdefault(fabric_id, {})[int(seq)] = b"".join(chunks)
+        data = b"".join(chunks)
+        with self._lock:
+            self._pending.setdefault(fabric_id, {})[int(seq)] = data
+
+    def pending(self) -> list[int]:
+        """The fabrics with ticks not written yet."""
+        with self._lock:
+            return [f for f, ticks in self._pending.items() if ticks]
 
     def due(self, fabric_id: int, now: float | None = None) -> bool:
         """Whether the fabric's pending ticks should be written now (:data:`FLUSH_S` since the last write)."""
@@ -71,11 +84,20 @@ class RingFiles:
     def flush(self, fabric_id: int, index: dict, topologies: dict[str, bytes | None]) -> None:
         """Write the pending ticks the ``index`` still holds, the topologies its runs use (``topologies``:
         version -> blob, None when not at hand: kept if on disk), then the index; delete what it no longer names."""
-        pending = self._pending.pop(fabric_id, {})
-        self._flushed[fabric_id] = time.monotonic()
+        with self._writing:
+            self._write_ring(fabric_id, index, topologies)
+
+    def _write_ring(self, fabric_id: int, index: dict, topologies: dict[str, bytes | None]) -> None:
+        kept = {int(s) for s in index["seq"]}
+        newest = max(kept, default=0)
+        with self._lock:
+            pending = self._pending.pop(fabric_id, {})
+            later = {s: d for s, d in pending.items() if s > newest}  # recorded after ``index`` was read: next time
+            if later:
+                self._pending[fabric_id] = later
+            self._flushed[fabric_id] = time.monotonic()
         folder = self._dir(fabric_id)
         folder.mkdir(parents=True, exist_ok=True)
-        kept = {int(s) for s in index["seq"]}
         for seq, data in pending.items():  # loop over a few seconds of ticks
             if seq in kept:
                 _write(folder / f"{seq}.f16", data)
@@ -98,9 +120,11 @@ class RingFiles:
 
     def drop(self, fabric_id: int) -> None:
         """Forget a fabric's ring on disk and its pending ticks."""
-        self._pending.pop(fabric_id, None)
-        self._flushed.pop(fabric_id, None)
-        shutil.rmtree(self._dir(fabric_id), ignore_errors=True)
+        with self._writing:
+            with self._lock:
+                self._pending.pop(fabric_id, None)
+                self._flushed.pop(fabric_id, None)
+            shutil.rmtree(self._dir(fabric_id), ignore_errors=True)
 
     def load(self, chunk_bytes) -> dict[int, Loaded]:
         """Every fabric's ring on disk. ``chunk_bytes(n)``: the byte size of each chunk of a tick of ``n``

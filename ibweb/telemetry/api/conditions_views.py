@@ -3,7 +3,8 @@
 A condition (cabling: ``link_down``, ``node_missing``, ``width_degraded``, ``speed_degraded``;
 counters: ``error_rate``, ``port_flapping``, ``symbol_errors_rising``) is an open event whose
 alert carries ``"condition": true``. The list goes through the events API's access rules
-(:mod:`ibweb.events.visibility`): the events a view may see, their names redacted as there; only
+(:mod:`ibweb.events.visibility`): the events a view may see, rendered by the one alert renderer
+(:func:`ibweb.access.alert_renderer`) as there; only
 views of every tenant get the ends (ports, nodes) by name, the others the redacted subject.
 """
 
@@ -13,9 +14,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from ibweb.access import Level
-from ibweb.events.api import _EventsView
-from ibweb.events.visibility import host_filter, redact
+from ibweb.access import Level, alert_renderer
+from ibweb.events.api import EventsView
+from ibweb.events.visibility import redact
 
 __all__ = ["ConditionListView", "condition_payload"]
 
@@ -50,11 +51,11 @@ def _numbers(evidence) -> dict:
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
-class ConditionListView(_EventsView):
+class ConditionListView(EventsView):
     """``{"conditions": [...]}``: the active conditions of the fabric, oldest first (``count``: the occurrence)."""
 
     def get(self, request, slug: str):
         view, fabric, qs = self.scope(request, slug)
-        hidden = host_filter(view, fabric)
+        hidden = alert_renderer(view, fabric)
         rows = qs.filter(active=True, details__condition=True).order_by("first_seen", "pk")[:1000]
         return Response({"conditions": [condition_payload(e, view, hidden) for e in rows]})

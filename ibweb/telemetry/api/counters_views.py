@@ -22,9 +22,8 @@ from rest_framework.response import Response
 
 from fabric_engine.telemetry.counters import COLUMN, ERROR_COUNTERS, port_key
 from fabric_engine.telemetry.rates import STALE, counter_deltas
-from ibweb.access import redaction
-from ibweb.events.api import _EventsView
-from ibweb.events.visibility import host_filter
+from ibweb.access import alert_renderer, redaction
+from ibweb.events.api import EventsView
 from ibweb.runtime import record
 
 from .. import store
@@ -74,13 +73,13 @@ def port_counters(prev: dict | None, newest: dict | None, lid: int, port: int, t
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
-class PortCountersView(_EventsView):
+class PortCountersView(EventsView):
     """``{"fabric", "node", "guid", "port", "t", "counters": [...], "conditions": [...]}`` of one port."""
 
     def get(self, request, slug: str, node: str, port: int):
         view, fabric, events = self.scope(request, slug)
         config = get_object_or_404(CollectorConfig, fabric=fabric)
-        h = record.head(fabric.pk, record.row_identity(fabric))
+        h = record.head_of(fabric)
         f = record.fabric(fabric.pk, h) if h is not None else None
         if f is None:
             raise NotFound(f"fabric {slug}: its engine has not published a discovery yet")
@@ -94,7 +93,7 @@ class PortCountersView(_EventsView):
         name = f"{f.node_name[i]} port {port}"
         rows = events.filter(active=True, details__condition=True).filter(
             Q(details__port=name) | Q(details__a=name) | Q(details__b=name)).order_by("first_seen", "pk")[:100]
-        hidden = host_filter(view, fabric)
+        hidden = alert_renderer(view, fabric)
         return Response({
             "fabric": fabric.slug, "node": str(f.node_name[i]), "guid": f"0x{int(f.guid[i]):016x}", "port": port,
             "t": round(float(newest["t"]), 3) if newest is not None else None,

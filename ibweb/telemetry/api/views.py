@@ -7,8 +7,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ibweb.access import view_of, visible_fabrics
-from ibweb.bearer import BearerAuthentication, BearerRoute, TokenThrottle
-from ibweb.permissions import AllTenantsRead
+from ibweb.auth.bearer import BearerAuthentication, BearerRoute, TokenThrottle
+from ibweb.auth.permissions import AllTenantsRead
 
 from .. import store, sweeps
 from ..choices import CollectorSource

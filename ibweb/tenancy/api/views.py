@@ -24,9 +24,9 @@ from ibweb.access import (
     visible_service_classes,
     visible_tenants,
 )
-from ibweb.body_limits import JSONParser
+from ibweb.auth.permissions import AllTenantsRead
 from ibweb.fabrics.models import Fabric
-from ibweb.permissions import AllTenantsRead
+from ibweb.http.body_limits import JSONParser
 from ibweb.runtime.published import published_fabric
 
 from .. import audit, services

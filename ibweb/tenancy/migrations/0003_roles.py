@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from ibweb import role_grants
+from ibweb.auth import role_grants
 
 TENANCY_MODELS = ("tenant", "serviceclass", "partition", "partitionmember", "qospolicy", "auditentry")
 EDITABLE = ("tenant", "serviceclass", "partition", "partitionmember", "qospolicy")

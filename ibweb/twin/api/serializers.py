@@ -11,7 +11,7 @@ from rest_framework import serializers
 from fabric_engine.errors import FormatError
 from fabric_engine.twin import SchedulerJob, expand_hostlist, hostlist_size
 from fabric_engine.twin.slurm import MAX_FIELD_CHARS
-from ibweb.json_input import JSONField
+from ibweb.http.json_input import JSONField
 
 from ..models import JobSource, ScheduledJob
 

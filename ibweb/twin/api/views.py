@@ -27,12 +27,12 @@ from rest_framework.views import APIView
 
 from fabric_engine.errors import FabricEngineError
 from ibweb.access import view_of, visible_fabrics
-from ibweb.bearer import BearerAuthentication, BearerRoute, TokenThrottle
-from ibweb.body_limits import FormParser, JSONParser, MultiPartParser
+from ibweb.auth.bearer import BearerAuthentication, BearerRoute, TokenThrottle
 from ibweb.fabrics.models import Fabric
+from ibweb.http.body_limits import FormParser, JSONParser, MultiPartParser
 
-from .. import engine, plans
 from .. import jobs as jobsvc
+from .. import plans, report_cache
 from ..choices import JobOrigin
 from ..models import CablingPlan, JobSource, JobToken, ScheduledJob
 from ..visibility import shown_hosts, tenant_names, visible_items, visible_jobs, visible_plan
@@ -51,7 +51,7 @@ def _fabric(request, slug: str) -> tuple[Fabric, object]:
 
 def _mine(fabric: Fabric, view, names) -> tuple[list[dict], set[str], set[str] | None]:
     """The user's visible running jobs of the newest report, their IDs, and the GUIDs of the hosts they may see."""
-    rep = engine.report(fabric.pk) or {}
+    rep = report_cache.report(fabric.pk) or {}
     jobs = visible_jobs(rep.get("jobs", []), names)
     ids = {j["id"] for j in jobs}
     return jobs, ids, shown_hosts(view, fabric, ids)
@@ -95,9 +95,9 @@ class FabricJobsView(BearerRoute, APIView):
     def get(self, request, slug: str):
         fabric, view = _fabric(request, slug)
         names = tenant_names(view)
-        rep = engine.report(fabric.pk) or {}
+        rep = report_cache.report(fabric.pk) or {}
         jobs, ids, _ = _mine(fabric, view, names)
-        links = engine.job_links(fabric.pk)
+        links = report_cache.job_links(fabric.pk)
         rows = ScheduledJob.objects.filter(fabric=fabric)
         if names is not None:
             rows = rows.filter(tenant__in=names)
@@ -141,7 +141,7 @@ class ExpectedView(APIView):
     def get(self, request, slug: str):
         fabric, view = _fabric(request, slug)
         names = tenant_names(view)
-        rep = engine.report(fabric.pk)
+        rep = report_cache.report(fabric.pk)
         if rep is None:
             return Response({"fabric": fabric.slug, "t": None, "deviations": [], "alerts": [], "hidden": 0,
                              "detail": "no twin report yet: the fabric's engine has not compared a tick"})
@@ -167,7 +167,7 @@ class PlanView(APIView):
         row = CablingPlan.objects.filter(fabric=fabric).first()
         if row is None:
             return Response({"fabric": fabric.slug, "plan": None, "report": None})
-        live = engine.report(fabric.pk) or {}
+        live = report_cache.report(fabric.pk) or {}
         report = live.get("plan") or row.report
         return Response({"fabric": fabric.slug, "plan": {"filename": row.filename, "cables": row.cables,
                                                          "uploaded": row.uploaded},
@@ -192,7 +192,7 @@ class PlanView(APIView):
             row = plans.upload(fabric, name, data, request.user)
         except DjangoValidationError as exc:
             raise exceptions.ValidationError({field: exc.messages}) from None
-        engine.bump_config(fabric.pk)
+        report_cache.bump_config(fabric.pk)
         return Response({"fabric": fabric.slug, "plan": {"filename": row.filename, "cables": row.cables,
                                                          "uploaded": row.uploaded}},
                         status=status.HTTP_201_CREATED)

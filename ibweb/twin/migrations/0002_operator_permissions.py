@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from ibweb import role_grants
+from ibweb.auth import role_grants
 
 MODELS = ("jobsource", "jobtoken", "scheduledjob", "cablingplan")
 OPERATOR = [("twin", f"{a}_{m}") for m in MODELS for a in ("add", "change", "delete", "view")]

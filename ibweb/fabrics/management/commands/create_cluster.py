@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from ibweb.fabrics.clusters import create_cluster
-from ibweb.json_input import JSONInputError, loads
+from ibweb.http.json_input import JSONInputError, loads
 
 
 class Command(BaseCommand):

@@ -23,9 +23,9 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
 
 class RouteBearerScheme(OpenApiAuthenticationExtension):
     """``Authorization: Bearer <key>`` of a push or job token, on the routes that take one
-    (:class:`ibweb.bearer.RouteBearerAuthentication`)."""
+    (:class:`ibweb.auth.bearer.RouteBearerAuthentication`)."""
 
-    target_class = "ibweb.bearer.RouteBearerAuthentication"
+    target_class = "ibweb.auth.bearer.RouteBearerAuthentication"
     name = "bearerToken"
 
     def get_security_requirement(self, auto_schema):
@@ -37,9 +37,9 @@ class RouteBearerScheme(OpenApiAuthenticationExtension):
 
 
 class RefuseUnknownSchemesScheme(OpenApiAuthenticationExtension):
-    """:class:`ibweb.auth_schemes.RefuseUnknownSchemes` admits nobody (it refuses unknown schemes): no scheme."""
+    """:class:`ibweb.auth.unknown_schemes.RefuseUnknownSchemes` admits nobody (it refuses unknown schemes)."""
 
-    target_class = "ibweb.auth_schemes.RefuseUnknownSchemes"
+    target_class = "ibweb.auth.unknown_schemes.RefuseUnknownSchemes"
     name: list[str] = []
 
     def get_security_requirement(self, auto_schema):

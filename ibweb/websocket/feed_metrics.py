@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ibweb.wsflow import HIGH_WATER_BYTES, FeedSocketStats
+from ibweb.websocket.flow import HIGH_WATER_BYTES, FeedSocketStats
 
 __all__ = ["render_feed_metrics"]
 

@@ -10,7 +10,7 @@ __all__ = ["IssuesTokens"]
 
 
 class IssuesTokens:
-    """ModelAdmin mixin for an owner with an inline of :class:`~ibweb.bearer.BearerToken` rows."""
+    """ModelAdmin mixin for an owner with an inline of :class:`~ibweb.auth.bearer.BearerToken` rows."""
 
     #: How the message names a token ("Push token", "Job token").
     token_label = "Token"

@@ -18,10 +18,12 @@ import secrets
 from django.db import models
 from rest_framework import authentication, exceptions, throttling
 
-__all__ = ["BearerToken", "BearerAuthentication", "RouteBearerAuthentication", "BearerRoute", "TokenThrottle"]
+__all__ = ["BearerToken", "BearerAuthentication", "RouteBearerAuthentication", "BearerRoute", "TokenThrottle",
+           "token_digest"]
 
 
-def _digest(raw: str) -> str:
+def token_digest(raw: str) -> str:
+    """The stored fingerprint of a raw token (SHA-256, hex)."""
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
@@ -46,7 +48,7 @@ class BearerToken(models.Model):
     def set_new_key(self) -> str:
         """Give this token a fresh random key; returns the key (only its digest is stored)."""
         raw = secrets.token_urlsafe(32)
-        self.prefix, self.digest = raw[:8], _digest(raw)
+        self.prefix, self.digest = raw[:8], token_digest(raw)
         return raw
 
     @classmethod
@@ -60,7 +62,7 @@ class BearerToken(models.Model):
     @classmethod
     def lookup(cls, raw: str) -> BearerToken | None:
         """The token whose key is ``raw`` (with its owner and fabric), or None."""
-        return cls.objects.select_related(f"{cls.OWNER}__fabric").filter(digest=_digest(raw)).first()
+        return cls.objects.select_related(f"{cls.OWNER}__fabric").filter(digest=token_digest(raw)).first()
 
 
 class BearerAuthentication(authentication.BaseAuthentication):

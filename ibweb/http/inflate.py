@@ -1,7 +1,7 @@
 """Compressed uploads inflated once, within limits, before anything reads them (issue 26).
 
 A gzip upload (a ``.gz`` file, or a ``.tar.gz`` of ibdiagnet's folder) is inflated here, a megabyte at a
-time (:func:`fabric_engine.formats._input.gunzip`), and refused as soon as its output passes the file's
+time (:func:`fabric_engine.formats.gunzip`), and refused as soon as its output passes the file's
 limit (the same as for the file uncompressed: a compressed file may hold no more) or it expands more than
 :data:`MAX_RATIO`-fold: a 260 KB gzip that inflates to 256 MiB is refused after its first megabyte, in
 milliseconds, instead of being inflated, decoded and parsed (12 s, +500 MB). Readers then get the plain
@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 
 from fabric_engine.errors import FormatError
-from fabric_engine.formats._input import gunzip, is_gzip
+from fabric_engine.formats import gunzip, is_gzip
 
 __all__ = ["MAX_RATIO", "inflated"]
 

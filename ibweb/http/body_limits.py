@@ -10,7 +10,7 @@ view runs, and DRF parses JSON from the stream without
   with ``1009`` (message too big) on a larger message.
 * :class:`JSONParser`, :class:`FormParser` and :class:`MultiPartParser`, the DRF
   parsers, check the same cap (for servers and test clients that bypass the ASGI app).
-  The JSON parser then reads through :func:`ibweb.json_input.loads` (issue 26): a body nested
+  The JSON parser then reads through :func:`ibweb.http.json_input.loads` (issue 26): a body nested
   deeper than 64 levels, or of more objects and arrays than :func:`max_json_containers` or
   more values than :func:`max_json_values` allow, is a 400 before it is parsed.
 
@@ -219,7 +219,7 @@ def max_json_values(limit: int) -> int:
 
 
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser through :func:`ibweb.json_input.loads`: bodies above the path's cap are a 413; bodies
+    """DRF's JSON parser through :func:`ibweb.http.json_input.loads`: bodies above the path's cap are a 413; bodies
     nested deeper than 64 levels, of more objects and arrays than :func:`max_json_containers` or more values
     than :func:`max_json_values` a 400, all before anything is parsed."""
 

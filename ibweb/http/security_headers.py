@@ -1,4 +1,4 @@
-"""Security headers Django does not ship (the sign-in throttle is :mod:`ibweb.signin`)."""
+"""Security headers Django does not ship (the sign-in throttle is :mod:`ibweb.auth.signin`)."""
 
 from __future__ import annotations
 

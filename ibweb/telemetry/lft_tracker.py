@@ -1,4 +1,4 @@
-"""The routing of a telemetry-fed fabric: the subnet manager's LFT dump when there is one, else computed.
+"""The LFT tracker of a telemetry-fed fabric: it routes with the subnet manager's LFT dump, else a computed routing.
 
 OpenSM writes its unicast forwarding tables to ``opensm-lfts.dump`` in its dump
 directory (``dump_files_dir``: ``--dump_files_dir``, else ``$OSM_TMP_DIR``, else ``/var/log``;

@@ -13,12 +13,12 @@ discovered cabling against the plan whenever either changed. What it found goes
   plan (kind ``plan``, at most :data:`PLAN_ALERTS`, then one for the rest); the engine's
   event store (:mod:`ibweb.events`) keeps each as an event, raised when it appears and
   cleared when it goes, like every other alert of the frame;
-* into the cache for every web process (:func:`report`): the ranked deviations, the jobs
+* into the cache for every web process (:mod:`.report_cache`): the ranked deviations, the jobs
   with their figures, the plan report; the API filters it per user.
 
 Reads of the database happen only when something changed: the job version
-(:func:`ibweb.twin.jobs.jobs_version`) or the configuration version (:func:`config_version`,
-bumped when the job source or the plan is saved).
+(:func:`ibweb.twin.jobs.jobs_version`) or the configuration version
+(:func:`.report_cache.config_version`, bumped when the job source or the plan is saved).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import time
 
 import numpy as np
 from django.conf import settings
-from django.core.cache import cache
 
 from fabric_engine.routing import Routing
 from fabric_engine.state import FabricState
@@ -38,45 +37,19 @@ from fabric_engine.twin import Twin, TwinReport
 from fabric_engine.twin.catalog import workload_jobs
 from fabric_engine.twin.persistence import without_jobs
 from fabric_engine.workload import Job
-from ibweb.telemetry.source import TelemetrySource
 
 from . import jobs as jobsvc
 from . import plans
 from .choices import JobSourceKind
 from .models import CablingPlan, JobSource
+from .report_cache import config_version, store_job_links, store_report
 
-__all__ = ["FabricTwin", "telemetry_source", "report", "store_report", "job_links", "config_version", "bump_config",
-           "REPORT_TTL_S", "PLAN_ALERTS"]
+__all__ = ["FabricTwin", "plan_alerts", "PLAN_ALERTS"]
 
 log = logging.getLogger("ibweb.twin")
 
-#: How long a published report stays readable without a newer one.
-REPORT_TTL_S = 600
 #: Differences from the plan raised as alerts one by one; the rest are one alert.
 PLAN_ALERTS = 100
-
-
-def _key(fabric_id: int, part: str) -> str:
-    return f"ibweb:twin:{fabric_id}:{part}"
-
-
-def config_version(fabric_id: int) -> str:
-    return cache.get(_key(fabric_id, "config")) or "0"
-
-
-def bump_config(fabric_id: int) -> None:
-    """Tell the fabric's engine that its job source or plan changed."""
-    cache.set(_key(fabric_id, "config"), f"{time.time_ns():x}", None)
-
-
-def report(fabric_id: int) -> dict | None:
-    """The newest twin report of a fabric (any process), or None."""
-    return cache.get(_key(fabric_id, "report"))
-
-
-def store_report(fabric_id: int, payload: dict) -> None:
-    """Publish a fabric's newest twin report for every web process (:func:`report`)."""
-    cache.set(_key(fabric_id, "report"), payload, REPORT_TTL_S)
 
 
 class FabricTwin:
@@ -212,7 +185,7 @@ class FabricTwin:
         return plan_alerts(self._plan_report)
 
     def _publish(self, rep: TwinReport, now: float) -> None:
-        """The report every web process reads (:func:`report`); each job's links only when they change."""
+        """The report every web process reads (:mod:`.report_cache`); each job's links only when they change."""
         out = {"t": now, "jobs": rep.jobs, "problems": rep.problems, "deviations": rep.deviations,
                "alerts": rep.alerts.active, "links": 2 * rep.fabric.num_links, "plan": self._plan_report,
                "source": None if self.source is None else {"kind": self.source.kind,
@@ -222,15 +195,10 @@ class FabricTwin:
             self._catalog_of = rep.incidence
             f = rep.fabric
             nodes = {kj.job_id: kj.nodes for kj in (rep.traffic.jobs if rep.traffic else [])}
-            cache.set(_key(self.fabric_id, "job-links"), {
+            store_job_links(self.fabric_id, {
                 j["id"]: {"links": rep.incidence[k].indices.tolist(), "nodes": nodes[j["id"]].tolist(),
                           "guids": [f"0x{int(g):016x}" for g in f.guid[nodes[j["id"]]]]}
-                for k, j in enumerate(rep.jobs)}, None)
-
-
-def telemetry_source(row) -> TelemetrySource:
-    """The source of a telemetry-fed fabric ``row`` with its twin: the twin builds on telemetry, not the other way."""
-    return TelemetrySource(row, twin=FabricTwin(row.pk))
+                for k, j in enumerate(rep.jobs)})
 
 
 def plan_alerts(report: dict | None, most: int = PLAN_ALERTS) -> list[dict]:
@@ -253,8 +221,3 @@ def plan_alerts(report: dict | None, most: int = PLAN_ALERTS) -> list[dict]:
         out.append({"kind": "plan", "deviation": "more", "severity": "warning",
                     "message": f"{rest} more differences from the plan ({report['summary']} in all)"})
     return out
-
-
-def job_links(fabric_id: int) -> dict[str, dict]:
-    """Job ID -> ``{"links": [directed link], "nodes": [HCA node], "guids": [HCA node GUID]}`` (any process)."""
-    return cache.get(_key(fabric_id, "job-links")) or {}

@@ -34,7 +34,7 @@ binary ones included, each connection with its own compressor, and offers no opt
 uncompressed or to reuse the bytes another connection deflated. :meth:`TextDeflate.encode` adds
 those two choices.
 
-Use: ``uvicorn ... --ws ibweb.wsdeflate:WebSocketProtocol`` (the Makefile, Dockerfile and
+Use: ``uvicorn ... --ws ibweb.websocket.deflate:WebSocketProtocol`` (the Makefile, Dockerfile and
 compose.yaml do).
 """
 
@@ -44,7 +44,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.extensions.permessage_deflate import PerMessageDeflate, ServerPerMessageDeflateFactory
 from websockets.frames import CTRL_OPCODES, Frame, Opcode
 
-from .wsflow import FlowControlled
+from .flow import FlowControlled
 
 __all__ = ["TextDeflate", "TextDeflateFactory", "WebSocketProtocol", "COMPRESS_SETTINGS", "DeflatedCache"]
 
@@ -132,7 +132,7 @@ class TextDeflateFactory(ServerPerMessageDeflateFactory):
 class WebSocketProtocol(FlowControlled, WebSocketsSansIOProtocol):
     """uvicorn's websockets protocol (sans-I/O, its default) with :class:`TextDeflateFactory` and flow control.
 
-    Flow control (:mod:`ibweb.wsflow`): a high-water mark on the write buffer, the socket's flow in the scope,
+    Flow control (:mod:`ibweb.websocket.flow`): a high-water mark on the write buffer, the socket's flow in the scope,
     stalled sockets closed.
 
     Window bits as uvicorn's (12: 4 kB of history per socket and direction), no server context takeover (one

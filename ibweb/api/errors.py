@@ -1,7 +1,7 @@
 """API errors that are the client's conflict, not the server's failure: 409 instead of a 500.
 
 Credentials that were sent and refused (a wrong token) answer 401 with ``WWW-Authenticate``
-(see also :mod:`ibweb.auth_schemes`).
+(see also :mod:`ibweb.auth.unknown_schemes`).
 
 A unique constraint another writer won meanwhile (a unique ``IntegrityError`` after
 validation passed) and a delete of a row others still use (``ProtectedError``, ``RestrictedError``)

@@ -10,7 +10,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission, DjangoModelPermissions
 
-from .access import view_of
+from ibweb.access import view_of
 
 __all__ = ["view_required", "all_tenants_required", "ViewerReadOrModelPermissions", "ViewerReadAllTenantsWrite",
            "ViewerRead", "AllTenantsRead"]

@@ -13,7 +13,7 @@ uvicorn's ``httptools`` protocol (its default) with two timers, as Apache's ``mo
 
 A client that misses either gets ``408 Request Timeout`` and the connection is closed. nginx's
 ``client_header_timeout``/``client_body_timeout`` do the same in front of a proxy. Use:
-``python -m ibweb.serve ...`` (``--http ibweb.http_timeouts:HttpProtocol``; the launcher adds it).
+``python -m ibweb.serve ...`` (``--http ibweb.http.timeouts:HttpProtocol``; the launcher adds it).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .access import Scope, view_of
-from .access.querysets import restricted
+from ibweb.access import Scope, view_of
+from ibweb.access.querysets import restricted
 
 __all__ = ["ViewScopedAdmin", "AllTenantsAdmin", "request_view"]
 

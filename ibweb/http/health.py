@@ -1,7 +1,7 @@
 """Liveness endpoint for load balancers and compose health checks.
 
 ``/healthz`` must answer within 100 ms while other requests do heavy work (issue 26: an upload held it 8.9 s).
-The heavy work is bounded where it is done (:mod:`ibweb.inflate`, the bulk partitions import, the collector's
+The heavy work is bounded where it is done (:mod:`ibweb.http.inflate`, the bulk partitions import, the collector's
 frozen start-up objects in :mod:`ibweb.asgi`); besides, :class:`HealthFirst` answers ``/healthz`` in front of
 Django: through Django a request passes the middleware chain, every synchronous hook a hop between the event
 loop and a thread, and each hop waits for the GIL while another request computes. Beside a 1.6 s preview

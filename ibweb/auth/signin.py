@@ -4,7 +4,7 @@ Rules (counts live in the cache: Redis at scale, so every web process counts tog
 
 - **Per client address**, any sign-in attempt: at most :attr:`LoginThrottle.per_address` a minute, then 429.
   The address is ``REMOTE_ADDR`` only, which the server sets from the peer, or from ``X-Forwarded-For``
-  when the peer is one of ``IBWEB_TRUSTED_PROXIES`` (:mod:`ibweb.proxies`); a header alone never moves it.
+  when the peer is one of ``IBWEB_TRUSTED_PROXIES`` (:mod:`ibweb.http.proxies`); a header alone never moves it.
 - **Per account**, failures from anywhere (a botnet spreading one account's guesses), counted against the
   account the name signs in to (:meth:`LoginThrottle.account_key`: every spelling Django's sign-in takes for it,
   NFKC forms such as fullwidth letters and case included), or the NFKC-casefolded name when no account has it.
@@ -42,7 +42,7 @@ __all__ = ["client_address", "rate_limited", "LoginThrottle", "LOGIN_THROTTLE", 
 
 #: The signed cookie naming the accounts that signed in from this browser before (hashed account keys).
 KNOWN_DEVICE_COOKIE = "ibweb_device"
-_DEVICE_SALT = "ibweb.signin.known-device"
+_DEVICE_SALT = "ibweb.auth.signin.known-device"
 _DEVICE_MAX_AGE_S = 180 * 86400
 _DEVICE_MAX_ACCOUNTS = 5
 #: Password-reset requests: ``(limit, window seconds)`` per client address and per e-mail address.

@@ -7,7 +7,7 @@ vectorized pass (:func:`shape`): bracket depth outside strings, objects and arra
 nested deeper than :data:`MAX_DEPTH` levels, or of more values or containers than its bound, is a
 :class:`JSONInputError` (a ``ValueError``) naming the byte or the counts; only then is it parsed.
 
-Who uses it: the DRF parser of every JSON body (:class:`ibweb.body_limits.JSONParser`), the websocket
+Who uses it: the DRF parser of every JSON body (:class:`ibweb.http.body_limits.JSONParser`), the websocket
 consumer's client messages (:mod:`ibweb.live.feed.consumers`) and every JSON field (issue 42): the model field
 :class:`JSONModelField` declares the top-level type it holds (``kind``: an object, an array, or any value)
 and brings the checked parse and that type to the admin's and every model form (:class:`JSONFormField`) and
@@ -19,7 +19,7 @@ urlencoded form field). A refused value is a 400 or a form error at its field, n
 >>> loads("[" * 65 + "]" * 65)
 Traceback (most recent call last):
 ...
-ibweb.json_input.JSONInputError: JSON nested deeper than 64 levels at byte 64
+ibweb.http.json_input.JSONInputError: JSON nested deeper than 64 levels at byte 64
 """
 
 from __future__ import annotations

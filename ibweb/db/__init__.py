@@ -1,0 +1,1 @@
+"""Database helpers shared by the background writers."""

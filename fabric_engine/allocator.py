@@ -3,7 +3,7 @@
 The vectorised engines allocate many short-lived arrays of a few hundred kB to a few MB (``switches x
 destinations`` tables, candidate masks). glibc's malloc returns the top of its heap to the kernel once
 more than ``M_TRIM_THRESHOLD`` of it is free, so the next array of that size is faulted in again, one
-zeroed page at a time. Measured on a 1024-host 3-level fat tree (``tests/engine/test_allocator.py``
+zeroed page at a time. Measured on a 1024-host 3-level fat tree (``tests/fabric_engine/test_allocator.py``
 counts the faults; ``make bench`` times routing): ``minhop`` took 3,556 page faults and 8 ms of system
 time per call of 26 ms, ``ftree`` 1,662 faults and 5 ms. With :func:`keep_freed_memory` (a trim
 threshold of :data:`TRIM_BYTES`, a top pad of :data:`PAD_BYTES`) neither faults once warm.

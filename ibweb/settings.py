@@ -172,7 +172,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["ibweb.http.body_limits.JSONParser", "ibweb.http.body_limits.FormParser",
                                "ibweb.http.body_limits.MultiPartParser"],
 }
-# The schema's own lint runs in tests/web/test_api_schema.py, not in `check --deploy` (a security check).
+# The schema's own lint runs in tests/ibweb/api/test_api_schema.py, not in `check --deploy` (a security check).
 # The schema is served under the API's own access (issue 26): anonymous visitors only where public read is on.
 SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False,
                         "ENABLE_DJANGO_DEPLOY_CHECK": False, "SERVE_PERMISSIONS": ["ibweb.auth.permissions.ViewerRead"],

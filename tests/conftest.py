@@ -29,8 +29,8 @@ def _deferred_sqlite_transactions_in_process() -> None:
     holds the write lock from its first line, so a runner's background writer (events, rollups) in
     the same test would wait out the busy timeout and its retries instead of failing at once as it
     always has there (its rows could not be seen by the test anyway). The shipped mode is checked
-    where it matters: every real server the tests start (``tests/server.py``) runs the settings as
-    shipped, and ``tests/web/test_db_lock_contention.py`` sets IMMEDIATE for its writers.
+    where it matters: every real server the tests start (``tests/support/server.py``) runs the settings as
+    shipped, and ``tests/ibweb/db/test_db_lock_contention.py`` sets IMMEDIATE for its writers.
     """
     try:
         from django.db import connections
@@ -43,9 +43,9 @@ def _deferred_sqlite_transactions_in_process() -> None:
 
 _deferred_sqlite_transactions_in_process()
 
-if os.environ.get("PYTEST_XDIST_WORKER") and "tests.xdist_worker" not in sys.modules:
-    raise pytest.UsageError("pytest -n needs -p tests.xdist_worker (each worker's Redis namespace and database, "
-                            "set before Django's settings load), as make test passes it")
+if os.environ.get("PYTEST_XDIST_WORKER") and "tests.support.xdist_worker" not in sys.modules:
+    raise pytest.UsageError("pytest -n needs -p tests.support.xdist_worker (each worker's Redis namespace and "
+                            "database, set before Django's settings load), as make test passes it")
 
 
 def pytest_configure(config) -> None:
@@ -100,7 +100,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
 @functools.cache
 def _flushes_redis(path: str) -> bool:
-    """Whether the test module at ``path`` (relative to the repository) calls ``tests.services.require_redis``."""
+    """Whether the test module at ``path`` (repository-relative) calls ``tests.support.services.require_redis``."""
     source = ROOT / path
     return source.suffix == ".py" and source.is_file() and "require_redis(" in source.read_text()
 

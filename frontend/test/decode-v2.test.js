@@ -1,4 +1,4 @@
-// Binary (v2) frames, decoded from a fixture the shipped encoder made (tests/web/test_feed_encodings.py).
+// Binary (v2) frames, decoded from a fixture the shipped encoder made (tests/ibweb/live/feed/test_feed_encodings.py).
 import assert from "node:assert/strict";
 import {readFileSync} from "node:fs";
 import {test} from "node:test";

@@ -1,7 +1,7 @@
 """How the OpenAPI schema (``/api/schema/``, drf-spectacular) describes the API's authentication classes.
 
 Without these, every view's schema logged "could not resolve authenticator" (issue 35): the schema is generated
-with no warning or error (``tests/web/test_api_schema.py`` runs ``manage.py spectacular --fail-on-warn``).
+with no warning or error (``tests/ibweb/api/test_api_schema.py`` runs ``manage.py spectacular --fail-on-warn``).
 Imported by :mod:`ibweb.urls`, next to the schema's route.
 """
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.bench.bench_engine_share import rss_mib  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
-from tests.web.test_engine_leader import engines  # noqa: E402
+from tests.ibweb.live.engine.test_engine_leader import engines  # noqa: E402
 
 PLANES = int(os.environ.get("BENCH_PLANES", "8"))
 NODES = int(os.environ.get("BENCH_NODES", "16384"))

@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.bench.targets import machine, target  # noqa: E402
-from tests.browser import chromium_page, poll  # noqa: E402
-from tests.server import running_server  # noqa: E402
+from tests.support.browser import chromium_page, poll  # noqa: E402
+from tests.support.server import running_server  # noqa: E402
 
 SLUG = "issue25"
 PLANES = 8

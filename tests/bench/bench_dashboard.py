@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from fabric_engine.scenario import loaded_rail_spec  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
-from tests.browser import chromium_page  # noqa: E402
-from tests.server import running_server  # noqa: E402
+from tests.support.browser import chromium_page  # noqa: E402
+from tests.support.server import running_server  # noqa: E402
 
 CASES = [
     {"name": "Bench 2048", "slug": "bench-2048", "tick_s": 0.25, "target_ms": 16.0, "frames": 80,

@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.bench.targets import machine, target  # noqa: E402
-from tests.engine_share import leads_now, wait_for_shares  # noqa: E402
-from tests.web.test_engine_leader import engines  # noqa: E402
+from tests.ibweb.live.engine.test_engine_leader import engines  # noqa: E402
+from tests.support.engine_share import leads_now, wait_for_shares  # noqa: E402
 
 ENGINES = int(os.environ.get("BENCH_ENGINES", "4"))
 FABRICS = int(os.environ.get("BENCH_FABRICS", "16"))

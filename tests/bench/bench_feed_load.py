@@ -33,7 +33,7 @@ import websockets
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.bench.targets import target  # noqa: E402
-from tests.server import free_port  # noqa: E402
+from tests.support.server import free_port  # noqa: E402
 
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "500"))
 #: Length of each phase's measurement window (a 20 s window's CPU ratio swung 1.10-1.28 between runs; 40 s steadies it).

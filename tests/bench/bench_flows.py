@@ -4,7 +4,7 @@ Run: ``python tests/bench/bench_flows.py [--quick]``. Targets (issue 5):
 
 * ``max_min_fair`` on the 2048-host 2-level fat tree up to 1,000,000 flows;
   at least 50x faster per flow than the plainly written reference in
-  ``tests/engine/test_flows.py``, and within 5x of one sparse matrix-vector
+  ``tests/fabric_engine/test_flows.py``, and within 5x of one sparse matrix-vector
   product per filling round;
 * an emulator tick of 64 jobs on 2048 hosts under 100 ms (the demo: low ms);
 * eBB with 1,000 patterns on 2048 hosts under 10 s.
@@ -32,7 +32,7 @@ from tests.bench.targets import deployed_allocator, machine, target  # noqa: E40
 
 
 def _reference():
-    spec = importlib.util.spec_from_file_location("test_flows", ROOT / "tests/engine/test_flows.py")
+    spec = importlib.util.spec_from_file_location("test_flows", ROOT / "tests/fabric_engine/test_flows.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.reference_max_min, mod.as_rows

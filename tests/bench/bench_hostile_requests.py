@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.bench.targets import machine, target  # noqa: E402
-from tests.hostile_requests import SUPERUSER, csrf_headers, multipart  # noqa: E402
-from tests.server import running_server  # noqa: E402
+from tests.support.hostile_requests import SUPERUSER, csrf_headers, multipart  # noqa: E402
+from tests.support.server import running_server  # noqa: E402
 
 BOMB_BYTES = 256 << 20
 N_PARTITIONS = 3000

@@ -6,7 +6,7 @@ with ``minhop`` (``ftree`` refuses the storage leaves and falls back to it, as O
 writes its ``opensm-lfts.dump`` (about 300 MB) to a file with each writer, each run in a fresh
 forked process:
 
-* old: the writer before streaming (``legacy_write``, kept in ``tests/engine/test_lfts_writer.py``),
+* old: the writer before streaming (``legacy_write``, kept in ``tests/fabric_engine/formats/test_lfts_writer.py``),
   one f-string per entry, the whole text then written at once as the CLI did (``write_text``);
 * new: :func:`fabric_engine.formats.opensm_lfts.write_to`, one vectorised chunk per switch.
 
@@ -34,7 +34,7 @@ from fabric_engine.formats import opensm_lfts  # noqa: E402
 from fabric_engine.routing import Routing, route  # noqa: E402
 from fabric_engine.topology.generate import fat_tree  # noqa: E402
 from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
-from tests.engine.test_lfts_writer import legacy_write  # noqa: E402
+from tests.fabric_engine.formats.test_lfts_writer import legacy_write  # noqa: E402
 
 TARGET_S = 5.0
 TARGET_PEAK_MB = 64.0

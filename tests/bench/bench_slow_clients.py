@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from ibweb.websocket.flow import HIGH_WATER_BYTES  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
-from tests.server import running_server  # noqa: E402
-from tests.slow_clients import FAST, feed_metrics, stalled_socket, total  # noqa: E402
+from tests.support.server import running_server  # noqa: E402
+from tests.support.slow_clients import FAST, feed_metrics, stalled_socket, total  # noqa: E402
 
 STALLED = int(os.environ.get("BENCH_STALLED", "50"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))

@@ -1,7 +1,7 @@
 """Routing a SuperPOD-size SHARP fabric: ours against real OpenSM 3.3.23 in the same run.
 
 Run ``python tests/bench/bench_superpod.py [--quick] [--no-opensm]``. The fabric is
-:func:`tests.engine.test_routing_ftree_superpod.superpod` at SuperPOD size, with what a real HDR
+:func:`tests.fabric_engine.routing.test_routing_ftree_superpod.superpod` at SuperPOD size, with what a real HDR
 SuperPOD has (issue 34): a 3-level fat tree of 666 switches (27 pods of 8 leaves and 10 spines, 10
 planes of 18 cores; 40 ports plus the Aggregation Node on port 41), two cables from every leaf to each
 spine of its pod (ports 21-30, then 31-40), 15 leaves and 15 spines short of one up cable, a cable
@@ -33,7 +33,7 @@ from fabric_engine.routing import NO_PATH, route  # noqa: E402
 from fabric_engine.routing.guid_files import read_guids  # noqa: E402
 from tests.bench.bench_routing import opensm_compute_s  # noqa: E402
 from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
-from tests.engine.test_routing_ftree_superpod import guid_files, load_dump, net_text, superpod  # noqa: E402
+from tests.fabric_engine.routing.test_routing_ftree_superpod import guid_files, load_dump, net_text, superpod  # noqa: E402
 
 #: OpenSM sweeps per engine (on one ibsim); the best counts.
 OPENSM_RUNS = 3

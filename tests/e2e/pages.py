@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.server import ROOT
+from tests.support.server import ROOT
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 

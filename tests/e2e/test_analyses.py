@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from tests.browser import chromium_page, poll
-from tests.server import ROOT, running_server
+from tests.support.browser import chromium_page, poll
+from tests.support.server import ROOT, running_server
 
 pytestmark = pytest.mark.browser
 

@@ -7,9 +7,9 @@ import urllib.request
 import pytest
 
 from ibweb.fabrics.clusters import DEMO_CLUSTER_SPEC
-from tests.browser import axe_violations, chromium_page, horizontal_overflow, poll
 from tests.e2e.pages import log_in, make_users
-from tests.server import running_server
+from tests.support.browser import axe_violations, chromium_page, horizontal_overflow, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from tests.browser import chromium_page, poll
-from tests.server import running_server
+from tests.support.browser import chromium_page, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

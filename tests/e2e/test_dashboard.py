@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from fabric_engine.scenario import DEMO_SPEC, build_fabric
-from tests.browser import chromium_page, poll
-from tests.server import running_server
+from tests.support.browser import chromium_page, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

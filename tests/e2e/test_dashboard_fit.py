@@ -3,8 +3,8 @@
 
 import pytest
 
-from tests.browser import axe_violations, chromium_page, poll
-from tests.server import running_server
+from tests.support.browser import axe_violations, chromium_page, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

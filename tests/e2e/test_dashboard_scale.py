@@ -3,8 +3,8 @@
 import pytest
 
 from fabric_engine.scenario import loaded_rail_spec
-from tests.browser import chromium_page, poll
-from tests.server import running_server
+from tests.support.browser import chromium_page, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

@@ -5,9 +5,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.browser import axe_violations, chromium_page, horizontal_overflow, poll
 from tests.e2e.pages import log_in, make_users, manage_shell, shot, tab_to
-from tests.server import running_server
+from tests.support.browser import axe_violations, chromium_page, horizontal_overflow, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

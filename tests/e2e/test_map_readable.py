@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from tests.browser import chromium_page, poll
-from tests.server import running_server
+from tests.support.browser import chromium_page, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import axe_violations, chromium_page, horizontal_overflow, poll
 from tests.e2e.pages import log_in, make_users, manage_shell, shot
-from tests.server import running_server
+from tests.support.browser import axe_violations, chromium_page, horizontal_overflow, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
-DATA = Path(__file__).resolve().parents[1] / "engine" / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 TOKEN = """
 from ibweb.accounts.models import ApiToken
 from django.contrib.auth.models import User

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tests.browser import axe_violations, chromium_page, horizontal_overflow
 from tests.e2e.pages import log_in, make_users
-from tests.server import running_server
+from tests.support.browser import axe_violations, chromium_page, horizontal_overflow
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

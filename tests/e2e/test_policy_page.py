@@ -3,9 +3,9 @@ with the jobs it cuts, applied and undone; a tenant user's view; axe (issue 18).
 
 import pytest
 
-from tests.browser import axe_violations, chromium_page, horizontal_overflow, poll
 from tests.e2e.pages import log_in, make_users, shot, tab_to
-from tests.server import running_server
+from tests.support.browser import axe_violations, chromium_page, horizontal_overflow, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

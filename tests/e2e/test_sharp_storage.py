@@ -18,8 +18,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from fabric_engine.scenario import DEMO_SPEC, build_fabric
-from tests.browser import chromium_page, poll
-from tests.server import running_server
+from tests.support.browser import chromium_page, poll
+from tests.support.server import running_server
 
 pytestmark = pytest.mark.browser
 

@@ -22,16 +22,16 @@ import pytest
 
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from fabric_engine.topology.generate import fat_tree
-from tests.browser import chromium_page, poll
 from tests.conftest import require_tool
 from tests.realtools.ibsim import UMAD2SIM, IbSim
 from tests.realtools.tracert import ibtracert_hops
-from tests.server import running_server
+from tests.support.browser import chromium_page, poll
+from tests.support.server import running_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.realtools]
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-SLURM = Path(__file__).resolve().parents[1] / "engine" / "data" / "slurm" / "squeue-23.11.json"
+SLURM = Path(__file__).resolve().parents[1] / "data" / "slurm" / "squeue-23.11.json"
 RINGS = {"4242": (1, 2, 9, 10), "4243": (3, 4, 5, 13)}
 GBPS = {"4242": 24.0, "4243": 9.0, "stray": 30.0}  # Gb/s each ring step (and the stray traffic) puts on the wire
 CUT = ("leaf03", 8)  # the uplink unlinked before the fabric is discovered: missing against the plan

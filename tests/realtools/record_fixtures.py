@@ -1,4 +1,4 @@
-"""Record the ibnetdiscover fixtures of ``tests/engine/data`` from real tools.
+"""Record the ibnetdiscover fixtures of ``tests/data`` from real tools.
 
 Run ``python -m tests.realtools.record_fixtures`` (needs ibsim, opensm, infiniband-diags).
 Each fixture is real ``ibnetdiscover`` output against ibsim after ``opensm -o``
@@ -16,7 +16,7 @@ from fabric_engine.formats import ibsim as ibsim_format
 from fabric_engine.topology.generate import dragonfly_plus, fat_tree
 from tests.realtools.ibsim import IbSim
 
-DATA = Path(__file__).resolve().parents[1] / "engine" / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 #: Hand-written net: SHARP aggregation nodes (one per switch, same description), a host
 #: with two single-port HCAs, a dual-port HCA with one port unconnected, mixed widths/speeds.

@@ -1,4 +1,4 @@
-"""Record OpenSM's LFT dumps of the telemetry fixtures' subnet (``tests/engine/data/telemetry``).
+"""Record OpenSM's LFT dumps of the telemetry fixtures' subnet (``tests/data/telemetry``).
 
 Run ``python -m tests.realtools.record_telemetry_lfts`` (needs ibsim, opensm, infiniband-diags).
 The subnet is ``fat-tree-8.net``, the one ``iblinkinfo.txt`` and ``iblinkinfo_unlinked.txt``
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.realtools.ibsim import IbSim
 
-DATA = Path(__file__).resolve().parents[1] / "engine" / "data" / "telemetry"
+DATA = Path(__file__).resolve().parents[1] / "data" / "telemetry"
 PAIR = (1, 11)  # gpu0001 -> gpu0005: leaf01 sends it up port 3 (spine01) until that cable is gone
 
 

@@ -22,7 +22,7 @@ import pytest
 import websockets
 
 from fabric_engine.topology.generate import fat_tree
-from tests.server import running_server
+from tests.support.server import running_server
 
 pytestmark = [pytest.mark.realtools, pytest.mark.services]
 

@@ -26,8 +26,8 @@ import pytest
 import websockets
 
 from fabric_engine.topology.generate import fat_tree
-from tests.faults import private_redis
-from tests.server import ROOT, redis_namespace, running_server
+from tests.support.faults import private_redis
+from tests.support.server import ROOT, redis_namespace, running_server
 
 pytestmark = [pytest.mark.realtools, pytest.mark.services]
 

@@ -1,6 +1,6 @@
 """ftree with OpenSM's guid files on a SHARP fabric, against real OpenSM 3.3.23 on ibsim, entry for entry.
 
-The fabric (:func:`tests.engine.test_routing_ftree_superpod.superpod`) is a SuperPOD-shaped 3-level
+The fabric (:func:`tests.fabric_engine.routing.test_routing_ftree_superpod.superpod`) is a SuperPOD-shaped 3-level
 fat tree: a SHARP Aggregation Node (NodeDesc ``"Mellanox Technologies Aggregation Node"``) on port
 ``radix + 1`` of every switch, management CAs on spines, the cores of one plane the ASICs of one director
 and one loopback on a core. It runs in one ibsim (preset LIDs, so OpenSM keeps ours);
@@ -22,7 +22,7 @@ import pytest
 
 from fabric_engine.routing import NO_PATH, route
 from fabric_engine.routing.guid_files import read_guids, write_guids
-from tests.engine.test_routing_ftree_superpod import guid_files, load_dump, net_text, superpod
+from tests.fabric_engine.routing.test_routing_ftree_superpod import guid_files, load_dump, net_text, superpod
 from tests.realtools.conftest import REAL_TOOLS
 from tests.realtools.ibsim import IbSim
 

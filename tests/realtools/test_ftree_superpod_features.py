@@ -1,6 +1,6 @@
 """ftree on what a real SuperPOD has, against real OpenSM 3.3.23 on ibsim, entry for entry (issue 34).
 
-Each case is a small :func:`~tests.engine.test_routing_ftree_superpod.superpod` (an Aggregation Node on
+Each case is a small :func:`~tests.fabric_engine.routing.test_routing_ftree_superpod.superpod` (an Aggregation Node on
 every switch, management CAs on spines) with features of the real fabric on top -- two cables
 between a leaf and each spine of its pod, leaves with fewer up links, spines with fewer up links,
 cables between spines, leaves short of compute nodes (OpenSM routes dummies in their place; over cables
@@ -30,7 +30,7 @@ from fabric_engine.formats import opensm_lfts
 from fabric_engine.routing import NO_PATH, route
 from fabric_engine.routing.guid_files import read_guids
 from fabric_engine.topology.generate import fat_tree
-from tests.engine.test_routing_ftree_superpod import guid_files, load_dump, net_text, superpod
+from tests.fabric_engine.routing.test_routing_ftree_superpod import guid_files, load_dump, net_text, superpod
 from tests.realtools.conftest import REAL_TOOLS
 from tests.realtools.ibsim import IbSim
 

@@ -30,7 +30,7 @@ from ibweb.live.feed.frame_store import newest_parts
 from ibweb.telemetry.lft_tracker import dump_signature
 from ibweb.telemetry.models import CollectorConfig, Sweep
 from tests.realtools.tracert import ibtracert_hops, switch_hops
-from tests.web.tenancy_fixtures import operator_api
+from tests.support.tenancy_fixtures import operator_api
 
 pytestmark = [pytest.mark.realtools, pytest.mark.django_db(transaction=True)]
 

@@ -13,8 +13,8 @@ import sys
 import time
 
 from fabric_engine.topology.generate import fat_tree
-from tests.faults import private_redis
-from tests.server import ROOT
+from tests.support.faults import private_redis
+from tests.support.server import ROOT
 
 
 def manage(env: dict, code: str) -> str:

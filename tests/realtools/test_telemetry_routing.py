@@ -28,7 +28,7 @@ from ibweb.runtime import record
 from ibweb.telemetry.models import CollectorConfig, Sweep
 from ibweb.telemetry.tasks import sweep_fabric
 from tests.realtools.tracert import ibtracert_hops, switch_hops
-from tests.web.tenancy_fixtures import operator_api
+from tests.support.tenancy_fixtures import operator_api
 
 pytestmark = [pytest.mark.realtools, pytest.mark.django_db(transaction=True)]
 

@@ -23,8 +23,8 @@ import pytest
 import websockets
 
 from fabric_engine.topology.generate import fat_tree
-from tests.server import ROOT, _manage, redis_namespace, running_server
-from tests.services import require_redis
+from tests.support.server import ROOT, _manage, redis_namespace, running_server
+from tests.support.services import require_redis
 
 pytestmark = [pytest.mark.realtools, pytest.mark.services]
 

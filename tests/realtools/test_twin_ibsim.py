@@ -39,7 +39,7 @@ from tests.realtools.tracert import ibtracert_hops
 
 pytestmark = pytest.mark.realtools
 
-SLURM = Path(__file__).parents[1] / "engine" / "data" / "slurm" / "squeue-23.11.json"
+SLURM = Path(__file__).parents[1] / "data" / "slurm" / "squeue-23.11.json"
 WORDS = {"4242": 400_000_000, "4243": 150_000_000}  # 4-byte words per ring step per sweep interval (a few Gb/s)
 
 

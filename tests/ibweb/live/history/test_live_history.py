@@ -1,0 +1,166 @@
+"""History ring, one-minute rollups and the live API (issue 8): link history, rollups, path, jobs."""
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from rest_framework.test import APIClient
+
+from fabric_engine.scenario import build_emulator
+from ibweb.fabrics.demo import ensure_demo
+from ibweb.live.history import ring as history
+from ibweb.live.models import FABRIC_WIDE, LinkRollup
+from ibweb.live.tasks import rollup_history
+from tests.support.engine_fixtures import published
+from tests.support.tenancy_fixtures import operator_api
+
+pytestmark = pytest.mark.django_db
+
+N = 2 * 1024  # the demo's directed links
+T0 = float(int(time.time() // 60) * 60 - 600)  # a minute boundary, ten minutes ago
+
+
+@pytest.fixture
+def demo():
+    fabric, _ = ensure_demo()
+    history.clear(fabric.pk)
+    yield fabric
+    history.clear(fabric.pk)
+
+
+def frame(i: int) -> tuple[np.ndarray, np.ndarray]:
+    rate = np.zeros(N, dtype=np.float32)
+    rate[5] = 10.0 * i
+    rate[5 + N // 2] = 1.5 * i
+    rate[N - 1] = 3.0
+    return rate, rate / 400.0
+
+
+async def fill(fabric_id: int, count: int, start: float = T0, first_seq: int = 1) -> None:
+    for i in range(count):
+        rate, util = frame(i)
+        await history.record(fabric_id, first_seq + i, start + i, rate, util)
+
+
+async def test_series_returns_the_recorded_values_of_a_link_in_order(demo):
+    await fill(demo.pk, 30)
+    s = history.series(demo.pk, [5, 5 + N // 2, N - 1])
+    assert s.seq.tolist() == list(range(1, 31))
+    assert s.rate[:, 0].tolist() == [10.0 * i for i in range(30)]
+    assert np.allclose(s.rate[:, 1], [1.5 * i for i in range(30)], rtol=1e-3)
+    assert np.allclose(s.util[:, 0], np.arange(30) * 10 / 400, rtol=1e-3)
+    assert s.rate[:, 2].tolist() == [3.0] * 30
+    recent = history.series(demo.pk, [5], after=T0 + 24.5)
+    assert recent.seq.tolist() == [26, 27, 28, 29, 30]
+    with pytest.raises(IndexError, match="link 4096 is outside 0..2047"):
+        history.series(demo.pk, [N * 2])
+
+
+async def test_record_says_when_a_minute_finished_issue_13():
+    finished = [await history.record(99, 1 + i, T0 + 59 + i * 30, *frame(i)) for i in range(4)]
+    assert finished == [False, True, False, True]  # 59 s, 89 s (minute 1), 119 s, 149 s (minute 2)
+    history.clear(99)
+
+
+async def test_ring_is_bounded_and_a_restarted_engine_starts_a_new_one(demo, monkeypatch):
+    monkeypatch.setattr(history, "KEEP_TICKS", 130)
+    await fill(demo.pk, 140)
+    idx = history.index(demo.pk)
+    assert idx["seq"][0] == 11 and len(idx["seq"]) == 130
+    assert history.series(demo.pk, [5]).seq[0] == 11
+    assert history.store().get(history._chunk_key(demo.pk, 10, 0)) is None  # evicted ticks are deleted
+    await fill(demo.pk, 3, start=T0 + 500, first_seq=1)  # seq went back: a new engine
+    assert history.index(demo.pk)["seq"] == [1, 2, 3]
+
+
+def test_capacity_respects_the_byte_budget():
+    assert history.capacity(2048) == history.KEEP_TICKS
+    assert history.capacity(10**7) == history.MIN_TICKS
+
+
+def test_rollup_stores_finished_minutes_once(demo):
+    asyncio.run(fill(demo.pk, 150))  # minutes 0 and 1 finished, minute 2 running
+    assert rollup_history(demo.pk) == 2
+    assert rollup_history(demo.pk) == 0  # idempotent
+    m0 = datetime.fromtimestamp(T0, tz=UTC)
+    row = LinkRollup.objects.get(fabric=demo, minute=m0, link=5)
+    assert row.samples == 60 and row.max_util == pytest.approx(590 / 400, rel=1e-3)
+    assert row.mean_rate_gbps == pytest.approx(10 * 29.5, rel=1e-3)
+    assert not LinkRollup.objects.filter(fabric=demo, link=7).exists()  # idle links get no row
+    wide = LinkRollup.objects.get(fabric=demo, minute=m0, link=FABRIC_WIDE)
+    assert wide.mean_rate_gbps == pytest.approx(10 * 29.5 + 1.5 * 29.5 + 3.0, rel=1e-3)
+
+
+def test_rollup_prunes_rows_past_the_retention(demo):
+    old = datetime(2001, 1, 1, tzinfo=UTC)
+    LinkRollup.objects.create(fabric=demo, minute=old, link=3, mean_util=0.1, max_util=0.2, mean_rate_gbps=4,
+                              samples=60)
+    rollup_history(demo.pk)
+    assert not LinkRollup.objects.filter(fabric=demo, minute=old).exists()
+
+
+def test_history_and_rollups_api(demo):
+    asyncio.run(fill(demo.pk, 70))
+    rollup_history(demo.pk)
+    get = APIClient().get
+    r = get("/api/fabrics/fabrics/demo/links/5/history/?seconds=10")
+    assert r.status_code == 200, r.content
+    body = r.json()
+    assert body["reverse"] == 5 + N // 2 and body["seq"] == list(range(61, 71))
+    assert body["rate"] == [10.0 * i for i in range(60, 70)]
+    assert len(body["reverse_rate"]) == 10
+    r = get("/api/fabrics/fabrics/demo/links/5/history/?seconds=abc")
+    assert r.status_code == 400 and "seconds" in r.json()
+    r = get(f"/api/fabrics/fabrics/demo/links/{2 * N}/history/")
+    assert r.status_code == 404
+    r = get("/api/fabrics/fabrics/demo/links/5/rollups/?minutes=60")
+    body = r.json()
+    assert r.status_code == 200 and body["minute"] == [datetime.fromtimestamp(T0, tz=UTC).isoformat()]
+    assert body["samples"] == [60] and body["max_util"] == [pytest.approx(590 / 400, rel=1e-3)]
+
+
+def test_rollups_api_fills_idle_minutes_with_zero(demo):
+    now = datetime.now(tz=UTC).replace(second=0, microsecond=0)
+    LinkRollup.objects.create(fabric=demo, minute=now, link=FABRIC_WIDE, mean_util=0.1, max_util=0.5,
+                              mean_rate_gbps=100, samples=60)
+    LinkRollup.objects.create(fabric=demo, minute=now, link=9, mean_util=0.25, max_util=0.5, mean_rate_gbps=100,
+                              samples=60)
+    body = APIClient().get("/api/fabrics/fabrics/demo/links/9/rollups/").json()
+    assert body["mean_util"] == [0.25] and body["samples"] == [60]
+    body = APIClient().get("/api/fabrics/fabrics/demo/links/10/rollups/").json()
+    assert body["mean_util"] == [0.0] and body["max_util"] == [0.0]
+    body = APIClient().get("/api/fabrics/fabrics/demo/links/-1/rollups/").json()
+    assert body["mean_rate_gbps"] == [100.0]
+
+
+def test_path_api_follows_the_routing(demo):
+    published(demo)
+    emu = build_emulator(demo.scenario())
+    f = emu.fabric
+    src, dst = str(f.node_name[f.hosts[0]]), str(f.node_name[f.hosts[-1]])
+    body = operator_api().get(f"/api/fabrics/fabrics/demo/path/?src={src}&dst={dst}").json()
+    hops = body["hops"]
+    assert hops[0]["name"] == src and hops[-1]["name"] == dst and len(hops) == 5  # host, leaf, spine, leaf, host
+    assert body["links"] == [h["link"] for h in hops[:-1]]
+    assert all(f.dl_dst[a] == f.dl_src[b] for a, b in zip(body["links"][:-1], body["links"][1:], strict=True))
+    r = operator_api().get("/api/fabrics/fabrics/demo/path/?src=nope&dst=" + dst)
+    assert r.status_code == 400 and "nope" in r.json()["src"]
+    leaf = str(f.node_name[f.switches[0]])
+    assert operator_api().get(f"/api/fabrics/fabrics/demo/path/?src={leaf}&dst={dst}").status_code == 400
+
+
+def test_jobs_api_lists_each_jobs_hosts_and_links(demo):
+    assert APIClient().get("/api/fabrics/fabrics/demo/jobs/").status_code == 503  # no engine published yet
+    published(demo)
+    emu = build_emulator(demo.scenario())
+    body = operator_api().get("/api/fabrics/fabrics/demo/jobs/").json()
+    assert [j["id"] for j in body["jobs"]] == [j.name for j in emu.jobs]
+    first = body["jobs"][0]
+    assert first["hosts"] == emu.jobs[0].hosts.tolist()
+    f = emu.fabric
+    links = np.array(first["links"])
+    # every link starts or ends in the job's territory, and every host sends on its own cable
+    assert set(f.dl_src[links]) >= set(first["hosts"])
+    assert len(set(first["links"])) == len(first["links"])

@@ -1,0 +1,1 @@
+"""Helpers and fixture modules shared by the tests: servers, services, browser, hostile inputs."""

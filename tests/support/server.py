@@ -1,0 +1,147 @@
+"""Start the real ASGI server as a subprocess on a free port, for websocket and browser tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A running server; ``cookie`` is the ``Cookie`` header of a signed-in operator (sees every tenant)."""
+
+    def __init__(self, proc: subprocess.Popen, port: int, log: Path, session_key: str = "") -> None:
+        self.proc, self.port, self.log = proc, port, log
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}"
+        self.session_key = session_key
+        self.cookie = f"sessionid={session_key}"
+
+    def get_json(self, path: str, timeout_s: float = 30.0):
+        """``GET path`` as the operator, parsed."""
+        request = urllib.request.Request(self.url + path, headers={"Cookie": self.cookie})
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return json.load(response)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _manage(env: dict, *args: str) -> str:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+
+def session_script(make_user: str) -> str:
+    """Code for ``manage.py shell -c``: ``make_user`` (lines that bind ``user``), then print the key of a session
+    signed in as ``user``."""
+    return f"""
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import Permission, User
+from django.contrib.sessions.backends.db import SessionStore
+{make_user.strip()}
+session = SessionStore()
+session[SESSION_KEY] = str(user.pk)
+session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+session.create()
+print(session.session_key)
+"""
+
+
+#: Creates the user ``operator`` (sees every tenant) and prints the key of a session signed in as them.
+_OPERATOR_SESSION = session_script("""
+user, _ = User.objects.get_or_create(username="operator")
+user.set_password("pw-operator")
+user.save()
+user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
+""")
+
+
+def redis_namespace(tmp_path: Path) -> str:
+    """The Redis namespace of the servers (and engine processes) of one test: its own, on a Redis that the
+    other tests' servers share."""
+    return "ibweb-test-" + hashlib.blake2b(str(tmp_path).encode(), digest_size=6).hexdigest()
+
+
+def _wait_until_live(server: Server, deadline: float) -> None:
+    """Wait for the demo's first frame: with Redis the embedded engine starts once the engine processes settled
+    (ibweb.live.engine.share), seconds after the server answers."""
+    while True:
+        request = urllib.request.Request(server.url + "/api/fabrics/overview/", headers={"Cookie": server.cookie})
+        cards = json.loads(urllib.request.urlopen(request, timeout=5).read())["fabrics"]
+        if any(c["slug"] == "demo" and c["state"] == "live" for c in cards):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the demo fabric's engine did not start:\n{server.log.read_text()}")
+        time.sleep(0.2)
+
+
+@contextmanager
+def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[dict] | None = None,
+                   name: str = "server", setup: str | None = None, ready: str = "/api/fabrics/fabrics/"):
+    """A uvicorn process serving ibweb with the embedded engine, on a fresh SQLite database.
+
+    ``fabrics``: extra emulated fabrics to create (dicts of model fields) besides the demo.
+    ``setup``: Python code run by ``manage.py shell`` before the server starts (rows a test needs).
+    ``ready``: the path asked until it answers (``/healthz`` where Django redirects plain HTTP: production).
+    Servers started with the same ``tmp_path`` and different ``name`` share the database.
+    """
+    port = free_port()
+    env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
+           "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path), "PYTHONUNBUFFERED": "1", **(extra_env or {})}
+    _manage(env, "migrate", "--verbosity", "0")
+    _manage(env, "ensure_demo")
+    for spec in fabrics or []:
+        fields = json.dumps(spec)
+        code = f"import json; from ibweb.fabrics.models import Fabric; Fabric.objects.create(**json.loads({fields!r}))"
+        _manage(env, "shell", "-c", code)
+    if setup:
+        _manage(env, "shell", "-c", setup)
+    session_key = _manage(env, "shell", "-c", _OPERATOR_SESSION).split()[-1]
+    log = tmp_path / f"{name}.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+         "--lifespan", "on", "--ws", "ibweb.websocket.deflate:WebSocketProtocol"],
+        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+    )
+    server = Server(proc, port, log, session_key)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text()}")
+            try:
+                urllib.request.urlopen(server.url + ready, timeout=1).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"server did not come up:\n{log.read_text()}") from None
+                time.sleep(0.2)
+        if env.get("IBWEB_ENGINE_EMBEDDED", "1") != "0":
+            _wait_until_live(server, deadline + 30)
+        yield server
+    finally:
+        server.stop()

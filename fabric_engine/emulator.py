@@ -117,6 +117,10 @@ class Emulator:
         Storage servers and backends (needed by jobs with ``read_gbps`` or ``checkpoint``).
     progress : callable, optional
         ``progress(fraction, message)`` during the first expansion of the jobs (see :meth:`_load`).
+    health : fabric_engine.health.emulated.HealthModel, optional
+        Link health with faults injected: each tick's readings are :attr:`health_readings`, and a flapping
+        cable is down in the flow model while its fault says so (both directions' capacity scaled by the
+        fraction of the tick it was up: the flows crossing it stall, nothing reroutes).
 
     Examples
     --------
@@ -131,7 +135,7 @@ class Emulator:
     def __init__(self, routing: Routing, jobs: Sequence[Job], background: Background | None = None,
                  tick_s: float = 1.0, seed: int = 0, *, policy=None, paths=None, xmit_wait_tick: int = 0,
                  ecn_threshold: float = 0.9, sharp: AggregationManager | None = None,
-                 storage: StorageModel | None = None, progress=None) -> None:
+                 storage: StorageModel | None = None, progress=None, health=None) -> None:
         if tick_s <= 0:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
         self.routing = routing
@@ -156,6 +160,9 @@ class Emulator:
         extra = storage.backend_gbps if storage is not None else np.zeros(0)
         #: Capacity of every column of the incidence: directed links, then storage backends.
         self._cap = np.concatenate([self.capacity, extra])
+        self.health = health
+        #: Every cable end's link health readings at the start of the last tick (``None`` without a health model).
+        self.health_readings = None
         self.jobs: list[Job] = []
         self._load(list(jobs), {}, progress)
 
@@ -407,8 +414,12 @@ class Emulator:
             dem[n_fixed:], weight[n_fixed:], offered[n_fixed:] = bdem, bweight, bdem
             if prio is not None:
                 prio[n_fixed:] = bprio
+        cap = self._cap
+        if self.health is not None:  # link health at the tick's start; a flapping cable down in the flows
+            self.health_readings = self.health.readings(t0, now)
+            cap = self._capacity_now(t0)
         # Two passes: greedy (collective durations, limiting links), then flows paced to their collective.
-        rate, bott, dur = solve_paced(inc, self._cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio,
+        rate, bott, dur = solve_paced(inc, cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio,
                                       out=(buf["rate"], buf["bott"]),
                                       paced_load=self._paced_load(reach, buf["rate"], group))
         comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
@@ -471,6 +482,17 @@ class Emulator:
                            offered_gbps=link_offered.astype(np.float32), xmit_wait=wait.astype(np.float32),
                            ecn=ecn.astype(np.float32), hotspots=hotspots, capacity_gbps=self.capacity,
                            sharp=self.sharp.frame(self.fabric, running), storage=storage)
+
+    def _capacity_now(self, t0: float) -> np.ndarray:
+        """The columns' capacity for the tick from ``t0``: flapping cables scaled by the fraction of it they are up."""
+        cables, up = self.health.down(t0, self.tick_s)
+        if not cables.size:
+            return self._cap
+        cap = self._cap.copy()
+        e = len(self.capacity) // 2
+        cap[cables] *= up
+        cap[cables + e] *= up
+        return cap
 
     def _advance(self, running: np.ndarray, reach: np.ndarray, comm_now: np.ndarray,
                  avail: np.ndarray | None = None) -> np.ndarray:

@@ -21,7 +21,10 @@ Optional top-level keys: ``sharp`` (:func:`fabric_engine.sharp.spec.manager_from
 ``storage`` (:func:`fabric_engine.storage.spec.model_from_spec`), ``policy`` (partitions and QoS, as
 :meth:`fabric_engine.policy.Policy.from_dict` takes them), ``adaptive`` (use the
 routing's adaptive path model ``routing.adaptive_paths``), ``ecn_threshold`` and
-``xmit_wait_tick`` (see :class:`~fabric_engine.emulator.Emulator`).
+``xmit_wait_tick`` (see :class:`~fabric_engine.emulator.Emulator`), ``health`` (link health faults:
+a raw BER rising, a hot module, a flapping link, a cable swap; see
+:mod:`fabric_engine.health.emulated_faults`: with the key, even an empty list, the emulator reads every cable
+end's link health each tick, :attr:`~fabric_engine.emulator.Emulator.health_readings`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ import numpy as np
 
 from .emulator import Background, Emulator
 from .errors import FabricEngineError
+from .health.emulated import HealthModel
+from .health.emulated_faults import faults_from_spec
 from .routing import route
 from .routing.options import engine_options
 from .sharp.spec import manager_from_spec
@@ -52,7 +57,10 @@ GENERATORS = {"fat_tree": generate.fat_tree, "rail_optimized": generate.rail_opt
 #: dedicated storage leaf (``sleaf01``), running 8 jobs of 3 tenants. Four jobs ask for SHARP
 #: (initech is not allowed it, so diffusion-xl falls back to its own all-reduce); llama-70b
 #: writes a checkpoint every 20 iterations; four jobs load data and a tenth of the hosts read
-#: in the background.
+#: in the background. One of each link health fault: the raw BER of a leaf-spine cable climbs
+#: (effective BER a warning after about 250 s, an error after about 570 s), a spine module runs hot
+#: (a warning), the cable of an idle host flaps (down 9 s every 2 minutes from 30 s: it carries
+#: only background traffic) and a host cable is swapped at 300 s.
 DEMO_SPEC: dict = {
     "topology": {"generator": "fat_tree", "hosts": 512, "radix": 64, "levels": 2, "speed": "NDR", "name": "demo",
                  "storage_servers": 8, "storage_ports": 2},
@@ -78,6 +86,12 @@ DEMO_SPEC: dict = {
     "background": {"fraction": 0.25, "gbps": 20},
     "sharp": {"allowed_tenants": ["acme", "globex"]},
     "storage": {"read_gbps": 320, "write_gbps": 160, "background_read_gbps": 200, "background_fraction": 0.1},
+    "health": [
+        {"kind": "ber_rising", "link": "leaf03 40", "from": 6e-5, "to": 3e-4, "over_s": 1800},
+        {"kind": "hot_module", "port": "spine07 12", "celsius": 78},
+        {"kind": "flapping", "link": "gpu0512 1", "period_s": 120, "down_s": 9, "start_s": 30},
+        {"kind": "cable_swap", "link": "leaf05 7", "at_s": 300},
+    ],
     "tick_s": 1.0,
     "seed": 1,
 }
@@ -200,6 +214,9 @@ def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None,
     topo = spec.get("topology", {})
     report(0.0, f"building the fabric ({topo.get('generator', 'from a file')})")
     fabric = build_fabric(topo)
+    health = None  # checked before the fabric is routed
+    if spec.get("health") is not None:
+        health = HealthModel(fabric, faults_from_spec(fabric, spec["health"]), seed=spec.get("seed", 0))
     engine = spec.get("routing", "minhop")
     options = engine_options(engine, spec.get("routing_options"))
     report(0.1, f"routing {fabric.num_hosts:,} hosts and {fabric.num_switches:,} switches with {engine}")
@@ -227,7 +244,7 @@ def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None,
         raise FabricEngineError(f"sharp/storage: {exc}") from None
     emulator = Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0),
                         policy=policy, paths=paths, xmit_wait_tick=spec.get("xmit_wait_tick", 0),
-                        ecn_threshold=spec.get("ecn_threshold", 0.9), sharp=sharp, storage=storage,
+                        ecn_threshold=spec.get("ecn_threshold", 0.9), sharp=sharp, storage=storage, health=health,
                         progress=None if progress is None else lambda f, m: report(0.6 + 0.4 * f, m))
     report(1.0, f"ready: {len(emulator._jf.flows):,} flows of {len(jobs)} jobs")
     return emulator

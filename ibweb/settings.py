@@ -45,6 +45,8 @@ IBWEB_ENGINE_BEAT_S = env.integer("IBWEB_ENGINE_BEAT_MS", 1000, minimum=100) / 1
 IBWEB_TICK_MIN_S = 0.05
 #: Recent ticks each fabric's link history ring keeps (10 minutes at a 1 s tick), at least 120.
 IBWEB_HISTORY_TICKS = env.integer("IBWEB_HISTORY_TICKS", 600, minimum=120)
+#: Seconds between two gradings of a fabric's link health readings (ibweb.live.engine.health_publisher).
+IBWEB_HEALTH_INTERVAL_S = env.integer("IBWEB_HEALTH_INTERVAL_S", 10, minimum=0)
 #: Where the embedded default (no Redis) keeps each fabric's history ring on disk, read back at a restart.
 IBWEB_HISTORY_DIR = Path(env.text("IBWEB_HISTORY_DIR") or VAR_DIR / "history")
 

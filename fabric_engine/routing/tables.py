@@ -37,6 +37,12 @@ class Routing:
     engine: str
     info: dict = field(default_factory=dict)
 
+    @property
+    def engine_used(self) -> str:
+        """The engine whose tables these are: the fallback's (``info["fallback"]``) when ``engine`` gave it up."""
+        fallback = (self.info or {}).get("fallback")
+        return fallback["engine"] if isinstance(fallback, dict) and fallback.get("engine") else self.engine
+
     def __post_init__(self) -> None:
         want = (self.fabric.num_switches, self.fabric.max_lid + 1)
         if self.lft.shape[0] != want[0] or self.lft.shape[1] < want[1] or self.lft.dtype != np.uint8:

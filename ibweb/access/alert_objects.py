@@ -9,7 +9,7 @@ alone. :func:`objects` lists each host once, as JSON (what an event stores in ``
 * ``[index, name, "0x<node GUID>"]``: a host of the fabric; ``[index, name, "0x<node GUID>", [], [written]]``
   when the alert also writes it otherwise (a port GUID, a port key ``"0x<GUID>/<port>"``);
 * ``[-1, name, "0x<node GUID>", [tenant slugs]]``: a host gone from the fabric, with the tenants whose
-  partitions held it then;
+  partitions held it then (a node of its template's ``gone``; its fields and GUIDs that write it are it too);
 * ``[-1, text]``: a node (or GUID) the fabric does not hold.
 
 Switches are fabric-wide: never listed (a template's slot names a switch by its name, a string).
@@ -28,8 +28,8 @@ from fabric_engine.topology import KIND_HOST
 
 from .relabel import candidates
 
-__all__ = ["FabricNames", "objects", "text_objects", "slots", "end_object", "gone_objects", "NAMED_FIELDS",
-           "GUID_FIELDS", "LINK_ARROW", "PORT_KEY", "UNKNOWN_SLOT"]
+__all__ = ["FabricNames", "objects", "text_objects", "slots", "end_object", "gone_objects", "gone_written",
+           "NAMED_FIELDS", "GUID_FIELDS", "LINK_ARROW", "PORT_KEY", "UNKNOWN_SLOT"]
 
 #: Fields of an alert that name nodes or ports (``found_a``/``found_b``: the peers a plan check found cabled
 #: instead; ``label``: a twin deviation's port or link).
@@ -161,6 +161,26 @@ def slots(alert: Mapping, names: FabricNames) -> list | None:
     return out
 
 
+def gone_written(template: list | None) -> dict[str, list]:
+    """The hosts of a template (its :func:`slots`) gone from the fabric, by how an alert's fields write them: their
+    name and node GUID (lower case). A field naming such a host reads it as its object (its tenants then), not as
+    an unknown node."""
+    out: dict[str, list] = {}
+    for s in template or []:
+        if isinstance(s, list) and len(s) >= 4 and s[0] < 0 and s[1]:
+            out[s[1]] = s
+            if s[2]:
+                out[s[2].lower()] = s
+    return out
+
+
+def _or_gone(obj: list | None, written: str, gone: Mapping[str, list]) -> list | None:
+    """``obj`` (a field's object), or the gone host written so when ``obj`` is an unknown node."""
+    if obj is None or obj[0] >= 0 or len(obj) > 2 or not gone:
+        return obj
+    return gone.get(written) or gone.get(written.lower()) or obj
+
+
 def _node_of(label: str) -> str:
     """``"gpu0001 port 1"`` -> ``"gpu0001"``."""
     return label.rsplit(" port ", 1)[0] if " port " in label else label
@@ -175,18 +195,20 @@ def objects(alert: Mapping, names: FabricNames, template: list | None = None) ->
     """Every host ``alert`` names, once each (see the module docstring): its template's (``template``: its
     :func:`slots`, computed if not given), fields, link ends, GUIDs and message."""
     template = slots(alert, names) if template is None else template
+    gone = gone_written(template)
     found: list[tuple[list | None, str]] = [(s, s[1]) for s in template or [] if isinstance(s, list)]
     for k in NAMED_FIELDS:
         value = alert.get(k)
         if isinstance(value, str):  # a name, a port, a link's two ends, or a twin's port key
-            found += [(end_object(end, names), end) for end in (e.strip() for e in value.split(LINK_ARROW)) if end]
+            found += [(_or_gone(end_object(end, names), _node_of(end), gone), end)
+                      for end in (e.strip() for e in value.split(LINK_ARROW)) if end]
     for d in [alert.get("link"), *list(alert.get("links") or [])[:_MOST]]:
         found += [(names.entry(n), "") for n in names.link_ends(d)]
     for k in GUID_FIELDS:
         value = alert.get(k)
         for v in (value if isinstance(value, list) else [value])[:_MOST]:
             if isinstance(v, str) and PORT_KEY.fullmatch(v):
-                found.append((names.by_guid(v), v))
+                found.append((_or_gone(names.by_guid(v), v, gone), v))
     if isinstance(alert.get("message"), str):
         found += names.in_text(alert["message"])
     return _once(found)

@@ -8,7 +8,8 @@ slots) and the jobs it lists, for one view's :class:`~.redaction.Redaction`:
 * ``ALL`` reads everything as raised;
 * below, a host outside the view's tenants' partitions reads ``host-<index>`` (its GUID ``hidden``, a port key
   ``host-<index>/<port>``), a host gone from the fabric ``hidden node`` unless it was one of the view's
-  tenants' when it left, a node the fabric does not hold ``hidden node`` (fail-closed); switches are
+  tenants' when it left (in its template and in the fields that name it), a node the fabric does not hold
+  ``hidden node`` (fail-closed); switches are
   fabric-wide, always named; a template is rendered slot by slot (never parsed back from its message), its
   own words and any other text relabelled (:func:`ibweb.access.relabel.relabel`) by the objects it names; jobs
   listed are the view's tenants' only.
@@ -26,7 +27,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ibweb.access.relabel import names_pattern, relabel
 
-from .alert_objects import GUID_FIELDS, LINK_ARROW, NAMED_FIELDS, PORT_KEY, FabricNames, objects, slots, text_objects
+from .alert_objects import (
+    GUID_FIELDS,
+    LINK_ARROW,
+    NAMED_FIELDS,
+    PORT_KEY,
+    FabricNames,
+    gone_written,
+    objects,
+    slots,
+    text_objects,
+)
 from .redaction import HIDDEN, HIDDEN_NODE, Redaction, hidden_host_names, host_label, redaction
 from .view import View
 
@@ -136,21 +147,26 @@ class AlertRenderer:
             return text
         return self._relabel(text, self.labels(text_objects(text, self.names)))
 
-    def _written(self, text: str) -> str:
-        """A GUID or port key field as this view reads it (unknown, or not a GUID: ``hidden``)."""
+    def _written(self, text: str, gone: dict[str, list] | None = None) -> str:
+        """A GUID or port key field as this view reads it (unknown, or not a GUID: ``hidden``); ``gone``: the hosts
+        the alert's template names that the fabric no longer holds (:func:`~.alert_objects.gone_written`)."""
         if not PORT_KEY.fullmatch(text):
             return HIDDEN
         obj = self.names.by_guid(text)
+        if obj is not None and obj[0] < 0 and gone:
+            obj = gone.get(text.lower(), obj)
         return text if obj is None or not self.hides(obj) else _label(obj, text)
 
-    def _end(self, end: str) -> str:
+    def _end(self, end: str, gone: dict[str, list] | None = None) -> str:
         """One end of a node or port field (``"name"``, ``"name port 3"``) with its node as this view reads it."""
         if PORT_KEY.fullmatch(end):
-            return self._written(end)
+            return self._written(end, gone)
         name, sep, port = end.rpartition(" port ") if " port " in end else (end, "", "")
         if not name:
             return end
         obj = self.names.by_name(name)
+        if obj is not None and obj[0] < 0 and gone:
+            obj = gone.get(name, obj)
         return f"{name if obj is None or not self.hides(obj) else _label(obj, name)}{sep}{port}"
 
     def _sees_gone(self, g) -> bool:
@@ -178,14 +194,15 @@ class AlertRenderer:
     def _render(self, alert: dict) -> dict:
         template = slots(alert, self.names)
         objs = objects(alert, self.names, template)
+        gone = gone_written(template)
         out = {}
         for k, v in alert.items():
             if k in NAMED_FIELDS and isinstance(v, str):
-                out[k] = LINK_ARROW.join(self._end(end) for end in v.split(LINK_ARROW))
+                out[k] = LINK_ARROW.join(self._end(end, gone) for end in v.split(LINK_ARROW))
             elif k in ("guid", "key") and isinstance(v, str):
-                out[k] = self._written(v)
+                out[k] = self._written(v, gone)
             elif k in ("hosts", "guids") and isinstance(v, list):
-                out[k] = [self._written(g) if isinstance(g, str) else HIDDEN for g in v]
+                out[k] = [self._written(g, gone) if isinstance(g, str) else HIDDEN for g in v]
             elif k == "gone":
                 out[k] = [g for g in v if self._sees_gone(g)] if isinstance(v, list) else []
             else:

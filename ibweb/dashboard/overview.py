@@ -6,6 +6,9 @@ throughput, hottest link, congested links), its start-up progress, the runtime r
 fabric (to name the hottest link, with hosts the viewer may not see named ``host-<index>``),
 and the open events the viewer may see (:mod:`ibweb.events.visibility`).
 
+``routing``: the routing in use (the routing report's ``engine_used``: ``opensm-dump`` for a telemetry-fed
+fabric routed by OpenSM's dump), ``routing_engine``: the fabric's configured engine.
+
 Engine state: ``starting`` (with its progress), ``live`` (a frame within three ticks),
 ``stale`` (the newest frame is older), ``idle`` (no engine has published a frame).
 """
@@ -47,6 +50,15 @@ def _alerts(view: View, fabrics) -> dict[int, dict]:
     return counts
 
 
+def _routing_in_use(fabric, h: dict | None) -> str:
+    """The routing whose tables the engine uses, as the routing report names it (``opensm-dump`` for OpenSM's dump,
+    a fallback's engine); the fabric's configured engine before its engine published a record."""
+    if h is None or not h.get("engine"):
+        return fabric.routing_engine
+    report = record.routing_report(fabric.pk, h)
+    return (report or {}).get("engine_used") or h["engine"]
+
+
 def fabric_cards(view: View, fabrics, now: float | None = None) -> list[dict]:
     """JSON-ready cards of ``fabrics`` (rows the viewer may see) as ``view`` may see them."""
     now = time.time() if now is None else now
@@ -61,7 +73,8 @@ def fabric_cards(view: View, fabrics, now: float | None = None) -> list[dict]:
         h = record.head_of(fabric)
         f = record.fabric(fabric.pk, h) if h is not None else None
         hidden = None if f is None or view.sees_all else redaction(view, fabric, topology=f).hidden_nodes(f)
-        card = {"slug": fabric.slug, "name": fabric.name, "mode": fabric.mode, "routing": fabric.routing_engine,
+        card = {"slug": fabric.slug, "name": fabric.name, "mode": fabric.mode, "routing": _routing_in_use(fabric, h),
+                "routing_engine": fabric.routing_engine,
                 "url": f"/fabrics/{fabric.slug}/", "events_url": f"/fabrics/{fabric.slug}/events/",
                 "alerts": alerts[fabric.pk], "progress": None, "seq": None, "age_s": None}
         if progress is not None:

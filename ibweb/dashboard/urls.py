@@ -2,13 +2,14 @@ from django.templatetags.static import static
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import views
+from . import health_page, views
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", views.fabric_list, name="fabric-list"),
     path("fabrics/<slug:slug>/", views.fabric_detail, name="fabric-detail"),
+    path("fabrics/<slug:slug>/health/", health_page.fabric_health, name="fabric-health"),
     path("api/fabrics/overview/", views.OverviewView.as_view(), name="fabric-overview"),
     path("clusters/<slug:slug>/", views.cluster_page, name="cluster-detail"),
     path("api/clusters/", views.ClusterListView.as_view(), name="cluster-list-api"),

@@ -14,7 +14,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from ibweb.live.history import ring as history
+from ibweb.live.history import reads, ring
 from ibweb.live.history.link_identity import IDENTITY, db_guid, guid_from_db
 from ibweb.live.models import FABRIC_WIDE, NO_LINK, LinkRollup
 
@@ -56,7 +56,7 @@ def _unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[starts], inverse
 
 
-def _per_link(parts: list[history.Ticks], keys: list[np.ndarray], extra: np.ndarray | None = None) -> _Links:
+def _per_link(parts: list[reads.Ticks], keys: list[np.ndarray], extra: np.ndarray | None = None) -> _Links:
     """Group the parts' links by key (one key array per part, ``[2L_k]``), plus ``extra`` keys in no part's
     topology maybe (a link known to the fabric: where no part has it, it is down all minute)."""
     every = np.concatenate(keys + ([extra] if extra is not None and len(extra) else []))
@@ -89,9 +89,9 @@ def _means(total: np.ndarray, count: np.ndarray) -> list[float | None]:
     return out.tolist()
 
 
-def rollup_minute(fabric_id: int, minute: int, parts: list[history.Ticks], tick_s: float = 1.0,
+def rollup_minute(fabric_id: int, minute: int, parts: list[reads.Ticks], tick_s: float = 1.0,
                   known: np.ndarray | None = None) -> list[LinkRollup]:
-    """The rollup rows of one minute from its ticks, one ``ring.Ticks`` per topology (>= 1 tick).
+    """The rollup rows of one minute from its ticks, one ``reads.Ticks`` per topology (>= 1 tick).
 
     ``minute`` counts minutes since the epoch; each tick stands for ``tick_s`` seconds. ``known``: identities
     (:data:`~ibweb.live.history.link_identity.IDENTITY`) the fabric had before this minute's end besides the parts' own
@@ -164,7 +164,7 @@ def _rows(k: int, **columns) -> list[LinkRollup]:
     return [LinkRollup(*values) for values in zip(*cols, strict=True)]
 
 
-def _absent(known: np.ndarray | None, parts: list[history.Ticks]) -> np.ndarray | None:
+def _absent(known: np.ndarray | None, parts: list[reads.Ticks]) -> np.ndarray | None:
     """The ``known`` identities whose transmitting port no part's topology has: down, not re-cabled elsewhere."""
     if known is None or not len(known):
         return None
@@ -193,7 +193,7 @@ def _carried(fabric_id: int, minute: datetime) -> np.ndarray:
 def _known(fabric_id: int, minute: int, when: datetime) -> np.ndarray:
     """The identities the fabric had before the end of ``minute`` besides that minute's topologies: the ring's
     topologies that started before, and the links down in the rolled-up minute before."""
-    tables = [ids.keys for ids in history.known_before(fabric_id, (minute + 1) * 60.0)]
+    tables = [ids.keys for ids in reads.known_before(fabric_id, (minute + 1) * 60.0)]
     return _unique(np.concatenate([*tables, _carried(fabric_id, when)]))[0]
 
 
@@ -205,7 +205,7 @@ def rollup_history(fabric_id: int) -> int:
     idempotent (a stored minute is skipped), so the engine may start one per
     minute and a Celery beat may run it too. Returns the number of minutes stored.
     """
-    idx = history.index(fabric_id)
+    idx = ring.index(fabric_id)
     stored = 0
     if idx and idx["t"]:
         newest = int(idx["t"][-1] // 60)
@@ -216,10 +216,10 @@ def rollup_history(fabric_id: int) -> int:
         for m, when in zip(minutes, whens, strict=True):  # loop over a few minutes
             if when in done:
                 continue
-            parts = history.ticks(fabric_id, m * 60.0, (m + 1) * 60.0)
+            parts = reads.ticks(fabric_id, m * 60.0, (m + 1) * 60.0)
             if not parts:
                 continue
-            rows = rollup_minute(fabric_id, m, parts, history.tick_seconds(idx), _known(fabric_id, m, when))
+            rows = rollup_minute(fabric_id, m, parts, reads.tick_seconds(idx), _known(fabric_id, m, when))
             with transaction.atomic():
                 LinkRollup.objects.bulk_create(rows, batch_size=2000, ignore_conflicts=True)
             stored += 1

@@ -50,10 +50,11 @@ class CounterRecorder:
         self._written = 0.0
 
     def add(self, fabric: Fabric, state: FabricState, measured: tuple[np.ndarray, float] | None = None,
-            version: str | None = None) -> None:
+            version: str | None = None, down: list[dict] | None = None) -> None:
         """Count one tick of ``state`` on ``fabric``, the fabric of record version ``version`` (its base).
 
-        ``measured``: raw ``(totals, t)`` instead of integrating the rates.
+        ``measured``: raw ``(totals, t)`` instead of integrating the rates; ``down``: the ``link_down``
+        condition alerts of the cables down (None: those among the state's alerts).
         """
         if fabric is not self._fabric:  # a new fabric (a reload or a new discovery) starts from zero
             self._fabric, self._acc, self._written = fabric, None, 0.0
@@ -68,7 +69,7 @@ class CounterRecorder:
             return
         totals, t = measured if measured is not None else (self._acc.totals.copy(), state.t)
         cache.set(_key(self.fabric_id), {"t": t, "version": version, "totals": totals,
-                                         "down": down_ports(state.alerts or [])}, _TTL_S)
+                                         "down": down_ports((state.alerts or []) if down is None else down)}, _TTL_S)
         self._written = now
 
 

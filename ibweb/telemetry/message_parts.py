@@ -10,7 +10,10 @@ objects of those nodes as the previous discovery held them: ``gone``, ``[{"slot"
 the tenants whose partitions held it then; ``switch``: true for a switch, fabric-wide).
 :func:`templated` makes an event's finished message of these parts (``text``, ``nodes``, ``gone``), so
 the one renderer (:class:`ibweb.access.alert_render.AlertRenderer`: the feed's and the event store's) renders it
-for each view slot by slot from the objects it recorded (:func:`ibweb.access.alert_objects.slots`). Changes
+for each view slot by slot from the objects it recorded (:func:`ibweb.access.alert_objects.slots`). The
+telemetry source's conditions (a cable down, a node missing, a port's error counters) name a node the
+discovery lacks the same way, resolved on the reference cabling (``node``, the ends ``a``/``b`` or a port's
+``port`` and ``guid``). Changes
 between two other discoveries (a fresher one than the fabric's: :class:`~ibweb.telemetry.lft_tracker.RoutingTracker`)
 are quoted on the fabric the event is about by :func:`rebased`, then :func:`held` on the discovery that holds
 their nodes.
@@ -55,6 +58,8 @@ def _slots(change: dict) -> tuple[list[str], list[str]]:
     """Names and node GUIDs of the nodes a change names, in the order of its ``{k}``."""
     if isinstance(change.get("node"), str):
         return [change["node"]], [str(change.get("guid", ""))]
+    if isinstance(change.get("port"), str) and isinstance(change.get("guid"), str):  # a port's condition
+        return [change["port"].rsplit(" port ", 1)[0]], [change["guid"]]
     names = [str(change.get(k, "")).rsplit(" port ", 1)[0] for k in ("a", "b")]
     return names, [str(g) for g in change.get("guids") or []]
 
@@ -110,6 +115,7 @@ def held(changes: Sequence[dict], old: Fabric, row) -> list[dict]:
         owners = {}
     out = [dict(c) for c in changes]
     for c, k, name, guid, index in wanted:
+        name = str(old.node_name[index]) if index >= 0 else name  # as ``old`` held it (a port's condition: its GUID)
         obj = {"slot": k, "name": name, "guid": guid, "tenants": owners.get(index, [])}
         if index >= 0 and int(old.kind[index]) != KIND_HOST:
             obj["switch"] = True

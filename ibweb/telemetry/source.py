@@ -99,6 +99,17 @@ def _condition_key(condition: dict) -> tuple:
     return condition["kind"], condition.get("guid"), *condition.get("guids", ()), *condition.get("ports", ())
 
 
+def _named_port(condition: dict) -> dict:
+    """A port's condition whose node is gone (named by its GUID) named by the node's name its ``gone`` object holds."""
+    gone = [g for g in condition.get("gone") or [] if g.get("slot") == 0]
+    guid, ports = condition.get("guid"), condition.get("ports") or []
+    if not gone or not gone[0]["name"] or gone[0]["name"] == guid or len(ports) != 1 or \
+            condition.get("port") != f"{guid} port {ports[0]}":
+        return condition
+    name = gone[0]["name"]
+    return {**condition, "port": f"{name} port {ports[0]}", "message": condition["text"].format(name)}
+
+
 class SourceTwin(Protocol):
     """What the source asks of its fabric's digital twin (the twin app's ``FabricTwin``)."""
 
@@ -268,7 +279,17 @@ class TelemetrySource:
         now = time.time()
         keys = [_condition_key(x) for x in conditions]
         self._since = {k: self._since.get(k) or self._seed.pop(k, now) for k in keys}
-        self._conditions = [{**x, "since": round(self._since[k], 3)} for x, k in zip(conditions, keys, strict=True)]
+        self._conditions = self._named_gone(
+            [{**x, "since": round(self._since[k], 3)} for x, k in zip(conditions, keys, strict=True)])
+
+    def _named_gone(self, conditions: list[dict]) -> list[dict]:
+        """``conditions`` with each node the discovery in use lacks (``nodes`` -1) as the reference cabling held it,
+        with its tenants then (``gone``, :func:`~.message_parts.held`): its tenants' views name it, the others read
+        ``hidden node``; a port's condition of such a node says its name, not its GUID. Once per discovery or
+        sweep, and only when a condition names such a node."""
+        if self._reference is None or not any(-1 in (c.get("nodes") or []) for c in conditions):
+            return conditions
+        return [_named_port(c) for c in held(conditions, self._reference[1], self.config.fabric)]
 
     async def _reread_reference(self, now: float) -> None:
         """Every few seconds: a reference accepted in another process takes effect."""
@@ -419,8 +440,8 @@ class TelemetrySource:
             self._state = dataclasses.replace(obs.state, alerts=errors_gone)
             self._used, self._stale = pair, obs.stale
             rows = obs.deltas.lookup(link_port_keys(f)[0])
-            self._counter_conditions = self._counter.update(
-                port_sweep(f, obs.deltas, rows, c.alert_thresholds()), float(newest["t"]))
+            self._counter_conditions = self._named_gone(self._counter.update(
+                port_sweep(f, obs.deltas, rows, c.alert_thresholds()), float(newest["t"])))
             self._counters = (totals_from_samples(f, newest["samples"]), newest["t"])
         # the newest routing event of this sweep (the sweep record keeps all of them)
         sweep_id = newest["id"] if newest is not None else self._refused
@@ -457,7 +478,7 @@ class TelemetrySource:
 
     def totals(self) -> dict:
         age = round(time.time() - self._newest_t, 3) if self._newest_t is not None else None
-        return {"sweep_age_s": age, "routing": self.routing.engine if self.routing is not None else None}
+        return {"sweep_age_s": age, "routing": self.routing.engine_used if self.routing is not None else None}
 
     # ------------------------------------------------------------- catalog and policy
     def jobs(self) -> list[Job]:
@@ -481,3 +502,8 @@ class TelemetrySource:
 
     def counters(self) -> tuple[np.ndarray, float] | None:
         return self._counters
+
+    def cables_down(self) -> list[dict]:
+        """The ``link_down`` conditions against the reference cabling, kept here even where the plan's alerts
+        stand for them in the state (:meth:`conditions`)."""
+        return [c for c in self._conditions if c["kind"] == "link_down"]

@@ -25,6 +25,7 @@ from ibweb.websocket.feed_metrics import render_feed_metrics
 from ibweb.websocket.flow import feed_socket_stats
 
 from .forms import CollectorForm
+from .health_metrics import HEALTH_HELP, health_families
 from .trial import may_try, trial_sweep
 
 
@@ -59,6 +60,7 @@ class MetricsView(APIView):
         families = []
         now = time.time()
         for fabric in fabrics:  # one entry per fabric
+            families.append(health_families(view, fabric))  # link health (issue 37)
             got = metrics_for(fabric)
             if got is None:
                 continue
@@ -75,7 +77,7 @@ class MetricsView(APIView):
 
 
 _HELP = {"infiniband_counters_age_seconds": "Seconds since the fabric's counters were read (telemetry-fed) or "
-                                           "integrated (emulated)."}
+                                           "integrated (emulated).", **HEALTH_HELP}
 
 
 def _shown_down(view: View, fabric, f, down: list[dict]) -> list[dict]:

@@ -3,7 +3,7 @@
 Records one minute of ticks (``--ticks``, default 60) of ``--links`` directed links (random
 identities of one topology, a cable cut half-way: the second half of the minute runs on a topology
 without ``--cut`` cables, some links without counters) into the ring in local memory, then rolls the
-minute up as the rollup task does (:func:`ibweb.live.history.ring.ticks` then
+minute up as the rollup task does (:func:`ibweb.live.history.reads.ticks` then
 :func:`ibweb.live.tasks.rollup_minute`, no database write). Prints per-tick record ms, the read ms,
 the rollup ms and the rollup cost per tick (rollup / ticks). Run:
 ``.venv/bin/python tests/bench/bench_rollup.py [--links 200000] [--ticks 60]``.
@@ -31,7 +31,7 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
-from ibweb.live.history import ring as history  # noqa: E402
+from ibweb.live.history import layout, reads, ring  # noqa: E402
 from ibweb.live.history.link_identity import IDENTITY, LinkIdentities  # noqa: E402
 from ibweb.live.tasks import rollup_minute  # noqa: E402
 
@@ -56,9 +56,9 @@ async def main() -> None:
     full = topology(a.links, rng)
     cut = LinkIdentities(full.keys[a.cut:], full.node_guid, full.node_host, full.node_name)
     fid, t0 = 4242, float(int(time.time() // 60) * 60 - 120)
-    history.clear(fid)
+    ring.clear(fid)
     for v, ids in (("full", full), ("cut", cut)):  # as record() stores them
-        history.store().set(history._topo_key(fid, v), ids.encode(), 3600)
+        ring.store().set(layout.topo_key(fid, v), ids.encode(), 3600)
 
     class Fake:  # record() checks the topology's size only
         def __init__(self, n: int) -> None:
@@ -70,11 +70,11 @@ async def main() -> None:
         rate = rng.random(len(ids.keys), dtype=np.float32) * 400
         rate[::97] = np.nan  # links without counters
         start = time.perf_counter()
-        await history.record(fid, i + 1, t0 + i, rate, rate / 400, topology="full" if ids is full else "cut",
-                             fabric=Fake(len(ids.keys)))
+        await ring.record(fid, i + 1, t0 + i, rate, rate / 400, topology="full" if ids is full else "cut",
+                          fabric=Fake(len(ids.keys)))
         spent.append(time.perf_counter() - start)
     start = time.perf_counter()
-    parts = history.ticks(fid, t0, t0 + 60)
+    parts = reads.ticks(fid, t0, t0 + 60)
     read = time.perf_counter() - start
     start = time.perf_counter()
     rows = rollup_minute(fid, int(t0 // 60), parts)
@@ -82,7 +82,7 @@ async def main() -> None:
     print(f"links {a.links}, ticks {a.ticks}: record {1000 * float(np.median(spent)):.1f} ms/tick (median), "
           f"read {1000 * read:.0f} ms, rollup {1000 * roll:.0f} ms ({1000 * roll / a.ticks:.1f} ms per tick), "
           f"{len(rows)} rows")
-    history.clear(fid)
+    ring.clear(fid)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,14 @@ from django.core.cache import cache
 @pytest.fixture(autouse=True)
 def _fresh_caches():
     from ibweb.live.feed import frame_store as groups
-    from ibweb.live.history import ring as history
+    from ibweb.live.history import ring
     from ibweb.runtime import record
     from ibweb.runtime.cache import shared_cache
 
     def clear() -> None:
         cache.clear()
         shared_cache().clear()
-        history.store().clear()
+        ring.store().clear()
         groups.forget_all()
         record.forget_memo()
 

@@ -33,6 +33,7 @@ SPEC = {
          "buffer_gb": 1, "compute_s": 0.2},
     ],
     "sharp": {"allowed_tenants": ["acme", "globex"]},
+    "health": [{"kind": "hot_module", "port": "gpu0005 1", "celsius": 78}],  # a globex host's: in the health report
     "tick_s": 1.0,
 }
 PKEYS = {"acme": 0x0A11, "globex": 0x0B22}

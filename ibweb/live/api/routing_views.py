@@ -21,7 +21,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from ibweb.access import view_of
-from ibweb.live.api.views import NotPublished, _FabricView
+from ibweb.live.api.base import FabricView, NotPublished
 from ibweb.live.feed.view import cached_feed_view
 from ibweb.runtime import record
 
@@ -29,7 +29,7 @@ __all__ = ["RoutingReportView"]
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
-class RoutingReportView(_FabricView):
+class RoutingReportView(FabricView):
     """How the fabric is routed: engine used, fallback, warnings, unreachable entries, balance, credit loops."""
 
     def get(self, request, slug: str):

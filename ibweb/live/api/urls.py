@@ -3,8 +3,12 @@
 from django.urls import path
 
 from ibweb.live.api.engine_views import SharpView, StorageView
+from ibweb.live.api.health_views import HealthView
+from ibweb.live.api.history_views import LinkHistoryView, PortHistoryView
+from ibweb.live.api.jobs_views import JobsView
+from ibweb.live.api.path_views import PathView
+from ibweb.live.api.rollup_views import LinkRollupsView, PortRollupsView
 from ibweb.live.api.routing_views import RoutingReportView
-from ibweb.live.api.views import JobsView, LinkHistoryView, LinkRollupsView, PathView, PortHistoryView, PortRollupsView
 
 app_name = "live-api"
 
@@ -19,4 +23,5 @@ urlpatterns = [
     path("fabrics/<slug:slug>/routing/", RoutingReportView.as_view(), name="fabric-routing"),
     path("fabrics/<slug:slug>/sharp/", SharpView.as_view(), name="fabric-sharp"),
     path("fabrics/<slug:slug>/storage/", StorageView.as_view(), name="fabric-storage"),
+    path("fabrics/<slug:slug>/health/", HealthView.as_view(), name="fabric-health"),
 ]

@@ -8,6 +8,7 @@ from collections.abc import Hashable
 import numpy as np
 
 from fabric_engine.emulator import Emulator
+from fabric_engine.health.records import HealthRecords
 from fabric_engine.policy import Policy
 from fabric_engine.routing import Routing
 from fabric_engine.scenario import build_emulator
@@ -31,6 +32,7 @@ class EmulatedSource:
         self.scenario = row.scenario()
         self.emulator: Emulator | None = None
         self.topology_version = 0
+        self._clock0: float | None = None
 
     @property
     def fabric(self) -> Fabric | None:
@@ -53,7 +55,19 @@ class EmulatedSource:
 
     async def step(self, seq: int, now: float) -> FabricState:
         """Advance the emulator one tick (in a thread); the state carries ``seq``."""
+        if self._clock0 is None:  # the emulation's clock: wall time at its start + emulated seconds
+            self._clock0 = now - self.emulator.elapsed
         return await asyncio.to_thread(self.emulator.step, now, seq)
+
+    def health(self) -> HealthRecords | None:
+        """Every cable end's link health at the last tick's start, timed on the emulation's clock (None without
+        a ``health`` key in the scenario)."""
+        emu = self.emulator
+        rec = emu.health_readings if emu is not None else None
+        if rec is None or self._clock0 is None:
+            return None
+        t = np.broadcast_to(np.float64(self._clock0 + emu.elapsed - emu.tick_s), (len(rec),))
+        return HealthRecords(rec.guid, rec.name, rec.port, {**rec.data, "t": t}, rec.source)
 
     def totals(self) -> dict:
         return {}
@@ -70,6 +84,9 @@ class EmulatedSource:
 
     def counters(self) -> tuple[np.ndarray, float] | None:
         return None
+
+    def cables_down(self) -> list[dict]:
+        return []  # an emulated fabric has no reference cabling to miss cables of
 
     async def stop(self) -> None:
         return None

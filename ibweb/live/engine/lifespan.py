@@ -7,7 +7,7 @@ import asyncio
 from django.conf import settings
 
 from ibweb.live.engine.supervisor import EngineSupervisor
-from ibweb.live.history import ring as history
+from ibweb.live.history import ring
 
 
 class EngineLifespan:
@@ -29,6 +29,6 @@ class EngineLifespan:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.supervisor.stop()
-                await asyncio.to_thread(history.flush_all)  # uvicorn ends on SIGTERM with no atexit
+                await asyncio.to_thread(ring.flush_all)  # uvicorn ends on SIGTERM with no atexit
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -21,8 +21,12 @@ class MetricsPublisher:
         """Nothing: the recorder starts again on the first tick of another fabric or record version."""
 
     async def publish(self, version: str | None, tick: Tick) -> None:
-        """Count the tick (in a worker thread: the entry is written to the cache every few seconds)."""
-        await asyncio.to_thread(self.counters.add, tick.fabric, tick.state, tick.measured, version)
+        """Count the tick (in a worker thread: the entry is written to the cache every few seconds).
+
+        The ports down are those of the source's cables down (:meth:`FabricSource.cables_down`): with a cabling
+        plan the state's alerts name a cut cable as the plan's difference, without its ports.
+        """
+        await asyncio.to_thread(self.counters.add, tick.fabric, tick.state, tick.measured, version, tick.down)
 
     def reset(self) -> None:
         """Count from zero (a cold standby, should it lead again)."""

@@ -26,7 +26,8 @@ class Tick:
 
     ``fabric``: the source's fabric; ``totals``: the frame's totals (hosts, switches, links, the source's
     totals, ``step_ms``); ``measured``: the source's raw counters for ``/metrics`` (None: integrate the
-    rates); ``policy``: the policy version applied (views are computed again when it changes).
+    rates); ``policy``: the policy version applied (views are computed again when it changes); ``down``: the
+    source's cables down (``link_down`` condition alerts, plan or not; None: the state's condition alerts).
     """
 
     state: FabricState
@@ -34,6 +35,7 @@ class Tick:
     totals: dict
     measured: Any = None
     policy: tuple | None = None
+    down: list[dict] | None = None
 
     @cached_property
     def header(self) -> dict:

@@ -30,6 +30,7 @@ from django.conf import settings
 
 from fabric_engine.allocator import release_freed_memory
 from fabric_engine.state import FabricState
+from ibweb.live.engine.health_publisher import HealthPublisher
 from ibweb.live.engine.leader import LeaderLock, NoLock
 from ibweb.live.engine.metrics_publisher import MetricsPublisher
 from ibweb.live.engine.policy import PolicyApplier
@@ -40,7 +41,7 @@ from ibweb.live.engine.share import FabricShare
 from ibweb.live.engine.sources import source_for
 from ibweb.live.feed.frame_store import broadcast_progress, broadcast_snapshot, last_seq, set_starting
 from ibweb.live.feed.publisher import FeedPublisher
-from ibweb.live.history import ring as history
+from ibweb.live.history import ring
 from ibweb.live.history.publisher import HistoryPublisher
 from ibweb.live.signals_publisher import SignalsPublisher
 
@@ -79,6 +80,7 @@ class FabricRunner:
         self.publishers: list[Publisher] = [MetricsPublisher(self.fabric_id), FeedPublisher(row),
                                             HistoryPublisher(self.fabric_id, self.slug),
                                             SignalsPublisher(self.fabric_id, self.slug, sender=FabricRunner)]
+        self.publishers.append(HealthPublisher(self.fabric_id, lambda: self.source))  # link health reports
         self._step_ms: float | None = None  # the engine's last step, wall time (frames' totals.step_ms)
         self._stopping = False
 
@@ -113,14 +115,16 @@ class FabricRunner:
         await progress(0.01, "starting the engine")
         await self.source.start(progress)
         # a restart continues the sequence (the embedded default's ring on disk remembers it)
-        kept = await asyncio.to_thread(history.last_seq, self.fabric_id)
+        kept = await asyncio.to_thread(ring.last_seq, self.fabric_id)
         self.seq = max(self.seq, await last_seq(self.fabric_id), kept)
         published = publish and self.source.fabric is not None
         if published:
             await progress(0.8, "publishing the fabric")
             await self.publish_topology(announce=False)
         await progress(1.0, "running", status="done")
-        log.info("fabric %s: engine started%s", self.slug, "" if announce else " (another process leads or led it)")
+        routing = self.source.routing
+        log.info("fabric %s: engine started%s%s", self.slug, "" if announce else " (another process leads or led it)",
+                 f", routing in use: {routing.engine_used}" if routing is not None else "")
         if published:
             await broadcast_snapshot(self.fabric_id)
 
@@ -175,7 +179,7 @@ class FabricRunner:
         totals = {"hosts": f.num_hosts, "switches": f.num_switches, "links": f.num_links, **self.source.totals()}
         if self._step_ms is not None:
             totals["step_ms"] = round(self._step_ms, 1)
-        tick = Tick(state, f, totals, self.source.counters(), self.policy.version)
+        tick = Tick(state, f, totals, self.source.counters(), self.policy.version, self.source.cables_down())
         for publisher in self.publishers:
             await publisher.publish(self.fabric_version, tick)
 

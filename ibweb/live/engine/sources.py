@@ -78,6 +78,10 @@ class FabricSource(Protocol):
     def counters(self) -> tuple[np.ndarray, float] | None:
         """Measured per-port counters for ``/metrics`` (``[2L, C]`` float64, time), or None to integrate rates."""
 
+    def cables_down(self) -> list[dict]:
+        """The cables down now, as ``link_down`` condition alerts, cabling plan or not (``/metrics`` keeps both
+        ports of each at 1; with a plan the state's alerts name them as the plan's instead)."""
+
     async def stop(self) -> None:
         """Release what the source started (threads, files)."""
 

@@ -71,7 +71,8 @@ class EngineSupervisor:
                 self.tasks[pk] = asyncio.create_task(engine.run(), name=f"engine:{fabric.slug}")
                 self.engines[pk] = engine
                 self.versions[pk] = fabric.updated
-                log.info("engine started for fabric %s (%s routing)", fabric.slug, fabric.routing_engine)
+                log.info("engine started for fabric %s (routing engine configured: %s)", fabric.slug,
+                         fabric.routing_engine)
 
     async def _reconcile_forever(self) -> None:
         while True:

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from ibweb.db.retry import retry_locked
 from ibweb.live.engine.publishing import Tick, TopologyChange
-from ibweb.live.history import ring as history
+from ibweb.live.history import ring
 
 __all__ = ["HistoryPublisher", "AUTO_ROLLUP"]
 
@@ -34,9 +34,9 @@ class HistoryPublisher:
     async def publish(self, version: str | None, tick: Tick) -> None:
         """Record the tick's rates and utilization, of the links of record version ``version``'s fabric."""
         state = tick.state
-        if await history.record(self.fabric_id, state.seq, state.t, state.rate_gbps, state.util,
-                                topology=version, fabric=tick.fabric, tick_s=state.tick_s,
-                                missing=state.stale) and AUTO_ROLLUP:
+        if await ring.record(self.fabric_id, state.seq, state.t, state.rate_gbps, state.util,
+                             topology=version, fabric=tick.fabric, tick_s=state.tick_s,
+                             missing=state.stale) and AUTO_ROLLUP:
             self._start_rollup()
 
     def reset(self) -> None:

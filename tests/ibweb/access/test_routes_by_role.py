@@ -80,6 +80,7 @@ ROUTES: dict[str, Probe] = {
     # pages
     "": Probe("/", PAGE, PAGE),
     "fabrics/<slug:slug>/": Probe("/fabrics/shared/", PAGE, PAGE),
+    "fabrics/<slug:slug>/health/": Probe("/fabrics/shared/health/", PAGE, PAGE),
     "fabrics/add/": Probe("/fabrics/add/", by_role(302, 302, 302, 302, 302, 302, 200),
                           by_role(302, 302, 302, 302, 302, 302, 200)),
     "favicon.ico": Probe("/favicon.ico", same(301), same(301)),
@@ -136,6 +137,8 @@ ROUTES: dict[str, Probe] = {
     "api/fabrics/fabrics/<slug:slug>/sharp/": Probe("/api/fabrics/fabrics/shared/sharp/", API, NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/storage/": Probe("/api/fabrics/fabrics/shared/storage/", API, NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/routing/": Probe("/api/fabrics/fabrics/shared/routing/", API, NOT_ALLOWED),
+    # link health (issue 37): fabric-wide, hosts the role may not name as host-<index> (globex's module runs hot)
+    "api/fabrics/fabrics/<slug:slug>/health/": Probe("/api/fabrics/fabrics/shared/health/", API, NOT_ALLOWED),
     # the new-fabric form's helpers: generator ranges for anyone who may view, previews for who may add a fabric
     "api/fabrics/generators/": Probe("/api/fabrics/generators/", API, by_role(403, 403, 403, 403, 403, 403, 405)),
     "api/fabrics/preview/": Probe("/api/fabrics/preview/", by_role(405, 403, 405, 405, 405, 405, 405),

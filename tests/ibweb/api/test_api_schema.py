@@ -43,5 +43,6 @@ def test_the_schema_generates_with_no_warning_or_error(tmp_path):
                              str(out)], cwd=root, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and result.stderr == "", result.stderr[-3000:]
     text = out.read_text()
-    for path in ("/api/clusters/:", "/api/fabrics/fabrics/{slug}/routing/:", "/api/fabrics/preview/:"):
+    for path in ("/api/clusters/:", "/api/fabrics/fabrics/{slug}/routing/:", "/api/fabrics/preview/:",
+                 "/api/fabrics/fabrics/{slug}/health/:"):
         assert f"\n  {path}" in text, path

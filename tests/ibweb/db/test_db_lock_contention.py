@@ -25,7 +25,7 @@ from ibweb.events.models import Event
 from ibweb.events.receivers import record_alerts
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.history import ring as history
+from ibweb.live.history import ring
 from ibweb.live.models import FABRIC_WIDE, LinkRollup
 from ibweb.live.tasks import rollup_history
 from ibweb.runtime import record
@@ -130,15 +130,15 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
     fill_drop_dir(tmp_path / "drop", time.time(), dump=None)
     f = fat_tree(hosts=8, radix=4)
     version = record.publish(row.pk, record.row_identity(row), f, None)
-    history.clear(row.pk)
+    ring.clear(row.pk)
     rate = np.linspace(1.0, 50.0, 2 * f.num_links).astype(np.float32)
     t0 = 60.0 * int(time.time() // 60 - MINUTES)
 
-    async def ring() -> None:  # two ticks a minute, MINUTES minutes
+    async def write_ticks() -> None:  # two ticks a minute, MINUTES minutes
         for k in range(2 * MINUTES):
-            await history.record(row.pk, k + 1, t0 + 30.0 * k, rate, rate / 400, topology=version, fabric=f)
+            await ring.record(row.pk, k + 1, t0 + 30.0 * k, rate, rate / 400, topology=version, fabric=f)
 
-    asyncio.run(ring())
+    asyncio.run(write_ticks())
     holder = LockHolder(connection.settings_dict["NAME"])
     holder.start()
     errors: list[BaseException] = []
@@ -188,4 +188,4 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
     assert list(Sweep.objects.filter(config=config).values_list("status", flat=True)) == [SweepStatus.OK] * SWEEPS
     assert LinkRollup.objects.filter(fabric=row, link=FABRIC_WIDE).count() == MINUTES - 1
     assert LinkRollup.objects.filter(fabric=row).exclude(link=FABRIC_WIDE).count() == (MINUTES - 1) * 2 * f.num_links
-    history.clear(row.pk)
+    ring.clear(row.pk)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.history import ring as history
+from ibweb.live.history import reads, ring
 from tests.support.engine_fixtures import published, settled_tick
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -17,9 +17,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def runner(monkeypatch):
     monkeypatch.setattr("ibweb.live.history.publisher.AUTO_ROLLUP", False)
     fabric, _ = ensure_demo()
-    history.clear(fabric.pk)
+    ring.clear(fabric.pk)
     yield published(fabric)
-    history.clear(fabric.pk)
+    ring.clear(fabric.pk)
 
 
 def _step_with(runner, stale_of):
@@ -45,10 +45,10 @@ def test_more_than_fifty_stale_links_are_all_unmeasured(runner):
     every_third = lambda n: np.arange(n) % 3 == 0  # noqa: E731
     _step_with(runner, every_third)
     asyncio.run(settled_tick(runner))
-    n = history.newest(runner.fabric_id)[1]
+    n = reads.newest(runner.fabric_id)[1]
     stale = every_third(n)
     assert stale.sum() > 50
-    s = history.series(runner.fabric_id, np.arange(n))
+    s = reads.series(runner.fabric_id, np.arange(n))
     assert s.util.shape == (1, n)
     assert np.isnan(s.util[0, stale]).all() and np.isnan(s.rate[0, stale]).all()  # the 51st on too: no 0
     assert not np.isnan(s.util[0, ~stale]).any() and (s.rate[0, ~stale] >= 1.0).all()
@@ -57,5 +57,5 @@ def test_more_than_fifty_stale_links_are_all_unmeasured(runner):
 def test_a_state_without_a_stale_mask_is_all_measured(runner):
     _step_with(runner, lambda n: None)
     asyncio.run(settled_tick(runner))
-    n = history.newest(runner.fabric_id)[1]
-    assert not np.isnan(history.series(runner.fabric_id, np.arange(n)).util).any()
+    n = reads.newest(runner.fabric_id)[1]
+    assert not np.isnan(reads.series(runner.fabric_id, np.arange(n)).util).any()

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from fabric_engine.topology import Fabric
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.history import ring as history
+from ibweb.live.history import layout, reads, ring
 from ibweb.live.history.link_identity import (
     IDENTITY,
     LinkIdentities,
@@ -76,11 +76,11 @@ def end(name: str, port: int) -> dict:
 
 
 @pytest.fixture
-def ring():
+def recorded():
     """The demo fabric row with three topologies recorded (10 ticks each, 6 s apart, and one more of C), and
     the record's current fabric C; yields the row and the versions of A, B, C."""
     row, _ = ensure_demo()
-    history.clear(row.pk)
+    ring.clear(row.pk)
     versions = [record.publish(row.pk, record.row_identity(row), f, None) for f in (F_A, F_B, F_C)]
 
     async def play() -> None:
@@ -89,12 +89,12 @@ def ring():
             rate = value(identities(f))
             for i in range(11 if phase == 2 else 10):
                 seq += 1
-                await history.record(row.pk, seq, T0 + 60 * phase + 6 * i, rate, rate / 400, topology=version,
-                                     fabric=f)
+                await ring.record(row.pk, seq, T0 + 60 * phase + 6 * i, rate, rate / 400, topology=version,
+                                  fabric=f)
 
     asyncio.run(play())
     yield row, versions
-    history.clear(row.pk)
+    ring.clear(row.pk)
 
 
 def test_identities_and_their_lookup():
@@ -121,27 +121,27 @@ def test_guids_above_2_63_survive_the_database_round_trip():
     assert (guid_from_db(signed) == guids).all() and guid_from_db(db_guid(2**64 - 1)) == 2**64 - 1
 
 
-def test_a_topology_change_keeps_the_ring_and_each_cable_s_series(ring):
-    row, versions = ring
-    idx = history.index(row.pk)
+def test_a_topology_change_keeps_the_ring_and_each_cable_s_series(recorded):
+    row, versions = recorded
+    idx = ring.index(row.pk)
     assert idx["seq"] == list(range(1, 32)) and [r[1] for r in idx["runs"]] == versions
     host = key("leaf03", 2, "gpu0006", 1)  # index 5 in every topology
     spine = key("spine02", 1, "leaf01", 4)  # index 9 + 16, then 8 + 15
-    s = history.series(row.pk, np.concatenate([host, spine]))
+    s = reads.series(row.pk, np.concatenate([host, spine]))
     assert s.seq.tolist() == list(range(1, 32))
     assert s.rate[:, 0].tolist() == [value(host)[0]] * 31
     assert s.rate[:, 1].tolist() == [value(spine)[0]] * 31
     assert np.allclose(s.util[:, 1], value(spine)[0] / 400, rtol=1e-3)
 
 
-def test_a_cut_cable_has_gaps_and_its_index_shows_the_cable_there_now(ring):
-    row, _ = ring
+def test_a_cut_cable_has_gaps_and_its_index_shows_the_cable_there_now(recorded):
+    row, _ = recorded
     cut = key("leaf01", 3, "spine01", 1)
-    s = history.series(row.pk, cut)
+    s = reads.series(row.pk, cut)
     assert s.rate[:10, 0].tolist() == [value(cut)[0]] * 10
     assert np.isnan(s.rate[10:, 0]).all() and np.isnan(s.util[10:, 0]).all()
     # index 8 now is leaf01:4 -> spine02:1 (index 9 before the cut): its own values in every tick, never the cut's
-    now = history.series(row.pk, [CUT])
+    now = reads.series(row.pk, [CUT])
     assert now.rate[:, 0].tolist() == [value(key("leaf01", 4, "spine02", 1))[0]] * 31
     body = APIClient().get(f"/api/fabrics/fabrics/demo/links/{CUT}/history/?seconds=3600").json()
     assert body["rate"] == [value(key("leaf01", 4, "spine02", 1))[0]] * 31 and value(cut)[0] not in body["rate"]
@@ -149,8 +149,8 @@ def test_a_cut_cable_has_gaps_and_its_index_shows_the_cable_there_now(ring):
     assert body["tx"] == end("leaf01", 4) and body["rx"] == end("spine02", 1) and body["recabled"] == []
 
 
-def test_a_recabled_port_lists_the_recabling(ring):
-    row, _ = ring
+def test_a_recabled_port_lists_the_recabling(recorded):
+    row, _ = recorded
     before, after = key("leaf02", 3, "spine01", 2), key("leaf02", 3, "spine02", 3)
     body = APIClient().get("/api/fabrics/fabrics/demo/ports/leaf02/3/history/?seconds=3600").json()
     assert body["recabled"] == [{"t": T0 + 120, "from": end("spine01", 2), "to": end("spine02", 3)}]
@@ -163,15 +163,15 @@ def test_a_recabled_port_lists_the_recabling(ring):
     assert body["rate"] == [None] * 20 + [value(after)[0]] * 11
     assert body["recabled"] == [{"t": T0 + 120, "from": end("spine01", 2), "to": end("spine02", 3)}]
     assert body["reverse_recabled"] == [{"t": T0 + 120, "from": end("leaf03", 4), "to": end("leaf02", 3)}]
-    assert history.recablings(row.pk, F_A.guid[node("leaf02")], 3, after=T0 + 121) == []  # outside the window
+    assert reads.recablings(row.pk, F_A.guid[node("leaf02")], 3, after=T0 + 121) == []  # outside the window
     cut = APIClient().get("/api/fabrics/fabrics/demo/ports/leaf01/3/history/").json()  # cut, never re-cabled
     assert cut["link"] is None and cut["recabled"] == [] and cut["rx"] == end("spine01", 1)
     assert cut["rate"][:10] == [value(key("leaf01", 3, "spine01", 1))[0]] * 10 and cut["rate"][10:] == [None] * 21
     assert APIClient().get("/api/fabrics/fabrics/demo/ports/leaf01/5/history/").status_code == 404
 
 
-def test_rollups_by_identity_find_rows_written_before_the_change(ring):
-    row, _ = ring
+def test_rollups_by_identity_find_rows_written_before_the_change(recorded):
+    row, _ = recorded
     assert rollup_history(row.pk) == 3  # minutes A, B, C; the minute of the last tick is running
     moved = key("leaf01", 4, "spine02", 1)
     rows = LinkRollup.objects.filter(fabric=row, tx_guid=db_guid(F_A.guid[node("leaf01")]), tx_port=4)
@@ -197,15 +197,15 @@ def test_rollups_by_identity_find_rows_written_before_the_change(ring):
     assert linked["recabled"] == port["recabled"]
 
 
-def test_a_topology_change_inside_a_minute_rolls_up_each_cable_once(ring):
-    row, versions = ring
+def test_a_topology_change_inside_a_minute_rolls_up_each_cable_once(recorded):
+    row, versions = recorded
 
     async def more() -> None:  # minute 3: 6 ticks on C, then 4 on B again (a new version: the cable is back)
         b_again = record.publish(row.pk, record.row_identity(row), F_B, None)
         for i in range(10):
             f, version = (F_C, versions[2]) if i < 5 else (F_B, b_again)
             rate = value(identities(f))
-            await history.record(row.pk, 32 + i, T0 + 186 + 6 * i, rate, rate / 400, topology=version, fabric=f)
+            await ring.record(row.pk, 32 + i, T0 + 186 + 6 * i, rate, rate / 400, topology=version, fabric=f)
 
     asyncio.run(more())
     assert rollup_history(row.pk) == 4
@@ -215,7 +215,7 @@ def test_a_topology_change_inside_a_minute_rolls_up_each_cable_once(ring):
     assert LinkRollup.objects.get(fabric=row, minute=m3, link=FABRIC_WIDE).samples == 10
 
 
-def test_hidden_hosts_are_not_named_below_all(ring):
+def test_hidden_hosts_are_not_named_below_all(recorded):
     gpu = node("gpu0001")
     text = APIClient().get("/api/fabrics/fabrics/demo/links/0/history/?seconds=3600").content.decode()
     anonymous = json.loads(text)
@@ -231,40 +231,40 @@ def test_hidden_hosts_are_not_named_below_all(ring):
 
 
 async def test_topologies_no_tick_uses_leave_the_cache(monkeypatch):
-    monkeypatch.setattr(history, "KEEP_TICKS", history.MIN_TICKS)
+    monkeypatch.setattr(ring, "KEEP_TICKS", ring.MIN_TICKS)
     rate = value(identities(F_A))
     for seq in range(1, 11):
-        await history.record(77, seq, T0 + seq, rate, rate / 400, topology="old", fabric=F_A)
-    assert history.store().get(history._topo_key(77, "old")) is not None
+        await ring.record(77, seq, T0 + seq, rate, rate / 400, topology="old", fabric=F_A)
+    assert ring.store().get(layout.topo_key(77, "old")) is not None
     rate = value(identities(F_B))
-    for seq in range(11, 11 + history.MIN_TICKS):
-        await history.record(77, seq, T0 + seq, rate, rate / 400, topology="new", fabric=F_B)
-    assert [r[1] for r in history.index(77)["runs"]] == ["new"]
-    assert history.store().get(history._topo_key(77, "old")) is None
-    history.clear(77)
-    assert history.store().get(history._topo_key(77, "new")) is None
+    for seq in range(11, 11 + ring.MIN_TICKS):
+        await ring.record(77, seq, T0 + seq, rate, rate / 400, topology="new", fabric=F_B)
+    assert [r[1] for r in ring.index(77)["runs"]] == ["new"]
+    assert ring.store().get(layout.topo_key(77, "old")) is None
+    ring.clear(77)
+    assert ring.store().get(layout.topo_key(77, "new")) is None
 
 
 @pytest.mark.django_db(transaction=True)  # the tick's receivers write events from worker threads
 def test_the_runner_records_each_tick_with_its_topology():
     row, _ = ensure_demo()
-    history.clear(row.pk)
+    ring.clear(row.pk)
     runner = published(row)
     asyncio.run(settled_tick(runner))
-    assert history.newest(row.pk) == (runner.fabric_version, 2 * runner.source.fabric.num_links)
-    assert history.topology(row.pk, runner.fabric_version).num_links == 2 * runner.source.fabric.num_links
+    assert reads.newest(row.pk) == (runner.fabric_version, 2 * runner.source.fabric.num_links)
+    assert ring.topology(row.pk, runner.fabric_version).num_links == 2 * runner.source.fabric.num_links
     asyncio.run(runner.stop())
-    history.clear(row.pk)
+    ring.clear(row.pk)
 
 
 async def test_a_restarted_engine_starts_a_new_ring_that_keeps_its_first_tick():
     for seq in range(1, 6):
         rate = value(identities(F_A)) * seq
-        await history.record(78, seq, T0 + seq, rate, rate / 400, topology="before", fabric=F_A)
+        await ring.record(78, seq, T0 + seq, rate, rate / 400, topology="before", fabric=F_A)
     rate = value(identities(F_B))
-    await history.record(78, 1, T0 + 100, rate, rate / 400, topology="after", fabric=F_B)  # sequence numbers restart
-    s = history.series(78, [CUT])
+    await ring.record(78, 1, T0 + 100, rate, rate / 400, topology="after", fabric=F_B)  # sequence numbers restart
+    s = reads.series(78, [CUT])
     assert s.seq.tolist() == [1] and s.rate[:, 0].tolist() == [value(key("leaf01", 4, "spine02", 1))[0]]
-    assert [r[1] for r in history.index(78)["runs"]] == ["after"]
-    assert history.store().get(history._topo_key(78, "before")) is None
-    history.clear(78)
+    assert [r[1] for r in ring.index(78)["runs"]] == ["after"]
+    assert ring.store().get(layout.topo_key(78, "before")) is None
+    ring.clear(78)

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.history import ring as history
+from ibweb.live.history import layout, reads, ring
 from ibweb.live.history import ring_files as history_disk
 from ibweb.live.history.link_identity import db_guid, identities
 from ibweb.live.models import FABRIC_WIDE, NO_LINK, LinkRollup
@@ -36,9 +36,9 @@ def rates(f) -> np.ndarray:
 @pytest.fixture
 def row():
     fabric, _ = ensure_demo()
-    history.clear(fabric.pk)
+    ring.clear(fabric.pk)
     yield fabric
-    history.clear(fabric.pk)
+    ring.clear(fabric.pk)
 
 
 def play(fabric, ticks: list[tuple[float, object, np.ndarray | None]]) -> None:
@@ -49,8 +49,8 @@ def play(fabric, ticks: list[tuple[float, object, np.ndarray | None]]) -> None:
     async def run() -> None:
         for seq, (t, f, missing) in enumerate(ticks, start=1):
             r = rates(f)
-            await history.record(fabric.pk, seq, t, r, r / 400, topology=versions[id(f)], fabric=f, missing=missing,
-                                 tick_s=1.0)
+            await ring.record(fabric.pk, seq, t, r, r / 400, topology=versions[id(f)], fabric=f, missing=missing,
+                              tick_s=1.0)
 
     asyncio.run(run())
 
@@ -96,14 +96,14 @@ def test_ticks_that_never_came_and_links_without_counters_are_not_coverage(row):
     assert body["mean_rate_gbps"] == [pytest.approx(float(rates(F_A)[0]))] * 2  # over the covered seconds
     wide = APIClient().get("/api/fabrics/fabrics/demo/links/-1/rollups/").json()
     assert wide["coverage_s"] == [20.0, 60.0] and wide["down_s"] == [0.0, 0.0]
-    s = history.series(row.pk, [0, 1])
+    s = reads.series(row.pk, [0, 1])
     assert np.isnan(s.util[20:50, 0]).all() and not np.isnan(s.util[:, 1]).any() and not s.down.any()
 
 
 def test_a_cable_down_longer_than_the_ring_stays_down(row):
     play(row, [(T0 + i, F_A if i < 30 else F_B, None) for i in range(61)])
     assert rollup_history(row.pk) == 1
-    history.clear(row.pk)  # the ring forgot topology A (a restarted engine, a long outage)
+    ring.clear(row.pk)  # the ring forgot topology A (a restarted engine, a long outage)
     play(row, [(T0 + 300 + i, F_B, None) for i in range(61)])
     assert rollup_history(row.pk) == 1
     assert [(r.coverage_s, r.down_s) for r in cut_rows(row)] == [(30.0, 30.0), (0.0, 60.0)]
@@ -123,36 +123,36 @@ def embedded(settings, tmp_path, monkeypatch):
     """The embedded default's history (a local-memory cache mirrored under ``tmp_path``), and a way to restart it."""
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     settings.IBWEB_HISTORY_DIR = tmp_path
-    monkeypatch.setattr(history, "_private", None)
-    monkeypatch.setattr(history, "_disk", None)
-    monkeypatch.setattr(history, "_rings", {})
+    monkeypatch.setattr(ring, "_private", None)
+    monkeypatch.setattr(ring, "_disk", None)
+    monkeypatch.setattr(ring, "_rings", {})
 
     def restart() -> None:  # what a new process has: nothing in memory
-        history._private, history._disk = None, None
-        history._rings.clear()
-        with history._memo_lock:
-            history._memo.clear()
+        ring._private, ring._disk = None, None
+        ring._rings.clear()
+        with ring._memo_lock:
+            ring._memo.clear()
 
     return restart
 
 
 def test_the_embedded_ring_survives_a_restart_bounded_on_disk(row, embedded, tmp_path, monkeypatch):
-    monkeypatch.setattr(history, "KEEP_TICKS", 130)
+    monkeypatch.setattr(ring, "KEEP_TICKS", 130)
     monkeypatch.setattr(history_disk, "FLUSH_S", 0.0)  # every tick written (the default: every 3 s)
     play(row, [(T0 + i, F_A if i < 100 else F_B, None) for i in range(140)])
-    assert isinstance(history.store(), LocMemCache)
+    assert isinstance(ring.store(), LocMemCache)
     files = sorted(p.name for p in (tmp_path / str(row.pk)).iterdir())
     assert len([f for f in files if f.endswith(".f16")]) == 130 and "10.f16" not in files and "11.f16" in files
     assert len([f for f in files if f.startswith("topo-")]) == 2 and not [f for f in files if f.endswith(".tmp")]
-    before = history.port_series(row.pk, int(F_A.guid[F_A.a_node[CUT]]), int(F_A.a_port[CUT]))
+    before = reads.port_series(row.pk, int(F_A.guid[F_A.a_node[CUT]]), int(F_A.a_port[CUT]))
     embedded()
-    assert history.last_seq(row.pk) == 140 and history.index(row.pk)["seq"] == list(range(11, 141))
-    after = history.port_series(row.pk, int(F_A.guid[F_A.a_node[CUT]]), int(F_A.a_port[CUT]))
+    assert ring.last_seq(row.pk) == 140 and ring.index(row.pk)["seq"] == list(range(11, 141))
+    after = reads.port_series(row.pk, int(F_A.guid[F_A.a_node[CUT]]), int(F_A.a_port[CUT]))
     assert np.array_equal(after.seq, before.seq) and np.array_equal(after.down, before.down) and after.down.any()
     assert np.allclose(after.rate, before.rate, equal_nan=True)
     r = rates(F_B)
-    asyncio.run(history.record(row.pk, 141, T0 + 140, r, r / 400))  # the restarted engine continues the ring
-    assert history.index(row.pk)["seq"][-2:] == [140, 141]
+    asyncio.run(ring.record(row.pk, 141, T0 + 140, r, r / 400))  # the restarted engine continues the ring
+    assert ring.index(row.pk)["seq"][-2:] == [140, 141]
     assert rollup_history(row.pk) == 2  # the minutes of the ring read back are rolled up
 
 
@@ -161,7 +161,7 @@ def test_a_tick_lost_in_a_crash_is_left_out(row, embedded, tmp_path, monkeypatch
     play(row, [(T0 + i, F_A, None) for i in range(5)])
     (tmp_path / str(row.pk) / "3.f16").write_bytes(b"torn")
     embedded()
-    assert history.index(row.pk)["seq"] == [1, 2, 4, 5]
+    assert ring.index(row.pk)["seq"] == [1, 2, 4, 5]
 
 
 def test_a_stop_writes_the_ticks_not_written_yet(row, embedded, tmp_path, settings):
@@ -187,12 +187,12 @@ def test_a_stop_writes_the_ticks_not_written_yet(row, embedded, tmp_path, settin
     asyncio.run(EngineLifespan()({"type": "lifespan"}, receive, send))
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     embedded()  # a new process
-    assert history.last_seq(row.pk) == 5 and history.index(row.pk)["seq"] == [1, 2, 3, 4, 5]
+    assert ring.last_seq(row.pk) == 5 and ring.index(row.pk)["seq"] == [1, 2, 3, 4, 5]
 
 
 def test_a_write_keeps_the_ticks_recorded_after_its_index_for_the_next(tmp_path):
     disk = history_disk.RingFiles(tmp_path)
-    index = {"n": 2, "chunk": history.CHUNK, "tick_s": 1.0, "seq": [1], "t": [T0], "runs": [[1, None, 2]]}
+    index = {"n": 2, "chunk": layout.CHUNK, "tick_s": 1.0, "seq": [1], "t": [T0], "runs": [[1, None, 2]]}
     disk.add(1, 1, [b"a" * 8])
     disk.add(1, 2, [b"b" * 8])  # recorded while the write of ``index`` (tick 1 only) was under way
     disk.flush(1, index, {})

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from fabric_engine.scenario import build_emulator
 from ibweb.fabrics.demo import ensure_demo
-from ibweb.live.history import ring as history
+from ibweb.live.history import layout, reads, ring
 from ibweb.live.models import FABRIC_WIDE, LinkRollup
 from ibweb.live.tasks import rollup_history
 from tests.support.engine_fixtures import published
@@ -25,9 +25,9 @@ T0 = float(int(time.time() // 60) * 60 - 600)  # a minute boundary, ten minutes 
 @pytest.fixture
 def demo():
     fabric, _ = ensure_demo()
-    history.clear(fabric.pk)
+    ring.clear(fabric.pk)
     yield fabric
-    history.clear(fabric.pk)
+    ring.clear(fabric.pk)
 
 
 def frame(i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -41,43 +41,43 @@ def frame(i: int) -> tuple[np.ndarray, np.ndarray]:
 async def fill(fabric_id: int, count: int, start: float = T0, first_seq: int = 1) -> None:
     for i in range(count):
         rate, util = frame(i)
-        await history.record(fabric_id, first_seq + i, start + i, rate, util)
+        await ring.record(fabric_id, first_seq + i, start + i, rate, util)
 
 
 async def test_series_returns_the_recorded_values_of_a_link_in_order(demo):
     await fill(demo.pk, 30)
-    s = history.series(demo.pk, [5, 5 + N // 2, N - 1])
+    s = reads.series(demo.pk, [5, 5 + N // 2, N - 1])
     assert s.seq.tolist() == list(range(1, 31))
     assert s.rate[:, 0].tolist() == [10.0 * i for i in range(30)]
     assert np.allclose(s.rate[:, 1], [1.5 * i for i in range(30)], rtol=1e-3)
     assert np.allclose(s.util[:, 0], np.arange(30) * 10 / 400, rtol=1e-3)
     assert s.rate[:, 2].tolist() == [3.0] * 30
-    recent = history.series(demo.pk, [5], after=T0 + 24.5)
+    recent = reads.series(demo.pk, [5], after=T0 + 24.5)
     assert recent.seq.tolist() == [26, 27, 28, 29, 30]
     with pytest.raises(IndexError, match="link 4096 is outside 0..2047"):
-        history.series(demo.pk, [N * 2])
+        reads.series(demo.pk, [N * 2])
 
 
 async def test_record_says_when_a_minute_finished_issue_13():
-    finished = [await history.record(99, 1 + i, T0 + 59 + i * 30, *frame(i)) for i in range(4)]
+    finished = [await ring.record(99, 1 + i, T0 + 59 + i * 30, *frame(i)) for i in range(4)]
     assert finished == [False, True, False, True]  # 59 s, 89 s (minute 1), 119 s, 149 s (minute 2)
-    history.clear(99)
+    ring.clear(99)
 
 
 async def test_ring_is_bounded_and_a_restarted_engine_starts_a_new_one(demo, monkeypatch):
-    monkeypatch.setattr(history, "KEEP_TICKS", 130)
+    monkeypatch.setattr(ring, "KEEP_TICKS", 130)
     await fill(demo.pk, 140)
-    idx = history.index(demo.pk)
+    idx = ring.index(demo.pk)
     assert idx["seq"][0] == 11 and len(idx["seq"]) == 130
-    assert history.series(demo.pk, [5]).seq[0] == 11
-    assert history.store().get(history._chunk_key(demo.pk, 10, 0)) is None  # evicted ticks are deleted
+    assert reads.series(demo.pk, [5]).seq[0] == 11
+    assert ring.store().get(layout.chunk_key(demo.pk, 10, 0)) is None  # evicted ticks are deleted
     await fill(demo.pk, 3, start=T0 + 500, first_seq=1)  # seq went back: a new engine
-    assert history.index(demo.pk)["seq"] == [1, 2, 3]
+    assert ring.index(demo.pk)["seq"] == [1, 2, 3]
 
 
 def test_capacity_respects_the_byte_budget():
-    assert history.capacity(2048) == history.KEEP_TICKS
-    assert history.capacity(10**7) == history.MIN_TICKS
+    assert ring.capacity(2048) == ring.KEEP_TICKS
+    assert ring.capacity(10**7) == ring.MIN_TICKS
 
 
 def test_rollup_stores_finished_minutes_once(demo):

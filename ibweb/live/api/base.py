@@ -1,0 +1,97 @@
+"""The shared ground of the live API's views: :class:`FabricView` (one fabric the user may see, and what its
+engine published), :class:`NotPublished`, a bounded query number, and nodes as the user may name them."""
+
+from __future__ import annotations
+
+import numpy as np
+from django.shortcuts import get_object_or_404
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.views import APIView
+
+from fabric_engine.routing import Routing
+from fabric_engine.topology import Fabric as EngineFabric
+from ibweb.access import host_label, view_of, visible_fabrics
+from ibweb.fabrics.models import Fabric
+from ibweb.runtime import record
+
+__all__ = ["NotPublished", "FabricView", "query_number", "is_index", "node_number", "node_name", "find_node"]
+
+
+class NotPublished(APIException):
+    """The fabric's engine has not published its runtime record (yet): try again in a moment."""
+
+    status_code = 503
+    default_code = "not_published"
+
+
+class FabricView(APIView):
+    """A read-only view of one fabric the user may see."""
+
+    def fabric(self, request, slug: str) -> Fabric:
+        return get_object_or_404(visible_fabrics(view_of(request.user)), slug=slug)
+
+    def head(self, fabric: Fabric) -> dict:
+        """The newest head of ``fabric``'s runtime record; 503 while its engine has not published one."""
+        h = record.head_of(fabric)
+        if h is None:
+            raise NotPublished(f"fabric {fabric.slug}: its engine has not published the fabric yet; try again "
+                               f"in a few seconds")
+        return h
+
+    def engine_fabric(self, fabric: Fabric) -> EngineFabric:
+        """The fabric ``fabric``'s engine runs on (emulated: its scenario's; telemetry-fed: the discovery)."""
+        f = record.fabric(fabric.pk, self.head(fabric))
+        if f is None:
+            raise NotPublished(f"fabric {fabric.slug}: its record is being replaced; try again")
+        return f
+
+    def routing(self, fabric: Fabric) -> Routing:
+        """The routing ``fabric``'s engine runs on, read from its runtime record."""
+        routing = record.routing(fabric.pk, self.head(fabric))
+        if routing is None:
+            raise NotPublished(f"fabric {fabric.slug} has no routing yet: its engine has not routed it")
+        return routing
+
+
+def query_number(request, name: str, default: float, low: float, high: float) -> float:
+    """The query parameter ``name`` as a number in ``low..high`` (``default`` when absent); 400 otherwise."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValidationError({name: f"expected a number, got {raw!r}"}) from None
+    if not low <= value <= high:
+        raise ValidationError({name: f"{value:g} is outside {low:g}..{high:g}"})
+    return value
+
+
+def is_index(raw: str) -> bool:
+    """Whether ``raw`` spells a node index (ASCII digits)."""
+    return raw.isascii() and raw.isdigit()
+
+
+def node_number(raw: str) -> int:
+    """The node index ``raw`` spells (:func:`is_index`); -1 when too long to be one."""
+    return int(raw) if len(raw) < 19 else -1
+
+
+def node_name(f, i: int, hidden: np.ndarray) -> str:
+    """Name of node ``i`` as the user sees it (``hidden``: :meth:`ibweb.access.Redaction.hidden_nodes`)."""
+    return host_label(i) if hidden[i] else str(f.node_name[i])
+
+
+def find_node(f, key: str, hidden: np.ndarray) -> int | None:
+    """Node index of ``key`` (a name, a ``0x`` node or port GUID, or the ``host-<i>`` label of a hidden host);
+    ``None`` when there is no such node, or only a hidden one named by its real name or GUID."""
+    label = key.removeprefix("host-")
+    if key.startswith("host-") and is_index(label):
+        i = node_number(label)
+        if 0 <= i < f.num_nodes and hidden[i]:
+            return i
+    try:
+        i = f.node(int(key, 16) if key.lower().startswith("0x") else key)
+    except (KeyError, ValueError, OverflowError):
+        return None
+    return None if hidden[i] else i

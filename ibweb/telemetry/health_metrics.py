@@ -1,0 +1,70 @@
+"""Link health series of ``/metrics`` (issue 37), from each fabric's graded ports (:mod:`ibweb.runtime.health`).
+
+``ibweb_port_ber{fabric,node,port,kind="raw|effective"}``, ``ibweb_port_module_temperature_celsius{fabric,node,
+port}`` and ``ibweb_port_health_grade{fabric,node,port}`` (0 normal, 1 warning, 2 error: the worst of BER, module
+and downs). As for the counters, a port of a host the view may not name is left out with the switch port facing it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ibweb.access import View, redaction
+from ibweb.runtime import health, record
+
+__all__ = ["HEALTH_HELP", "health_families"]
+
+HEALTH_HELP = {
+    "ibweb_port_ber": "Bit error rate of the port: raw (pre-FEC, the worst lane) or effective (post-FEC).",
+    "ibweb_port_module_temperature_celsius": "Temperature of the port's cable module.",
+    "ibweb_port_health_grade": "Link health grade of the port: 0 normal, 1 warning, 2 error (BER, module, downs).",
+}
+
+
+def _escape(values: np.ndarray) -> np.ndarray:
+    out = np.char.replace(values.astype(str), "\\", "\\\\")
+    out = np.char.replace(out, '"', '\\"')
+    return np.char.replace(out, "\n", "\\n")
+
+
+def _lines(metric: str, labels: np.ndarray, values: np.ndarray, kind: str | None = None) -> str:
+    ok = ~np.isnan(values)
+    if not ok.any():
+        return ""
+    lab = labels[ok] if kind is None else np.char.add(labels[ok], f',kind="{kind}"')
+    text = np.char.add(np.char.add(np.char.add(metric, lab), "} "), np.char.mod("%.6g", values[ok]))
+    return "\n".join(text.tolist()) + "\n"
+
+
+def health_families(view: View, fabric) -> dict[str, tuple[str, str]]:
+    """The link health families of ``fabric`` (a row) as ``view`` may see them (empty: none graded)."""
+    entry = health.ports_for(fabric)
+    h = record.head_of(fabric)
+    f = record.fabric(fabric.pk, h) if entry is not None and h is not None else None
+    if f is None or not entry["node"].size or int(entry["node"].max()) >= f.num_nodes:
+        return {}
+    node, port = entry["node"].astype(np.int64), entry["port"].astype(np.int64)
+    keep = np.ones(node.size, bool)
+    shown = redaction(view, fabric, f)
+    if shown.host_guids is not None:
+        hidden = shown.hidden_nodes(f)
+        d = f.port_out_link[f.slot(node, port)]
+        facing = np.where(d >= 0, f.dl_dst[np.maximum(d, 0)], node)
+        keep = ~hidden[node] & ~hidden[facing]
+    fab = _escape(np.array([fabric.slug], dtype=object))[0]
+    names = _escape(np.asarray(f.node_name, dtype=object))
+    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",node="', names[node[keep]]), '",port="'),
+                         port[keep].astype(str))
+    labels = np.char.add(labels, '"')
+    out = {}
+    ber = _lines("ibweb_port_ber", labels, entry["raw"][keep], "raw") + \
+        _lines("ibweb_port_ber", labels, entry["effective"][keep], "effective")
+    if ber:
+        out["ibweb_port_ber"] = ("gauge", ber)
+    temp = _lines("ibweb_port_module_temperature_celsius", labels, entry["temp"][keep])
+    if temp:
+        out["ibweb_port_module_temperature_celsius"] = ("gauge", temp)
+    grade = _lines("ibweb_port_health_grade", labels, entry["grade"][keep].astype(np.float64))
+    if grade:
+        out["ibweb_port_health_grade"] = ("gauge", grade)
+    return out

@@ -99,24 +99,35 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
 
 @functools.cache
-def _flushes_redis(path: str) -> bool:
-    """Whether the test module at ``path`` (repository-relative) calls ``tests.support.services.require_redis``."""
+def _unit_of(path: str) -> str | None:
+    """The scheduling unit of the test module at ``path`` (repository-relative), None for one test a unit:
+    ``redis-flush`` for the modules that flush a Redis database, the module itself for one whose tests share a
+    module-scoped server (``running_server`` in a ``scope="module"`` fixture: started once, on one worker)."""
     source = ROOT / path
-    return source.suffix == ".py" and source.is_file() and "require_redis(" in source.read_text()
+    if source.suffix != ".py" or not source.is_file():
+        return None
+    text = source.read_text()
+    if "require_redis(" in text:
+        return "redis-flush"
+    if "running_server" in text and 'scope="module"' in text:
+        return path
+    return None
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` (``make test``) with the modules that flush a Redis database (``require_redis``) as
-    one group: their tests run on one worker, one after another. The group is chosen here, by the module's path,
-    as xdist 3.8's ``xdist_group`` marks do not reach pytest 9's node ids. Every other test is its own unit, sent
-    in collection order (pytest-django's: transactional tests, which empty their worker's tables, last)."""
+    one group: their tests run on one worker, one after another; and each module whose tests share a
+    module-scoped server as its own group (one server start, not one per worker). The group is chosen here, by
+    the module's path, as xdist 3.8's ``xdist_group`` marks do not reach pytest 9's node ids. Every other test is
+    its own unit, sent in collection order (pytest-django's: transactional tests, which empty their worker's
+    tables, last)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
     class RedisModulesOnOneWorker(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "redis-flush" if _flushes_redis(nodeid.split("::", 1)[0]) else super()._split_scope(nodeid)
+            return _unit_of(nodeid.split("::", 1)[0]) or super()._split_scope(nodeid)
 
     return RedisModulesOnOneWorker(config, log)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -80,6 +82,39 @@ user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
 """)
 
 
+
+#: A migrated SQLite database per test process, copied for each server instead of migrating again.
+_MIGRATED: list[Path] = []
+
+
+def _copy_migrated(target: Path) -> None:
+    """Write a migrated, empty SQLite database at ``target`` (migrated once per process, then copied)."""
+    if not _MIGRATED:
+        folder = Path(tempfile.mkdtemp(prefix="ibweb-test-migrated-"))
+        env = {**os.environ, "IBWEB_VAR_DIR": str(folder), "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}"}
+        _manage(env, "migrate", "--verbosity", "0")
+        _MIGRATED.append(folder / "db.sqlite3")
+    source = _MIGRATED[0]
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{source}{suffix}").exists():
+            shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
+
+
+def _rows_script(fabrics: list[dict], setup: str | None) -> str:
+    """One ``manage.py shell -c`` script (one process, not one per step): the demo, the extra fabrics, the
+    test's ``setup`` code, then the operator's session key, printed last."""
+    return f"""
+import json as _json
+from django.core.management import call_command as _call_command
+from ibweb.fabrics.models import Fabric as _Fabric
+_call_command("ensure_demo")
+for _spec in _json.loads({json.dumps(fabrics)!r}):
+    _Fabric.objects.create(**_spec)
+exec(compile({(setup or "")!r}, "<setup>", "exec"), globals())
+{_OPERATOR_SESSION}
+"""
+
+
 def redis_namespace(tmp_path: Path) -> str:
     """The Redis namespace of the servers (and engine processes) of one test: its own, on a Redis that the
     other tests' servers share."""
@@ -110,17 +145,14 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
     Servers started with the same ``tmp_path`` and different ``name`` share the database.
     """
     port = free_port()
-    env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}",
+    database = f"sqlite:///{tmp_path / 'server.sqlite3'}"
+    env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": database,
            "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path), "PYTHONUNBUFFERED": "1", **(extra_env or {})}
-    _manage(env, "migrate", "--verbosity", "0")
-    _manage(env, "ensure_demo")
-    for spec in fabrics or []:
-        fields = json.dumps(spec)
-        code = f"import json; from ibweb.fabrics.models import Fabric; Fabric.objects.create(**json.loads({fields!r}))"
-        _manage(env, "shell", "-c", code)
-    if setup:
-        _manage(env, "shell", "-c", setup)
-    session_key = _manage(env, "shell", "-c", _OPERATOR_SESSION).split()[-1]
+    if env["DATABASE_URL"] == database and not (tmp_path / "server.sqlite3").exists():
+        _copy_migrated(tmp_path / "server.sqlite3")
+    else:
+        _manage(env, "migrate", "--verbosity", "0")
+    session_key = _manage(env, "shell", "-c", _rows_script(fabrics or [], setup)).split()[-1]
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),

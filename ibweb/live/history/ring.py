@@ -267,9 +267,10 @@ def flush(fabric_id: int) -> None:
     _disk.flush(fabric_id, idx, {v: found.get(layout.topo_key(fabric_id, v)) for v in versions})
 
 
-def flush_all() -> None:
+def flush_all(quiet: bool = False) -> None:
     """Write the ticks of every fabric not on disk yet (embedded default only); never raises (logged).
 
+    ``quiet``: no line per fabric written (at the interpreter's exit, where logging may be closed).
     Called at the server's stop (:class:`~ibweb.live.engine.lifespan.EngineLifespan`: uvicorn ends on
     SIGTERM with that signal, running no ``atexit``) and at the interpreter's exit. Without it the
     ticks of the last write interval (up to ``FLUSH_S``, more while a stop took) were lost at every
@@ -282,13 +283,15 @@ def flush_all() -> None:
     for fabric_id in disk.pending():  # loop over fabrics
         try:
             flush(fabric_id)
-            log.info("fabric %s: history written to %s at stop (newest tick %d)", fabric_id, disk.root,
-                     last_seq(fabric_id))
+            if not quiet:
+                log.info("fabric %s: history written to %s at stop (newest tick %d)", fabric_id, disk.root,
+                         last_seq(fabric_id))
         except Exception:  # stopping: say why the last ticks are lost
             log.exception("fabric %s: the last ticks of history could not be written", fabric_id)
 
 
-atexit.register(flush_all)  # a stop by SIGINT, or another host than the ASGI server
+# a stop by SIGINT, or another host than the ASGI server; quiet: logging's streams may be closed by then
+atexit.register(flush_all, quiet=True)
 
 
 def clear(fabric_id: int) -> None:

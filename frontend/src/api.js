@@ -96,6 +96,9 @@ export function api() {
     path: (src, dst) => call("path/", {params: {src, dst}}),
     /** The routing report: {engine, engine_used, fallback, warnings, unreachable_entries, ports, credit_loops, ...}. */
     routing: () => call("routing/"),
+    /** The link health report: {fabric, t, summary, worst: [{node, node_index, guid, port, grade, reasons, peer, up,
+     * ber, module, cable, downs}], swaps}; 404 before the first grading. */
+    health: () => call("health/"),
     /** The scenario's jobs: {jobs: [{id, tenant, pattern, hosts, links}]}. */
     jobs: () => call("jobs/"),
     /** The fabric's P_Keys with their member GUIDs and nodes (UFM-style): {"0x0101": {partition, tenant, guids}}. */

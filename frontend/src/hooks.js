@@ -2,15 +2,16 @@
 /**
  * Define the hooks on `target` (window): ready, seq, frames, status, stats, drawnLinks, colorDigest(), linkAt(d),
  * tooltipText(); with the panels: highlight, highlightedLinks, matrix, matrixCellAt(r, c), matrixTooltip(),
- * hotspots, selectedJob, detail, sharpRows(), storageRows(), twin (the twin panel: mode, rows, overlaid cables).
+ * hotspots, selectedJob, detail, sharpRows(), storageRows(), twin (the twin panel: mode, rows, overlaid cables),
+ * health (the Health overlay: on, legend, cables, marks), overlayColorOf(cable).
  * @param {object} target the object to define `ibweb` on
  * @param {object} ctx the context
  * @param {function} map the topology chart
- * @param {object} [panels] {matrix, hotspots, jobs, detail, sharp, storage, twin} charts
+ * @param {object} [panels] {matrix, hotspots, jobs, detail, sharp, storage, twin, health} charts
  * @returns {object} the hooks
  */
 export function expose(target, ctx, map, panels = {}) {
-  const {matrix, hotspots, jobs, detail, sharp, storage, twin} = panels;
+  const {matrix, hotspots, jobs, detail, sharp, storage, twin, health} = panels;
   const hooks = Object.freeze({
     get ready() {
       return map.framesDrawn() > 0 && ctx.frames > 0;
@@ -75,6 +76,16 @@ export function expose(target, ctx, map, panels = {}) {
     get twin() {
       return twin ? {mode: twin.mode(), rows: structuredClone(twin.rows()), overlaid: map.overlaidLinks?.() ?? 0} : null;
     },
+    /** The Health overlay: {on, legend: labels, cables: [[cable, grade]], marks: [{node, cable, kind}]}, or null. */
+    get health() {
+      if (!health) return null;
+      const shown = health.shown();
+      return {on: health.on(), legend: health.legend(),
+        cables: shown ? [...shown.cables].map(([c, v]) => [c, v.grade]) : [],
+        marks: shown ? shown.marks.map(({node, cable, kind}) => ({node, cable, kind})) : []};
+    },
+    /** The map overlay's colour of cable c in the last redraw (null: not overlaid). */
+    overlayColorOf: (c) => map.overlayColor?.(c) ?? null,
   });
   Object.defineProperty(target, "ibweb", {value: hooks, configurable: true});
   return hooks;

@@ -7,6 +7,7 @@ import {routingPanel} from "./charts/routing.js";
 import {controls} from "./charts/controls.js";
 import {detail} from "./charts/detail.js";
 import {header} from "./charts/header.js";
+import {healthOverlay} from "./charts/health-overlay.js";
 import {hotspots} from "./charts/hotspots.js";
 import {jobs} from "./charts/jobs.js";
 import {legend} from "./charts/legend.js";
@@ -22,6 +23,7 @@ import {twinPanel} from "./charts/twin.js";
 import {context} from "./context.js";
 import {feed, feedURL} from "./feed.js";
 import {applyFocus, parseFocus} from "./focus.js";
+import {healthSource} from "./health-source.js";
 import {expose} from "./hooks.js";
 
 const root = select("#ibweb");
@@ -30,11 +32,13 @@ if (!root.empty()) {
   const ctx = context();
   const client = api().base(apiBase).fabric(fabric);
   const map = topology().context(ctx);
+  const health = healthSource(() => client.health());
   const panels = {
     matrix: matrix().context(ctx).layout(() => map.layout()),
     hotspots: hotspots().context(ctx),
     jobs: jobs().context(ctx),
-    detail: detail().context(ctx).api(client),
+    detail: detail().context(ctx).api(client).health(health),
+    health: healthOverlay().context(ctx).map(map).source(health),
     sharp: sharp().context(ctx),
     storage: storage().context(ctx),
     twin: twinPanel().context(ctx).map(map).api(client.twin()).analyses(client.analyses()).planURL(`/fabrics/${encodeURIComponent(fabric)}/plan/`),
@@ -46,7 +50,7 @@ if (!root.empty()) {
   const main = body.append("div").attr("class", "ibweb-main");
   const view = main.append("section").attr("class", "ibweb-map").attr("aria-label", "Fabric map");
   view.append("div").call(map);
-  view.append("div").attr("class", "ibweb-overlay").call(legend()).call(controls().target(map));
+  view.append("div").attr("class", "ibweb-overlay").call(legend()).call(panels.health).call(controls().target(map));
   const lower = main.append("div").attr("class", "ibweb-lower");
   lower.append("section").call(panels.matrix);
   lower.append("section").call(panels.detail);

@@ -5,6 +5,7 @@
 // measurement, or the cable down) and where ticks never came (a gap in time), and down time is shaded.
 import {axisBottom, axisLeft, extent, format, line, max, scaleLinear, scaleTime, timeFormat} from "d3";
 import {directedLabel, formatRate, formatUtil, nodeLines} from "../format.js";
+import {cableEntries, healthRows} from "../health-rows.js";
 
 const percent = format(".0%");
 const COLORS = ["#7cb7ff", "#ffb86b"];
@@ -122,11 +123,14 @@ export function recablingMarks(body) {
 
 /**
  * The detail panel: `selection.call(detail().context(ctx).api(client))`.
- * @returns {function} the chart, with chained accessors context, api, seconds, refreshMs and read-out state()
+ * @returns {function} the chart, with chained accessors context, api, health, seconds, refreshMs and read-out state()
  */
 export function detail() {
   let ctx = null;
   let client = null;
+  let health = null; // the link health source (health-source.js), or null
+  let healthShown = []; // [{end, rows}] of the selected cable's listed ends
+  let healthNote = "";
   let seconds = 300;
   let refreshMs = 5000;
   let cable = -1;
@@ -163,6 +167,10 @@ export function detail() {
     const errors = panel.append("details").attr("class", "ibweb-detail-counters").style("display", "none");
     const errorsHead = errors.append("summary");
     const errorTables = errors.append("div").attr("class", "ibweb-detail-counter-tables");
+    // link health (issue 37): the report's findings on either end of the cable, open when it lists one
+    const healthBox = panel.append("details").attr("class", "ibweb-detail-health").style("display", "none");
+    const healthHead = healthBox.append("summary");
+    const healthTables = healthBox.append("div").attr("class", "ibweb-detail-health-tables");
     const message = panel.append("div").attr("class", "ibweb-detail-message").attr("aria-live", "polite");
 
     new ResizeObserver(() => {
@@ -206,6 +214,32 @@ export function detail() {
         rollup.selectAll("div").data(rollups).join("div").text((line) => line);
       });
       if (ctx.fabric.mode === "telemetry" && client.portCounters) showCounters(mine);
+      if (health) showHealth(), health.get();
+    }
+
+    function showHealth() {
+      healthShown = [];
+      healthNote = "";
+      if (cable < 0 || !health) return void healthBox.style("display", "none");
+      const report = health.report();
+      if (report) {
+        healthShown = cableEntries(report, ctx.fabric, cable).map(({end, entry}) => ({end, rows: healthRows(entry)}));
+        if (!healthShown.length) healthNote = "no health finding for this port";
+      } else healthNote = health.problem() || "loading link health…";
+      // folded (room for the chart) unless an end is graded error; the summary names each listed end's grade
+      const said = healthShown.length ? healthShown.map((s) => `${s.end}: ${s.rows[0][1]}`).join("; ") : healthNote;
+      healthBox.style("display", null).property("open", healthShown.some((s) => s.rows[0][2] === "error"));
+      healthHead.text(`Link health: ${said}`);
+      healthTables.selectAll("table").data(healthShown).join((enter) => {
+        const t = enter.append("table").attr("class", "ibweb-counters ibweb-health");
+        t.append("caption");
+        t.append("tbody");
+        return t;
+      })
+        .call((t) => t.select("caption").text((s) => s.end))
+        .call((t) => t.select("tbody").selectAll("tr").data((s) => s.rows).join("tr")
+          .attr("data-grade", (r) => r[2])
+          .selectAll("td").data((r) => [r[0], r[1]]).join("td").text((d) => d));
     }
 
     function showCounters(mine) {
@@ -312,7 +346,9 @@ export function detail() {
     ctx.on("frame.detail", live);
     ctx.on("clock.detail", (now) => {
       if (cable >= 0 && now - fetchedAt > refreshMs) refresh();
+      if (cable >= 0 && health) health.get(); // at most one request per the source's maxAgeMs
     });
+    health?.on("detail", showHealth);
     open(null);
   }
 
@@ -322,6 +358,10 @@ export function detail() {
   chart.api = function (_) {
     return arguments.length ? ((client = _), chart) : client;
   };
+  /** The link health source (health-source.js) whose report the panel shows the cable's ends from. */
+  chart.health = function (_) {
+    return arguments.length ? ((health = _), chart) : health;
+  };
   /** Seconds of history shown. */
   chart.seconds = function (_) {
     return arguments.length ? ((seconds = _), chart) : seconds;
@@ -330,9 +370,9 @@ export function detail() {
     return arguments.length ? ((refreshMs = _), chart) : refreshMs;
   };
   /** {cable, rollups (the read-out's lines), points (history points drawn), recabled (markers), down (shaded
-   * stretches), error}. */
+   * stretches), error, health: [{end, rows: [[label, value, grade]]}] of the listed ends, healthNote}. */
   chart.state = () => ({cable, rollups, points: series && cable >= 0 ? series.t.length : 0,
     recabled: series && cable >= 0 ? recablingMarks(series).length : 0,
-    down: series && cable >= 0 ? downSpans(series).length : 0, error});
+    down: series && cable >= 0 ? downSpans(series).length : 0, error, health: healthShown, healthNote});
   return chart;
 }

@@ -39,8 +39,8 @@ const KEYS = "Left and right arrows pan, plus and minus zoom, 0 resets the view,
 /**
  * The topology chart: `selection.call(topology().context(ctx))`.
  * @returns {function} the chart, with chained accessors context, aggregateAbove, expandPx, bundleDensity, maxLabels,
- *   labels, overlay and read-outs drawnLinks, framesDrawn, colorDigest, linkAt, nodeAt, tooltipText, labelCount,
- *   labelUpdates, conditions, and actions zoomBy, resetZoom, drillDown
+ *   labels, overlay, marks and read-outs overlayColor, drawnLinks, framesDrawn, colorDigest, linkAt, nodeAt,
+ *   tooltipText, labelCount, labelUpdates, conditions, and actions zoomBy, resetZoom, drillDown
  */
 export function topology() {
   let ctx = null;
@@ -92,6 +92,7 @@ export function topology() {
   let overlay = null; // () => Map(colour -> cables) drawn over the map (the twin's expected-vs-observed or plan)
   let overlaid = 0;
   let overlayGroups = null; // the overlay's Map(colour -> cables) of the last redraw
+  let marks = null; // () => [{node, cable, color}]: ports marked at their cable's end (link health), over the overlay
 
   let labelRows = null; // labelIndex of the current layout
   let labelsDirty = true; // the view changed since the labels were chosen
@@ -390,6 +391,7 @@ export function topology() {
     if (agg) drawAggregates();
     drawNodes(agg);
     drawOverlay();
+    drawMarks();
     drawHighlight();
     drawConditions();
     drawSelection();
@@ -493,6 +495,24 @@ export function topology() {
       g.strokeStyle = color;
       g.stroke();
       overlaid += cables.length;
+    }
+  }
+
+  // Port marks: a ring at the node's end of the port's cable (a fifth of the way along it), in the mark's colour.
+  function drawMarks() {
+    const shown = marks ? marks() : null;
+    if (!shown?.length) return;
+    const {a, b} = fabric.links;
+    g.lineWidth = 2;
+    for (const {node, cable, color} of shown) {
+      if (!(cable >= 0 && cable < fabric.L)) continue;
+      const other = a[cable] === node ? b[cable] : a[cable];
+      const x = tx + k * (px[node] + 0.2 * (px[other] - px[node]));
+      const y = py[node] + 0.2 * (py[other] - py[node]);
+      g.beginPath();
+      g.arc(x, y, 5, 0, 2 * Math.PI);
+      g.strokeStyle = color;
+      g.stroke();
     }
   }
 
@@ -722,6 +742,15 @@ export function topology() {
     schedule();
     return chart;
   };
+  /** A function returning port marks [{node, cable, color}] to draw over the overlay (null: none); redraws. */
+  chart.marks = function (_) {
+    if (!arguments.length) return marks;
+    marks = _;
+    schedule();
+    return chart;
+  };
+  /** The overlay's colour of cable c in the last redraw (null: not overlaid). */
+  chart.overlayColor = (c) => overlayColor(c);
   /** Cables drawn by the overlay in the last redraw. */
   chart.overlaidLinks = () => overlaid;
   /** Cables drawn highlighted in the last redraw. */

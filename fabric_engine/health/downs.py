@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .port_slots import PortSlots, column
+
 __all__ = ["STATE", "COUNTER", "EXACT", "DownsConfig", "DownTracker", "DAY_S", "WEEK_S", "link_episodes"]
 
 #: Evidence bits of an episode: a sweep saw the port down; its LinkDownedCounter rose; an end's time is exact.
@@ -45,85 +47,12 @@ class DownsConfig:
     counter_max: float = 255.0  # LinkDownedCounter saturates here (8 bits); inf for a counter that does not
 
 
-def _vector(name: str, value, n: int | None, kind: str) -> np.ndarray:
-    """``value`` as a 1-D array of length ``n`` (of kind ``i``nteger, ``b``oolean/int state or ``f``loat)."""
-    arr = np.asarray(value)
-    if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
-        want = f"({n},)" if n is not None else "one dimension"
-        raise ValueError(f"{name}: shape {arr.shape}, expected {want}")
-    if kind == "i" and arr.dtype.kind not in "iu":
-        raise ValueError(f"{name}: dtype {arr.dtype}, expected integers")
-    if kind == "f" and arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name}: dtype {arr.dtype}, expected numbers")
-    if kind == "b" and arr.dtype.kind not in "biu":
-        raise ValueError(f"{name}: dtype {arr.dtype}, expected booleans or -1/0/1")
-    return arr
-
-
-class _Slots:
-    """Port identities (GUID, port number) to dense slot numbers; lookups vectorized with ``searchsorted``."""
-
-    def __init__(self) -> None:
-        self.guid = np.zeros(0, np.uint64)
-        self.port = np.zeros(0, np.int64)
-        self._guids = np.zeros(0, np.uint64)  # sorted unique GUIDs
-        self._keys = np.zeros(0, np.int64)  # sorted (GUID rank * 256 + port) of the slots
-        self._order = np.zeros(0, np.int64)  # slot of each sorted key
-        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    def __len__(self) -> int:
-        return int(self.guid.size)
-
-    def _rank(self, guid: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self._guids, guid).astype(np.int64)
-
-    def _reindex(self) -> None:
-        keys = self._rank(self.guid) * 256 + self.port
-        self._order = np.argsort(keys, kind="stable")
-        self._keys = keys[self._order]
-
-    def find(self, guid: np.ndarray, port: np.ndarray) -> np.ndarray:
-        """Slot of each (guid, port), -1 for an identity never observed."""
-        if not self._keys.size:
-            return np.full(np.asarray(guid).size, -1, np.int64)
-        rank = np.minimum(self._rank(guid), self._guids.size - 1)
-        keys = rank * 256 + np.asarray(port, np.int64)
-        pos = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
-        return np.where((self._guids[rank] == guid) & (self._keys[pos] == keys), self._order[pos], -1)
-
-    def lookup(self, guid: np.ndarray, port: np.ndarray) -> np.ndarray:
-        """Slot of each (guid, port), new identities given new slots; a repeated identity is a ValueError."""
-        last = self._last
-        if last is not None and np.array_equal(guid, last[0]) and np.array_equal(port, last[1]):
-            return last[2]  # the same ports in the same order as the last sweep: the usual case
-        new_guids = np.setdiff1d(guid, self._guids, assume_unique=False)
-        if new_guids.size:
-            self._guids = np.union1d(self._guids, new_guids)
-            self._reindex()
-        keys = self._rank(guid) * 256 + port
-        pos = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))
-        found = (self._keys.size > 0) & (self._keys[pos] == keys) if self._keys.size else np.zeros(keys.size, bool)
-        slots = np.where(found, self._order[pos] if self._keys.size else 0, -1)
-        if not found.all():
-            fresh, first, inverse = np.unique(keys[~found], return_index=True, return_inverse=True)
-            base = len(self)
-            slots[~found] = base + inverse
-            idx = np.flatnonzero(~found)[first]
-            self.guid = np.concatenate([self.guid, guid[idx].astype(np.uint64)])
-            self.port = np.concatenate([self.port, port[idx].astype(np.int64)])
-            self._reindex()
-        if np.bincount(slots, minlength=1).max() > 1:
-            raise ValueError("guid/port: a port identity appears twice in one observation")
-        self._last = (guid.copy(), port.copy(), slots)
-        return slots
-
-
 class DownTracker:
     """Down episodes of every port from successive observations (see the module's description)."""
 
     def __init__(self, config: DownsConfig | None = None) -> None:
         self.config = config or DownsConfig()
-        self.slots = _Slots()
+        self.slots = PortSlots()
         n = 0
         self._state = np.zeros(n, np.int8)  # -1 never read, 0 down, 1 up
         self._last_t = np.zeros(n)
@@ -185,25 +114,25 @@ class DownTracker:
         """One sweep: arrays of length n (``t`` may be one time for all). ``up``: 1/True up, 0/False down,
         -1 not read (the row is ignored); ``link_downed``: LinkDownedCounter (NaN: not read); ``exact``: the
         row's time is the time the state changed (a trap), not only when it was seen."""
-        guid = _vector("guid", guid, None, "i")
+        guid = column("guid", guid, None, "i")
         n = guid.size
-        port = _vector("port", port, n, "i")
+        port = column("port", port, n, "i")
         if n and (port.min() < 0 or port.max() > 255):
             raise ValueError("port: port numbers must be 0..255")
-        up = _vector("up", up, n, "b").astype(np.int8)
+        up = column("up", up, n, "b").astype(np.int8)
         if n and (up.min() < -1 or up.max() > 1):
             raise ValueError("up: values must be -1 (not read), 0 (down) or 1 (up)")
         t = np.asarray(t, np.float64)
         if t.ndim == 0:
             t = np.full(n, float(t))
-        t = _vector("t", t, n, "f")
+        t = column("t", t, n, "f")
         if not np.isfinite(t).all():
             raise ValueError("t: times must be finite")
-        ldc = np.full(n, np.nan) if link_downed is None else _vector("link_downed", link_downed, n, "f").astype(
+        ldc = np.full(n, np.nan) if link_downed is None else column("link_downed", link_downed, n, "f").astype(
             np.float64)
         if (ldc < 0).any():
             raise ValueError("link_downed: counter values must be >= 0")
-        exact = np.zeros(n, bool) if exact is None else _vector("exact", exact, n, "b").astype(bool)
+        exact = np.zeros(n, bool) if exact is None else column("exact", exact, n, "b").astype(bool)
         s = self.slots.lookup(guid, port)
         self._grow()
         known = up >= 0
@@ -322,10 +251,10 @@ def link_episodes(tracker: DownTracker, a_guid, a_port, b_guid, b_port) -> dict[
     in time become one, with ``seen_by`` (1: end A only, 2: end B only, 3: both), each end's ``evidence_a/b``
     and ``ldc_delta_a/b`` (its LinkDownedCounter rise, NaN: not known), the start and end intervals narrowed
     to what both ends agree on, ``downs`` (the larger of the two ends), ``critical`` and ``critical_possible``."""
-    a_guid = _vector("a_guid", a_guid, None, "i")
+    a_guid = column("a_guid", a_guid, None, "i")
     n = a_guid.size
-    ends = [tracker.slots.find(a_guid, _vector("a_port", a_port, n, "i")),
-            tracker.slots.find(_vector("b_guid", b_guid, n, "i"), _vector("b_port", b_port, n, "i"))]
+    ends = [tracker.slots.find(a_guid, column("a_port", a_port, n, "i")),
+            tracker.slots.find(column("b_guid", b_guid, n, "i"), column("b_port", b_port, n, "i"))]
     link_of = np.full(len(tracker.slots), -1, np.int64)
     side_of = np.zeros(len(tracker.slots), np.int64)
     for side, slots in enumerate(ends):

@@ -13,9 +13,9 @@ states. The runner does the rest, the same way for every kind:
   source within one tick of a change (:mod:`~ibweb.live.engine.policy`);
 * **publishing**: each new record and each state go to its publishers
   (:class:`~ibweb.live.engine.publishing.Publisher`), in this order: ``/metrics`` counters
-  (:mod:`~ibweb.live.engine.metrics_publisher`), the feed (:mod:`ibweb.live.feed.publisher`), the
-  history ring and its rollups (:mod:`ibweb.live.history.publisher`), the :mod:`ibweb.live.signals`
-  (:mod:`ibweb.live.signals_publisher`);
+  (:mod:`~ibweb.live.engine.metrics_publisher`), link health (:mod:`~ibweb.live.engine.health_publisher`: its
+  alerts join the tick's), the feed (:mod:`ibweb.live.feed.publisher`), the history ring and its rollups
+  (:mod:`ibweb.live.history.publisher`), the :mod:`ibweb.live.signals` (:mod:`ibweb.live.signals_publisher`);
 * **progress**: clients that connect while the source starts are told how far it is.
 """
 
@@ -77,10 +77,11 @@ class FabricRunner:
         self.seq = 0
         self.records = RecordPublisher(row)
         self.policy = PolicyApplier(row)
-        self.publishers: list[Publisher] = [MetricsPublisher(self.fabric_id), FeedPublisher(row),
+        # link health before the feed and the signals: its conditions' alerts join the tick's
+        self.publishers: list[Publisher] = [MetricsPublisher(self.fabric_id),
+                                            HealthPublisher(self.fabric_id, lambda: self.source), FeedPublisher(row),
                                             HistoryPublisher(self.fabric_id, self.slug),
                                             SignalsPublisher(self.fabric_id, self.slug, sender=FabricRunner)]
-        self.publishers.append(HealthPublisher(self.fabric_id, lambda: self.source))  # link health reports
         self._step_ms: float | None = None  # the engine's last step, wall time (frames' totals.step_ms)
         self._stopping = False
 
@@ -174,7 +175,8 @@ class FabricRunner:
         return seq
 
     async def publish(self, state: FabricState) -> None:
-        """Hand ``state`` to the publishers, in order: ``/metrics``, the feed, the history ring, the signals."""
+        """Hand ``state`` to the publishers, in order: ``/metrics``, link health, the feed, the history ring, the
+        signals."""
         f = self.source.fabric
         totals = {"hosts": f.num_hosts, "switches": f.num_switches, "links": f.num_links, **self.source.totals()}
         if self._step_ms is not None:

@@ -57,6 +57,7 @@ __all__ = ["BODY_LIMITS", "body_limit", "too_large_message", "BodyLimitMiddlewar
 #: (path pattern, setting that holds its cap, what it is for); first match wins.
 BODY_LIMITS: tuple[tuple[re.Pattern, str, str], ...] = (
     (re.compile(r"^/api/telemetry/fabrics/[^/]+/samples/$"), "IBWEB_MAX_PUSH_BYTES", "a counter push"),
+    (re.compile(r"^/api/telemetry/fabrics/[^/]+/health/$"), "IBWEB_MAX_PUSH_BYTES", "a link health push"),
     (re.compile(r"^/api/fabrics/fabrics/(?:[^/]+/)?$"), "IBWEB_MAX_UPLOAD_BYTES", "a fabric with its topology"),
     (re.compile(r"^/fabrics/(?:add|[^/]+/edit|[^/]+/plan)/$"), "IBWEB_MAX_UPLOAD_BYTES", "an uploaded file"),
     (re.compile(r"^/tenancy/fabrics/[^/]+/import/$"), "IBWEB_MAX_UPLOAD_BYTES", "an uploaded partitions.conf"),

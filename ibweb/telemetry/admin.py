@@ -25,7 +25,8 @@ class CollectorConfigForm(forms.ModelForm):
     class Meta:
         model = CollectorConfig
         fields = ["fabric", "source", "enabled", "command_prefix", "environment", "drop_dir", "timeout_s", "lfts_path",
-                  "interval_s", "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds"]
+                  "interval_s", "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds",
+                  "health_counters"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -65,7 +66,7 @@ class CollectorConfigAdmin(IssuesTokens, AllTenantsAdmin):
                                                   "timeout_s")}),
         ("Routing", {"fields": ("lfts_path", "routing")}),
         ("Schedule", {"fields": ("interval_s", "stale_after_s", "shard_size")}),
-        ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds")}),
+        ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds", "health_counters")}),
     ]
 
     @admin.display(description="Set now")

@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CollectorError", "CommandRunner", "Output", "read_drop_dir", "SwitchTarget", "perfquery_commands"]
+__all__ = ["CollectorError", "CommandRunner", "Output", "read_drop_dir", "SwitchTarget", "perfquery_commands",
+           "ext_speeds_command"]
 
 
 class CollectorError(RuntimeError):
@@ -103,6 +104,11 @@ def perfquery_commands(target: SwitchTarget) -> list[list[str]]:
     """The two reads of a switch: basic counters (errors, PortXmitWait) and extended (64-bit data)."""
     ports = ",".join(str(p) for p in target.ports)
     return [["perfquery", "-l", str(target.lid), ports], ["perfquery", "-x", "-l", str(target.lid), ports]]
+
+
+def ext_speeds_command(target: SwitchTarget) -> list[str]:
+    """The link health read of a switch: ``perfquery -T`` (PortExtendedSpeedsCounters) of its cabled ports."""
+    return ["perfquery", "-T", "-l", str(target.lid), ",".join(str(p) for p in target.ports)]
 
 
 def read_drop_dir(path: str | Path) -> tuple[Output, list[Output]]:

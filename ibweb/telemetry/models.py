@@ -55,6 +55,9 @@ class CollectorConfig(models.Model):
     thresholds = JSONModelField(kind=dict, default=dict, blank=True,
                                 help_text="Error alerts, errors per minute per port.")
     enabled = models.BooleanField(default=True)
+    health_counters = models.BooleanField(
+        default=False, help_text="Also read perfquery -T (PortExtendedSpeedsCounters: FEC and per-lane errors) of "
+                                 "every switch each sweep, for link health; a switch that cannot answer is a warning.")
     reference = models.TextField(
         blank=True, editable=False,
         help_text="The discovery (iblinkinfo output) the fabric's conditions are measured against: its last good "

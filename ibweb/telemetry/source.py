@@ -37,6 +37,10 @@ port GUID and number; they replace the per-sweep ``errors`` alerts. When the sou
 ``since`` of every condition still open as an event is that event's ``first_seen`` (a restart
 does not restart the clock).
 
+Link health (issue 37): captures pushed to ``/api/telemetry/fabrics/<slug>/health/`` are kept per port
+(:mod:`.health_store`); :meth:`TelemetrySource.health` gives them, matched to the discovery in use, to the health
+publisher each tick.
+
 Jobs come from the fabric's job source through its digital twin, given by whoever builds the
 source (:class:`SourceTwin`: the twin app builds on telemetry, so telemetry never imports it):
 every state passes through the twin's ``step``, which names the running jobs, their bandwidth
@@ -61,6 +65,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from fabric_engine.errors import FabricEngineError
+from fabric_engine.health.records import HealthRecords
 from fabric_engine.policy import Policy
 from fabric_engine.routing import Routing
 from fabric_engine.state import FabricState
@@ -80,7 +85,7 @@ from fabric_engine.topology import Fabric
 from fabric_engine.workload import Job
 from ibweb.runtime.catalog import job_catalog
 
-from . import store
+from . import health_store, store
 from .cadence import Cadence
 from .choices import CollectorSource, SweepStatus
 from .lft_tracker import RoutingTracker, publish_status
@@ -191,6 +196,7 @@ class TelemetrySource:
         self._counter = CounterConditions()
         self._counter_conditions: list[dict] = []
         self._config_read = 0.0
+        self._health = health_store.Readings()
         self.twin: SourceTwin = twin if twin is not None else NoTwin()
 
     @property
@@ -423,6 +429,7 @@ class TelemetrySource:
         if self.fabric is None:
             return None
         await self._reread_reference(now)
+        await asyncio.to_thread(self._health.refresh, self.fabric_id, self.fabric)
         if newest["id"] == self._refused:  # the counters of a refused discovery do not fit the fabric in use
             prev = newest = None
         return await asyncio.to_thread(self.state, prev, newest, now, seq)
@@ -502,6 +509,11 @@ class TelemetrySource:
 
     def counters(self) -> tuple[np.ndarray, float] | None:
         return self._counters
+
+    def health(self) -> HealthRecords | None:
+        """The link health readings pushed or swept for the discovery's ports (:mod:`.health_store`), timed now
+        (None before any); the health publisher grades them as it does an emulator's."""
+        return self._health.records(time.time())
 
     def cables_down(self) -> list[dict]:
         """The ``link_down`` conditions against the reference cabling, kept here even where the plan's alerts

@@ -32,6 +32,7 @@ from ibweb.db.retry import retry_locked
 from . import store
 from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError, CommandRunner, SwitchTarget, perfquery_commands, read_drop_dir
+from .health_sweep import read_ext_speeds, store_ext_speeds
 from .models import CollectorConfig, Sweep
 from .transport import merge_results, parse_outputs, shard_result
 
@@ -88,14 +89,23 @@ def plan(config: CollectorConfig) -> tuple[str, list[list[list]]]:
 def read_shard(config: CollectorConfig, shard: int, targets: list[list]) -> dict:
     """Read the counters of one shard's switches; a failing switch is recorded, the rest still read."""
     run = runner(config)
-    reads, failures = [], []
+    reads, failures, health, health_warnings = [], [], [], []
     for target in map(SwitchTarget.from_json, targets):  # one command pair per switch
         try:
             reads.append((target, [run.run(cmd) for cmd in perfquery_commands(target)]))
         except CollectorError as exc:
             failures.append({"shard": shard, "target": target.lid, "error": str(exc)})
             log.warning("sweep shard %s: %s", shard, exc)
-    return parse_shard(shard, reads, failures)
+            continue
+        if config.health_counters:  # link health (issue 37): a switch that cannot answer is a warning
+            text = read_ext_speeds(run, target, health_warnings)
+            if text is not None:
+                health.append(text)
+    result = parse_shard(shard, reads, failures)
+    if config.health_counters:
+        result["health"] = health
+        result["warnings"] = [*health_warnings, *result["warnings"]]  # at most one more per switch
+    return result
 
 
 def parse_shard(shard: int, reads: list[tuple[SwitchTarget, list]], failures: list[dict]) -> dict:
@@ -126,6 +136,9 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     samples, failures = merge_results(results, warnings)
     failures += list(extra_failures or [])
     fabric_id = config.fabric_id
+    health = [t for r in results for t in r.get("health") or () if isinstance(t, str)]
+    if health:
+        store_ext_speeds(fabric_id, linkinfo, health, warnings)
     _, newest = store.sweeps(fabric_id)
     events: list[dict] = []
     if newest is not None and newest["linkinfo"] != linkinfo:

@@ -60,8 +60,9 @@ def _peer(fabric: Fabric, node: int, port: int) -> dict | None:
 
 
 def _num(x) -> float | None:
+    """``x`` as JSON takes it: None for a value not known or without bound (NaN, inf)."""
     x = float(x)
-    return None if np.isnan(x) else x
+    return x if np.isfinite(x) else None
 
 
 def _counts(grade: np.ndarray) -> dict:

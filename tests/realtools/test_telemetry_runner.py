@@ -152,11 +152,11 @@ def test_two_engines_run_a_telemetry_fabric_with_takeover_history_rollups_and_a_
             deadline = time.monotonic() + 80
             while True:
                 rolled = _get(f"{server.url}/api/fabrics/fabrics/ibsim/links/-1/rollups/?minutes=10")
-                if rolled["minute"]:
+                # a minute the takeover left without a measured tick has 0 samples (coverage, issue 35)
+                if any(n >= 1 for n in rolled["samples"]):
                     break
-                assert time.monotonic() < deadline, "no minute was rolled up"
+                assert time.monotonic() < deadline, f"no minute with a measured tick was rolled up: {rolled}"
                 time.sleep(2)
-            assert rolled["samples"][0] >= 1
         finally:
             for p in procs.values():
                 p.kill()

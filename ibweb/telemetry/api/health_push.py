@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import time
 
-from django.shortcuts import get_object_or_404
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from fabric_engine.captured import capped
 from fabric_engine.errors import FabricEngineError
@@ -33,14 +30,13 @@ from fabric_engine.health.records import merge
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from fabric_engine.topology import Fabric
 from fabric_engine.topology.limits import MAX_FABRIC_PORTS
-from ibweb.auth.bearer import BearerRoute
 from ibweb.runtime import record
 
 from .. import health_store, store
 from ..health_ports import match_ports, node_of_key
-from ..models import CollectorConfig, PushToken
+from ..models import CollectorConfig
 from .serializers import _ParsedJSON
-from .views import HasPushToken, PushRateThrottle, PushTokenAuthentication
+from .views import PushView
 
 __all__ = ["HealthPushSerializer", "HealthPushView", "MAX_CAPTURES"]
 
@@ -129,19 +125,13 @@ def read_captures(captures: list[dict], fabric: Fabric, now: float) -> dict:
 
 
 @extend_schema(request=HealthPushSerializer, responses=OpenApiTypes.OBJECT)
-class HealthPushView(BearerRoute, APIView):
+class HealthPushView(PushView):
     """``POST /api/telemetry/fabrics/<slug>/health/``: link health captures pushed with the collector's token."""
 
-    bearer_authentication = PushTokenAuthentication
-    permission_classes = [HasPushToken]
-    throttle_classes = [PushRateThrottle]
     serializer_class = HealthPushSerializer
 
     def post(self, request, slug: str):
-        config = get_object_or_404(CollectorConfig.objects.select_related("fabric"), fabric__slug=slug)
-        token: PushToken = request.auth
-        if token.config_id != config.pk:
-            raise exceptions.PermissionDenied("this token belongs to another fabric")
+        config = self.pushed_config(request, slug)
         body = HealthPushSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         fabric = _discovery(config)
@@ -150,6 +140,6 @@ class HealthPushView(BearerRoute, APIView):
                                           "samples first"]}, status=status.HTTP_409_CONFLICT)
         got = read_captures(body.validated_data["captures"], fabric, time.time())
         kept = health_store.put(config.fabric_id, got["rows"])
-        PushToken.objects.filter(pk=token.pk).update(last_used=timezone.now())
+        self.token_used(request)
         return Response({"captures": got["captures"], "ports": len(got["rows"]), "ports_kept": kept,
                          "unknown_ports": got["unknown_ports"], "warnings": got["warnings"]})

@@ -60,20 +60,34 @@ class HasPushToken(permissions.BasePermission):
         return isinstance(request.auth, PushToken)
 
 
-@extend_schema(request=SamplePushSerializer, responses=OpenApiTypes.OBJECT)
-class SamplePushView(BearerRoute, APIView):
-    """``POST /api/telemetry/fabrics/<slug>/samples/``: an external collector pushes one sweep."""
+class PushView(BearerRoute, APIView):
+    """A route that a collector's push token posts to: its authentication, permission and throttle."""
 
     bearer_authentication = PushTokenAuthentication
     permission_classes = [HasPushToken]
     throttle_classes = [PushRateThrottle]
-    serializer_class = SamplePushSerializer
 
-    def post(self, request, slug: str):
+    def pushed_config(self, request, slug: str) -> CollectorConfig:
+        """The collector of fabric ``slug`` (404 if none); 403 when the request's token is another fabric's."""
         config = get_object_or_404(CollectorConfig.objects.select_related("fabric"), fabric__slug=slug)
         token: PushToken = request.auth
         if token.config_id != config.pk:
             raise exceptions.PermissionDenied("this token belongs to another fabric")
+        return config
+
+    def token_used(self, request) -> None:
+        """Stamp the request's push token as used now."""
+        PushToken.objects.filter(pk=request.auth.pk).update(last_used=timezone.now())
+
+
+@extend_schema(request=SamplePushSerializer, responses=OpenApiTypes.OBJECT)
+class SamplePushView(PushView):
+    """``POST /api/telemetry/fabrics/<slug>/samples/``: an external collector pushes one sweep."""
+
+    serializer_class = SamplePushSerializer
+
+    def post(self, request, slug: str):
+        config = self.pushed_config(request, slug)
         body = SamplePushSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         linkinfo = body.validated_data.get("iblinkinfo")
@@ -86,5 +100,5 @@ class SamplePushView(BearerRoute, APIView):
         sweep = Sweep.objects.create(config=config, source=CollectorSource.PUSH)
         result = shard_result(0, body.validated_data["parsed"], [])
         sweeps.merge(config, sweep, linkinfo, [result])
-        PushToken.objects.filter(pk=token.pk).update(last_used=timezone.now())
+        self.token_used(request)
         return Response(SweepSerializer(sweep).data, status=status.HTTP_201_CREATED)

@@ -8,20 +8,17 @@ import time
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
-from rest_framework.test import APIClient
 
 from fabric_engine.telemetry import CounterSamples
 from ibweb.access import AlertRenderer, Redaction
 from ibweb.events.models import Event
 from ibweb.events.recorder import EventRecorder
 from ibweb.events.visibility import redact
-from ibweb.fabrics.choices import FabricMode
-from ibweb.fabrics.models import Fabric
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry import store
 from ibweb.telemetry.choices import CollectorSource
-from ibweb.telemetry.models import CollectorConfig, PushToken, Sweep
+from ibweb.telemetry.models import Sweep
+from tests.support.push_client import push_client
 
 DATA = Path(__file__).parents[2] / "data" / "telemetry"
 URL = "/api/telemetry/fabrics/pushed/samples/"
@@ -32,15 +29,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def client():
-    cache.clear()
-    fabric = Fabric.objects.create(name="pushed", slug="pushed", mode=FabricMode.TELEMETRY, tick_s=1.0)
-    config = CollectorConfig.objects.create(fabric=fabric, source=CollectorSource.PUSH)
-    _, raw = PushToken.issue(config, "collector-1")
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    c.config = config
-    yield c
-    cache.clear()
+    yield from push_client()
 
 
 def gpu8(t: float, words: int) -> dict:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from ibweb.fabrics.choices import FabricMode
@@ -20,6 +19,7 @@ from ibweb.telemetry import health_store
 from ibweb.telemetry.choices import CollectorSource
 from ibweb.telemetry.models import CollectorConfig, PushToken
 from tests.support.engine_fixtures import settled_tick
+from tests.support.push_client import push_client
 
 DATA = Path(__file__).parents[2] / "data"
 URL = "/api/telemetry/fabrics/pushed/health/"
@@ -31,18 +31,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def client():
-    cache.clear()
-    fabric = Fabric.objects.create(name="pushed", slug="pushed", mode=FabricMode.TELEMETRY, tick_s=1.0)
-    config = CollectorConfig.objects.create(fabric=fabric, source=CollectorSource.PUSH)
-    _, raw = PushToken.issue(config, "collector-1")
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    c.config = config
-    sample = {"lid": 14, "port": 1, "t": time.time(), "extended": True, "counters": {"PortXmitData": 1000}}
-    assert c.post("/api/telemetry/fabrics/pushed/samples/", {"samples": [sample], "iblinkinfo": LINKINFO},
-                  format="json").status_code == 201
-    yield c
-    cache.clear()
+    for c in push_client():
+        sample = {"lid": 14, "port": 1, "t": time.time(), "extended": True, "counters": {"PortXmitData": 1000}}
+        assert c.post("/api/telemetry/fabrics/pushed/samples/", {"samples": [sample], "iblinkinfo": LINKINFO},
+                      format="json").status_code == 201
+        yield c
 
 
 def ufm_csv(down: bool = True) -> str:

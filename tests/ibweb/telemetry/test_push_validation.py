@@ -8,15 +8,12 @@ import pytest
 from django.core.cache import cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rest_framework.test import APIClient
 
-from ibweb.fabrics.choices import FabricMode
-from ibweb.fabrics.models import Fabric
 from ibweb.telemetry import store
-from ibweb.telemetry.choices import CollectorSource
-from ibweb.telemetry.models import CollectorConfig, PushToken, Sweep
+from ibweb.telemetry.models import CollectorConfig, Sweep
 from tests.support import hostile
 from tests.support.fuzz import SAMPLE_RECORDS, mutated
+from tests.support.push_client import push_client
 
 DATA = Path(__file__).parents[2] / "data" / "telemetry"
 URL = "/api/telemetry/fabrics/pushed/samples/"
@@ -26,15 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def client():
-    cache.clear()
-    fabric = Fabric.objects.create(name="pushed", slug="pushed", mode=FabricMode.TELEMETRY, tick_s=1.0)
-    config = CollectorConfig.objects.create(fabric=fabric, source=CollectorSource.PUSH)
-    _, raw = PushToken.issue(config, "collector-1")
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    c.config = config
-    yield c
-    cache.clear()
+    yield from push_client()
 
 
 def assert_nothing_stored(config: CollectorConfig) -> None:

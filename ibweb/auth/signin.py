@@ -55,8 +55,8 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR") or "unknown"
 
 
-def _bucket(scope: str, key: str, window_s: int) -> str:
-    return f"ibweb:rate:{scope}:{key}:{int(time.time() // window_s)}"
+def _bucket(scope: str, key: str, index: int) -> str:
+    return f"ibweb:rate:{scope}:{key}:{index}"
 
 
 def _count(key: str, ttl_s: int) -> int:
@@ -69,8 +69,16 @@ def _count(key: str, ttl_s: int) -> int:
 
 
 def rate_limited(scope: str, key: str, limit: int, window_s: int) -> bool:
-    """Count one event for ``key`` in a fixed window; True once more than ``limit`` happened."""
-    return _count(_bucket(scope, key, window_s), window_s) > limit
+    """Count one event for ``key``; True once more than ``limit`` happened in the last ``window_s`` seconds.
+
+    A sliding window: this window's count plus the previous window's, weighted by how much of it still lies
+    within ``window_s`` of now. A fixed window alone would let ``2 * limit`` through across its boundary.
+    """
+    now = time.time()
+    index, into = divmod(now, window_s)
+    current = _count(_bucket(scope, key, int(index)), 2 * window_s)
+    previous = cache.get(_bucket(scope, key, int(index) - 1)) or 0
+    return current + previous * (1 - into / window_s) > limit
 
 
 def _too_many(request: HttpRequest, what: str, wait_s: int) -> HttpResponse:

@@ -298,13 +298,17 @@ class TelemetrySource:
         return [_named_port(c) for c in held(conditions, self._reference[1], self.config.fabric)]
 
     async def _reread_reference(self, now: float) -> None:
-        """Every few seconds: a reference accepted in another process takes effect."""
-        if now - self._config_read < 5.0 or self.config is None:
+        """A reference accepted in another process takes effect: the row is re-read every few seconds (and with
+        each new sweep, :meth:`_refresh_config`); the conditions are judged again whenever the reference the
+        config holds is not the one they were judged against."""
+        if self.config is None:
             return
-        self._config_read = now
-        row = await CollectorConfig.objects.filter(pk=self.config.pk).values("reference_at").afirst()
-        if row is not None and row["reference_at"] != self.config.reference_at:
-            await self._refresh_config()
+        if now - self._config_read >= 5.0:
+            self._config_read = now
+            row = await CollectorConfig.objects.filter(pk=self.config.pk).values("reference_at").afirst()
+            if row is not None and row["reference_at"] != self.config.reference_at:
+                await self._refresh_config()
+        if self._reference is not None and self._reference[0][0] != self.config.reference_at:
             await asyncio.to_thread(self._check_reference)
 
     def conditions(self) -> list[dict]:

@@ -81,7 +81,10 @@ def test_a_cut_cable_stays_until_relinked_and_a_good_discovery_becomes_the_refer
     assert config.reference == (DATA / "iblinkinfo_relinked.txt").read_text() and config.reference_by == ""
 
 
-def test_accepting_the_current_cabling_ends_its_conditions_and_is_audited(tmp_path):
+@pytest.mark.parametrize("swept_again", [False, True], ids=["next tick", "a sweep before the next tick"])
+def test_accepting_the_current_cabling_ends_its_conditions_and_is_audited(tmp_path, swept_again):
+    """Issue 35: a sweep arriving between the accept and the next tick re-read the row with its new reference
+    (a new sweep refreshes the config) and the conditions were never judged against it: the cut stayed open."""
     config, engine, t = watched(tmp_path)
     sweep(config, tmp_path, "iblinkinfo_unlinked.txt", t + 10)
     assert [c["kind"] for c in conditions(engine)] == ["link_down"]
@@ -97,7 +100,11 @@ def test_accepting_the_current_cabling_ends_its_conditions_and_is_audited(tmp_pa
     entry = AuditEntry.objects.get(object_type="reference cabling")
     assert (entry.username, entry.via, entry.before["cables"], entry.after["cables"]) == (
         "op", "api", before["cables"], before["cables"] - 1)
-    engine.source._config_read = 0.0  # re-read now, not in five seconds
+    if swept_again:  # the same cut seen again: the config is re-read with the new sweep, not by the timer
+        sweep(config, tmp_path, "iblinkinfo_unlinked.txt", t + 11)
+        engine.source._config_read = time.time()
+    else:
+        engine.source._config_read = 0.0  # re-read now, not in five seconds
     assert conditions(engine) == []
 
 

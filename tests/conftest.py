@@ -114,6 +114,22 @@ def _unit_of(path: str) -> str | None:
     return None
 
 
+@functools.cache
+def _starts_servers(path: str) -> bool:
+    """Whether the test module at ``path`` starts ibweb server processes (:func:`tests.support.server.running_server`)."""
+    source = ROOT / path
+    return source.suffix == ".py" and source.is_file() and "running_server(" in source.read_text()
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark ``server`` the tests of modules that start their own ibweb servers: those run the settings as shipped
+    on their own SQLite database whatever ``DATABASE_URL`` the pass has, so ``make test-services`` (the in-process
+    tests again on PostgreSQL and Redis) leaves them to the main pass; ``services`` tests choose their own."""
+    for item in items:
+        if _starts_servers(item.nodeid.split("::", 1)[0]) and item.get_closest_marker("services") is None:
+            item.add_marker(pytest.mark.server)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` (``make test``) with the modules that flush a Redis database (``require_redis``) as

@@ -255,3 +255,18 @@ def leaks(text: str, patterns: list[re.Pattern]) -> list[str]:
 
 def public_read(on: bool):
     return override_settings(IBWEB_PUBLIC_READ=on)
+
+
+def run_engine(fabric: Fabric, ticks: int = 2) -> None:
+    """Start ``fabric``'s runner and run ``ticks`` ticks of it (its records, frames and events are published)."""
+    import asyncio
+
+    from ibweb.live.engine.runner import FabricRunner
+
+    async def run():
+        engine = FabricRunner(fabric)
+        await engine.start()
+        for _ in range(ticks):
+            await engine.tick()
+
+    asyncio.run(run())

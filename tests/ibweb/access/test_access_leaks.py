@@ -3,13 +3,11 @@
 Every test here failed before :mod:`ibweb.access` decided these endpoints.
 """
 
-import asyncio
 
 import pytest
 from rest_framework.test import APIClient
 
-from ibweb.live.engine.runner import FabricRunner
-from tests.support.access_fixtures import build, identifiers, leaks, public_read
+from tests.support.access_fixtures import build, identifiers, leaks, public_read, run_engine
 from tests.support.engine_fixtures import published
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,16 +23,6 @@ def client_of(user) -> APIClient:
     if user is not None:
         client.force_authenticate(user)
     return client
-
-
-def run_engine(fabric, ticks: int = 2) -> None:
-    async def run():
-        engine = FabricRunner(fabric)
-        await engine.start()
-        for _ in range(ticks):
-            await engine.tick()
-
-    asyncio.run(run())
 
 
 def hidden_from(shared, role: str) -> list:

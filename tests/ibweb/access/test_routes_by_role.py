@@ -27,7 +27,7 @@ from ibweb.fabrics.models import Analysis
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry.models import Sweep
 from ibweb.tenancy.models import AuditEntry, Partition, QosPolicy, ServiceClass, Tenant
-from tests.support.access_fixtures import SECRETS, build, identifiers, leaks, public_read, role_permissions
+from tests.support.access_fixtures import SECRETS, build, identifiers, leaks, public_read, role_permissions, run_engine
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,12 +81,15 @@ ROUTES: dict[str, Probe] = {
     "": Probe("/", PAGE, PAGE),
     "fabrics/<slug:slug>/": Probe("/fabrics/shared/", PAGE, PAGE),
     "fabrics/<slug:slug>/health/": Probe("/fabrics/shared/health/", PAGE, PAGE),
+    # the cable inventory as CSV (issue 37): hosts the role may not name as host-<index>
+    "fabrics/<slug:slug>/health/cables.csv": Probe("/fabrics/shared/health/cables.csv", PAGE, PAGE),
     "fabrics/add/": Probe("/fabrics/add/", by_role(302, 302, 302, 302, 302, 302, 200),
                           by_role(302, 302, 302, 302, 302, 302, 200)),
     "favicon.ico": Probe("/favicon.ico", same(301), same(301)),
     "api/fabrics/overview/": Probe("/api/fabrics/overview/", API, by_role(405, 403, 405, 405, 405, 405, 405)),
     # clusters (issue 25): visible with one of their fabrics; jobs cut per plane, host names for ALL only
     "clusters/<slug:slug>/": Probe("/clusters/shared-cluster/", PAGE, PAGE),
+    "clusters/<slug:slug>/health/": Probe("/clusters/shared-cluster/health/", PAGE, PAGE),  # its planes' worst ports
     "api/clusters/": Probe("/api/clusters/", API, by_role(405, 403, 405, 405, 405, 405, 405)),
     "api/clusters/<slug:slug>/": Probe("/api/clusters/shared-cluster/", API, by_role(405, 403, 405, 405, 405, 405,
                                                                                     405)),
@@ -139,6 +142,10 @@ ROUTES: dict[str, Probe] = {
     "api/fabrics/fabrics/<slug:slug>/routing/": Probe("/api/fabrics/fabrics/shared/routing/", API, NOT_ALLOWED),
     # link health (issue 37): fabric-wide, hosts the role may not name as host-<index> (globex's module runs hot)
     "api/fabrics/fabrics/<slug:slug>/health/": Probe("/api/fabrics/fabrics/shared/health/", API, NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/health/cables/": Probe("/api/fabrics/fabrics/shared/health/cables/", API,
+                                                            NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/health/ports/<str:node>/<int:port>/":
+        Probe("/api/fabrics/fabrics/shared/health/ports/{globex_leaf}/1/", API, NOT_ALLOWED),
     # the new-fabric form's helpers: generator ranges for anyone who may view, previews for who may add a fabric
     "api/fabrics/generators/": Probe("/api/fabrics/generators/", API, by_role(403, 403, 403, 403, 403, 403, 405)),
     "api/fabrics/preview/": Probe("/api/fabrics/preview/", by_role(405, 403, 405, 405, 405, 405, 405),
@@ -414,16 +421,6 @@ def fingerprint() -> dict[str, str]:
         rows = model._default_manager.order_by("pk").values_list()
         out[model._meta.label_lower] = hashlib.sha256(repr(list(rows)).encode()).hexdigest()
     return out
-
-
-def run_engine(fabric, ticks: int = 2) -> None:
-    async def run():
-        engine = FabricRunner(fabric)
-        await engine.start()
-        for _ in range(ticks):
-            await engine.tick()
-
-    asyncio.run(run())
 
 
 class Sessions:

@@ -112,8 +112,13 @@ def ext_speeds_command(target: SwitchTarget) -> list[str]:
 
 
 def read_drop_dir(path: str | Path) -> tuple[Output, list[Output]]:
-    """The ``iblinkinfo.txt`` and ``perfquery*.txt`` outputs an external collector left in ``path``."""
+    """The ``iblinkinfo.txt`` and ``perfquery*.txt`` outputs an external collector left in ``path``; a path that
+    is no directory (not there, a file, not readable by this process) is a :class:`CollectorError` saying so."""
     root = Path(path)
+    if not root.is_dir():
+        raise CollectorError(f"{root}: {'not a directory' if root.exists() else 'no such directory'}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise CollectorError(f"{root}: not readable by ibweb's user")
     linkinfo = root / "iblinkinfo.txt"
     if not linkinfo.is_file():
         raise CollectorError(f"{linkinfo}: missing")

@@ -177,7 +177,7 @@ def test_the_trial_sweep_reports_what_is_missing_or_broken(api, tmp_path):
     assert error["stage"] == "discovery" and error["line"] is not None
     assert "outside its listed ports" in error["message"]
     gone = api.post(TRIAL, {"source": "directory", "drop_dir": str(tmp_path / "nowhere")}, format="json").json()
-    assert gone["discovery"] is None and gone["errors"][0]["message"].endswith("iblinkinfo.txt: missing")
+    assert gone["discovery"] is None and gone["errors"][0]["message"].endswith("nowhere: no such directory")
     bad = api.post(TRIAL, {"source": "directory", "drop_dir": "relative/dir", "lfts_path": "x.dump"}, format="json")
     assert bad.status_code == 400 and set(bad.json()["errors"]) == {"drop_dir", "lfts_path"}
     assert api.post(TRIAL, {}, format="json").status_code == 400, "no source: nothing runs"

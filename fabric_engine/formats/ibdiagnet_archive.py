@@ -33,7 +33,7 @@ __all__ = ["is_archive", "KNOWN", "KNOWN_NAMES", "MAX_MEMBERS", "MAX_ARCHIVE_BYT
 
 #: File name -> kind, for the ibdiagnet files that are read.
 KNOWN: dict[str, str] = {"ibdiagnet2.db_csv": "db_csv", "ibdiagnet2.lst": "lst", "ibdiagnet2.net_dump": "net_dump",
-                         "ibdiagnet2.pm": "pm"}
+                         "ibdiagnet2.pm": "pm", "ibdiagnet2.cables": "cables"}
 #: Kind -> file name.
 KNOWN_NAMES: dict[str, str] = {kind: name for name, kind in KNOWN.items()}
 #: Most members (files, folders, links) an archive or folder may have; an ibdiagnet run writes about 40 files.

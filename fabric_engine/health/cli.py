@@ -23,8 +23,9 @@ from .thresholds import load
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help="perfquery -T, mlxlink [--json], ibdiagnet2.cables or "
-                                                            "UFM telemetry CSV/JSON output (gzip allowed)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="perfquery -T, mlxlink [--json], mlxcables, "
+                                                            "ibdiagnet2.cables or .db_csv, or UFM telemetry "
+                                                            "CSV/JSON output (gzip allowed)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--thresholds", help="site thresholds file (TOML, rows tried before the repository's)")
     p.add_argument("--interval", type=float, help="seconds between two counter captures (FILE before, FILE after): "
@@ -45,8 +46,8 @@ def _defaults(rec: HealthRecords, args: argparse.Namespace) -> None:
         rec["fec"][rec["fec"] == 0] = code("fec", args.fec)
 
 
-@command("health", help="grade link health (BER, optical modules) from perfquery -T, mlxlink, ibdiagnet2.cables "
-                        "or UFM telemetry output", arguments=_arguments)
+@command("health", help="grade link health (BER, optical modules) from perfquery -T, mlxlink, mlxcables, "
+                        "ibdiagnet2.cables or .db_csv, or UFM telemetry output", arguments=_arguments)
 def health_command(args: argparse.Namespace) -> int:
     th = load(args.thresholds)
     warnings: list[dict] = []

@@ -18,7 +18,7 @@ from .choices import FabricMode, Generator, TopologySource
 from .generators import GENERATOR_INFO, Param, parameters, topology_of
 from .models import Fabric
 from .preview import topology_errors
-from .uploads import NOT_A_PATH, guid_list, topology_from_upload
+from .uploads import NOT_A_PATH, guid_list, keep_health, upload_with_health
 
 DEFAULT_BACKGROUND = {"fraction": 0.25, "gbps": 20}
 #: The third way to a fabric: a real one, watched by a collector (mode ``telemetry``, no scenario).
@@ -99,6 +99,13 @@ class FabricCreateForm(forms.ModelForm):
             for p in params:
                 self.fields[field_name(g, p.name)] = param_field(p)
 
+    def save(self, commit: bool = True) -> Fabric:
+        """Save the fabric; an uploaded ibdiagnet archive's link health becomes its health readings."""
+        fabric = super().save(commit)
+        if commit:
+            keep_health(fabric.pk, getattr(self, "health_rows", None))
+        return fabric
+
     def generator_fields(self, generator: str) -> list:
         """Bound fields of one generator's parameters, in order."""
         return [self[field_name(generator, p.name)] for p in self.params[generator]]
@@ -117,7 +124,7 @@ class FabricCreateForm(forms.ModelForm):
             if not upload:
                 raise ValidationError({"topology_file": NOT_A_PATH if named(self, "topology_file")
                                        else "choose a file to upload"})
-            topology = topology_from_upload(upload)
+            _, topology, self.health_rows = upload_with_health(upload)
         else:
             topology = self._generated(data)
         field = "topology_file" if data.get("source") == TopologySource.UPLOAD else "generator"

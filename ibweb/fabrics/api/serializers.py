@@ -4,7 +4,7 @@ from rest_framework import serializers
 from ibweb.access import NOTHING, scenario_spec, view_of
 
 from ..models import Fabric
-from ..uploads import NOT_A_PATH, topology_from_upload
+from ..uploads import NOT_A_PATH, keep_health, upload_with_health
 
 
 class FabricSerializer(serializers.ModelSerializer):
@@ -36,7 +36,7 @@ class FabricSerializer(serializers.ModelSerializer):
         upload = attrs.pop("topology_file", None)
         if upload is not None:
             try:
-                topology = topology_from_upload(upload)
+                _, topology, self._health_rows = upload_with_health(upload)
             except DjangoValidationError as exc:
                 raise serializers.ValidationError(exc.message_dict) from exc
             attrs["spec"] = {**attrs.get("spec", {}), "topology": topology}
@@ -47,6 +47,12 @@ class FabricSerializer(serializers.ModelSerializer):
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
         return attrs
+
+    def save(self, **kwargs) -> Fabric:
+        """Save the fabric; an uploaded ibdiagnet archive's link health becomes its health readings."""
+        fabric = super().save(**kwargs)
+        keep_health(fabric.pk, getattr(self, "_health_rows", None))
+        return fabric
 
     def to_representation(self, instance: Fabric) -> dict:
         """The fabric as the request's view sees it; an uploaded topology is summarised (JSON in the snapshot)."""

@@ -16,6 +16,7 @@ from fabric_engine.state import FabricState
 from fabric_engine.topology import Fabric
 from fabric_engine.workload import Job
 from ibweb.live.engine.sources import Progress
+from ibweb.runtime import health_readings
 from ibweb.runtime.catalog import job_catalog
 
 __all__ = ["EmulatedSource"]
@@ -33,6 +34,8 @@ class EmulatedSource:
         self.emulator: Emulator | None = None
         self.topology_version = 0
         self._clock0: float | None = None
+        self._fabric_id: int | None = getattr(row, "pk", None)
+        self._kept = health_readings.Readings()
 
     @property
     def fabric(self) -> Fabric | None:
@@ -57,16 +60,23 @@ class EmulatedSource:
         """Advance the emulator one tick (in a thread); the state carries ``seq``."""
         if self._clock0 is None:  # the emulation's clock: wall time at its start + emulated seconds
             self._clock0 = now - self.emulator.elapsed
-        return await asyncio.to_thread(self.emulator.step, now, seq)
+        state = await asyncio.to_thread(self.emulator.step, now, seq)
+        if self._fabric_id is not None and self.emulator.health_readings is None:  # readings kept for the fabric
+            await asyncio.to_thread(self._kept.refresh, self._fabric_id, self.emulator.fabric)
+        return state
 
     def health(self) -> HealthRecords | None:
-        """Every cable end's link health at the last tick's start, timed on the emulation's clock (None without
-        a ``health`` key in the scenario)."""
+        """Every cable end's link health at the last tick's start, timed on the emulation's clock; without a
+        ``health`` key in the scenario, the readings kept for the fabric (an uploaded ibdiagnet archive's,
+        :func:`ibweb.fabrics.uploads.keep_health`), else None."""
         emu = self.emulator
-        rec = emu.health_readings if emu is not None else None
-        if rec is None or self._clock0 is None:
+        if emu is None or self._clock0 is None:
             return None
-        t = np.broadcast_to(np.float64(self._clock0 + emu.elapsed - emu.tick_s), (len(rec),))
+        now = self._clock0 + emu.elapsed - emu.tick_s
+        rec = emu.health_readings
+        if rec is None:  # refreshed by step(), in a thread
+            return self._kept.records(now)
+        t = np.broadcast_to(np.float64(now), (len(rec),))
         return HealthRecords(rec.guid, rec.name, rec.port, {**rec.data, "t": t}, rec.source)
 
     def totals(self) -> dict:

@@ -47,6 +47,9 @@ IBWEB_TICK_MIN_S = 0.05
 IBWEB_HISTORY_TICKS = env.integer("IBWEB_HISTORY_TICKS", 600, minimum=120)
 #: Seconds between two gradings of a fabric's link health readings (ibweb.live.engine.health_publisher).
 IBWEB_HEALTH_INTERVAL_S = env.integer("IBWEB_HEALTH_INTERVAL_S", 10, minimum=0)
+#: A site's BER and module thresholds (TOML, the form of fabric_engine/health/thresholds.toml), tried before the
+#: repository's table; checked at start.
+IBWEB_HEALTH_THRESHOLDS = env.text("IBWEB_HEALTH_THRESHOLDS") or None
 #: A link down longer than this kills a job (NCCL's InfiniBand timeout is about 7 s): a critical link_down_long.
 IBWEB_HEALTH_JOB_KILLING_S = env.integer("IBWEB_HEALTH_JOB_KILLING_S", 7, minimum=1)
 #: Where the embedded default (no Redis) keeps each fabric's history ring on disk, read back at a restart.

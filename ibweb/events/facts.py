@@ -31,6 +31,8 @@ SEVERITY_OF_KIND = {"no_route": "critical", "isolation": "critical", "sharp_fall
                     "counter_suspect": "warning"}
 #: Kinds about a job: the job's tenant owns the event.
 JOB_KINDS = ("no_route", "isolation", "sharp_fallback")
+#: Kinds of a port whose ``jobs`` are those it hit (listed per view), never the event's owners.
+JOBS_HIT_KINDS = ("link_down_long",)
 _SEVERITIES = {"info": "info", "warning": "warning", "critical": "critical", "error": "critical"}
 #: Fields that name an alert's subject, in the order they make up its key.
 _SUBJECT = ("job", "partition", "port", "counter", "node", "guid", "a", "b", "link")
@@ -125,8 +127,10 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
     severity = _SEVERITIES.get(str(alert.get("severity", "")).lower()) or SEVERITY_OF_KIND.get(kind, "warning")
     key = alert_key(alert)
     jobs = [str(j) for j in alert.get("jobs") or [] if isinstance(j, str | int)]
-    # an alert naming one job (a twin deviation on its link) is that job's, and its tenant's
-    job = str(alert.get("job") or (jobs[0] if len(jobs) == 1 else ""))
+    # an alert naming one job (a twin deviation on its link) is that job's, and its tenant's; a long link down
+    # only lists the jobs it hit: it stays the fabric's, each view reading the jobs it may see
+    owning = [] if kind in JOBS_HIT_KINDS else jobs
+    job = str(alert.get("job") or (owning[0] if len(owning) == 1 else ""))
     link = alert.get("link")
     link = int(link) if isinstance(link, int | float) and not isinstance(link, bool) and link >= 0 else None
     names_of = [_node_of(str(alert[k])) for k in _NAMED if isinstance(alert.get(k), str)]
@@ -153,7 +157,7 @@ def fact_of(alert: Mapping, tenant_of_job: Mapping[str, str | None] | None = Non
     listed = [[j, (tenant_of_job or {}).get(j)] for j in jobs]
     return AlertFact(key=key, kind=kind, severity=severity, object_type=object_type, object_id=str(object_id)[:200],
                      message=message, link=link, node=names_of[0] if names_of else "", job=job,
-                     tenant=_tenant(job, jobs, tenant_of_job or {}), hosts=hosts, details=details, jobs=listed,
+                     tenant=_tenant(job, owning, tenant_of_job or {}), hosts=hosts, details=details, jobs=listed,
                      resolved=names is not None, parts=parts)
 
 

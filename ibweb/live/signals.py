@@ -17,8 +17,9 @@ fabric_alerts = Signal()
 
 #: Alert kinds whose every alert is its own occurrence (a routing event: re-routed after a host vanished, then
 #: after it came back; a down longer than the job-killing time, one per episode), told apart by when it was made
-#: (``t``) and its message: the runner's raised/cleared diff and the events store key them so.
-ONE_SHOT_KINDS = frozenset({"routing", "link_down_long"})
+#: (``t``) and its message; a cable swap, one per changed module serial: the runner's raised/cleared diff and the
+#: events store key them so.
+ONE_SHOT_KINDS = frozenset({"routing", "link_down_long", "cable_swap"})
 
 #: A frame was published (every tick of a fabric's leader): ``fabric_id``, ``frame`` (its header as the
 #: ``ALL`` view sees it: ``seq``, ``t``, ``totals``, ``jobs``, ``alerts``, ``hotspots``, ... without the

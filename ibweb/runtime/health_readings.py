@@ -1,8 +1,8 @@
-"""The newest link health readings of a telemetry-fed fabric, per port, in the cache (issue 37).
+"""The newest link health readings of a fabric, per port, in the cache (issue 37).
 
-Pushed captures and the collector's ``perfquery -T`` add rows (already matched to the fabric's ports,
-:mod:`.health_ports`); rows of the same port identity merge field by field, the newest given value winning
-(:func:`~fabric_engine.health.records.merge`: a port's BER from ``mlxlink`` and its module from
+Pushed captures, the collector's ``perfquery -T`` and an uploaded ibdiagnet run add rows (already matched to the
+fabric's ports, :mod:`.health_ports`); rows of the same port identity merge field by field, the newest given
+value winning (:func:`~fabric_engine.health.records.merge`: a port's BER from ``mlxlink`` and its module from
 ``ibdiagnet2.cables`` meet). At most one row per port of the fabric is kept, for :data:`_TTL_S` after the last
 write. Keys (under ``ibweb:telemetry:<fabric id>:``): ``health`` (the :class:`HealthRecords`),
 ``health_v`` (a number written with it, so a reader polls a few bytes each tick) and ``health_base`` (the last

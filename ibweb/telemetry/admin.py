@@ -26,7 +26,7 @@ class CollectorConfigForm(forms.ModelForm):
         model = CollectorConfig
         fields = ["fabric", "source", "enabled", "command_prefix", "environment", "drop_dir", "timeout_s", "lfts_path",
                   "interval_s", "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds",
-                  "health_counters"]
+                  "health_counters", "opensm_log_path"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -66,7 +66,7 @@ class CollectorConfigAdmin(IssuesTokens, AllTenantsAdmin):
                                                   "timeout_s")}),
         ("Routing", {"fields": ("lfts_path", "routing")}),
         ("Schedule", {"fields": ("interval_s", "stale_after_s", "shard_size")}),
-        ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds", "health_counters")}),
+        ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds", "health_counters", "opensm_log_path")}),
     ]
 
     @admin.display(description="Set now")

@@ -106,7 +106,8 @@ def _absolute(path: str, what: str) -> str:
 
 class CollectorForm(forms.ModelForm):
     """How a real fabric is read: commands (prefix, environment), a drop directory or the push API; where
-    OpenSM's LFT dump is; how often. Also the body of ``POST /api/telemetry/trial-sweep/`` (without prefix)."""
+    OpenSM's LFT dump and log are; how often; whether link health counters are read. Also the body of
+    ``POST /api/telemetry/trial-sweep/`` (without prefix)."""
 
     command_prefix = CommandField(
         required=False, label="Command prefix",
@@ -120,10 +121,12 @@ class CollectorForm(forms.ModelForm):
 
     class Meta:
         model = CollectorConfig
-        fields = ["source", "command_prefix", "environment", "drop_dir", "lfts_path", "interval_s", "timeout_s"]
+        fields = ["source", "command_prefix", "environment", "drop_dir", "lfts_path", "interval_s", "timeout_s",
+                  "health_counters", "opensm_log_path"]
         widgets = {"source": forms.RadioSelect}
         labels = {"source": "The tools are reached by", "drop_dir": "Drop directory", "lfts_path": "LFT dump",
-                  "interval_s": "Sweep interval (s)", "timeout_s": "Command timeout (s)"}
+                  "interval_s": "Sweep interval (s)", "timeout_s": "Command timeout (s)",
+                  "health_counters": "Read link health counters", "opensm_log_path": "OpenSM log"}
         help_texts = {
             "drop_dir": "An absolute path on the ibweb server where an external collector writes iblinkinfo.txt and "
                         "perfquery*.txt (and optionally opensm-lfts.dump).",
@@ -133,6 +136,12 @@ class CollectorForm(forms.ModelForm):
                          "with the routing engine above.",
             "interval_s": "Seconds between sweeps (at least 0.5).",
             "timeout_s": "Per command; a command still running then is killed and its switch's links go stale.",
+            "health_counters": "Also run perfquery -T (FEC and per-lane error counters) on every switch each sweep: "
+                               "bit error rates computed between sweeps. A switch that cannot answer is a warning.",
+            "opensm_log_path": "Optional: the absolute path of OpenSM's log (opensm -f; /var/log/opensm.log by "
+                               "default) as the collector sees it, read each sweep for link downs (run OpenSM with "
+                               "-V or -D 0x07 to log the ports it unlinks). Empty: opensm.log in the drop directory, "
+                               "if any.",
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -160,6 +169,9 @@ class CollectorForm(forms.ModelForm):
 
     def clean_lfts_path(self) -> str:
         return _absolute(self.cleaned_data.get("lfts_path", "").strip(), "the engine process reads it")
+
+    def clean_opensm_log_path(self) -> str:
+        return _absolute(self.cleaned_data.get("opensm_log_path", "").strip(), "the collector reads it")
 
     def clean(self) -> dict:
         data = super().clean()

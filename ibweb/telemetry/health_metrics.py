@@ -3,6 +3,16 @@
 ``ibweb_port_ber{fabric,node,port,kind="raw|effective"}``, ``ibweb_port_module_temperature_celsius{fabric,node,
 port}`` and ``ibweb_port_health_grade{fabric,node,port}`` (0 normal, 1 warning, 2 error: the worst of BER, module
 and downs). As for the counters, a port of a host the view may not name is left out with the switch port facing it.
+
+Link downs are counters (downs seen since the fabric's leader started, never lowered; a new leader starts them
+again, which Prometheus' ``rate``/``increase`` take as a counter reset):
+
+* ``ibweb_fabric_link_downs_total{fabric}``: every port's, always one series per fabric (0 included), what an
+  operator alerts on (``increase(...[5m]) > 0``) without knowing which ports exist;
+* ``ibweb_port_link_downs_total{fabric,node,port}``: only the ports seen down at least once. A series for each of
+  200,000 ports would add 200,000 series that stay at 0 on a healthy fabric to every scrape; downs are rare and
+  concentrated on a few bad cables, so the series that exist are the ones worth looking at (a port's series
+  appears at its first down: compare it with the fabric's counter, which does not miss it).
 """
 
 from __future__ import annotations
@@ -18,6 +28,9 @@ HEALTH_HELP = {
     "ibweb_port_ber": "Bit error rate of the port: raw (pre-FEC, the worst lane) or effective (post-FEC).",
     "ibweb_port_module_temperature_celsius": "Temperature of the port's cable module.",
     "ibweb_port_health_grade": "Link health grade of the port: 0 normal, 1 warning, 2 error (BER, module, downs).",
+    "ibweb_fabric_link_downs_total": "Link downs seen on the fabric's ports since its leader started.",
+    "ibweb_port_link_downs_total": "Link downs seen on the port since the fabric's leader started (ports seen down "
+                                   "at least once).",
 }
 
 
@@ -67,4 +80,11 @@ def health_families(view: View, fabric) -> dict[str, tuple[str, str]]:
     grade = _lines("ibweb_port_health_grade", labels, entry["grade"][keep].astype(np.float64))
     if grade:
         out["ibweb_port_health_grade"] = ("gauge", grade)
+    if "downs_total" in entry:  # fabric-wide: a count names no host
+        out["ibweb_fabric_link_downs_total"] = (
+            "counter", f'ibweb_fabric_link_downs_total{{fabric="{fab}"}} {int(entry.get("downs_fabric_total", 0))}\n')
+        total = entry["downs_total"][keep].astype(np.float64)
+        downs = _lines("ibweb_port_link_downs_total", labels, np.where(total > 0, total, np.nan))
+        if downs:
+            out["ibweb_port_link_downs_total"] = ("counter", downs)
     return out

@@ -18,6 +18,8 @@ from .choices import CollectorSource, SweepStatus
 
 #: The file OpenSM writes its unicast LFTs to (``osm_dump.c``; routing log bit 0x40 of ``-D``).
 LFTS_DUMP_NAME = "opensm-lfts.dump"
+#: OpenSM's log file name (``OSM_DEFAULT_LOG_FILE``: /var/log/opensm.log).
+OPENSM_LOG_NAME = "opensm.log"
 
 
 class CollectorConfig(models.Model):
@@ -29,6 +31,8 @@ class CollectorConfig(models.Model):
     ``lfts_path`` names the subnet manager's forwarding tables (``opensm-lfts.dump``,
     or ``ibroute``/``dump_fts`` output) as a file readable by the engine process; a
     drop-directory collector also finds ``opensm-lfts.dump`` in its directory.
+    ``opensm_log_path`` names OpenSM's log, read each sweep for link downs (a drop directory's
+    ``opensm.log`` when empty).
     """
 
     fabric = models.OneToOneField(Fabric, on_delete=models.CASCADE, related_name="collector")
@@ -42,6 +46,12 @@ class CollectorConfig(models.Model):
         help_text="OpenSM's opensm-lfts.dump (written with -D 0x47 into its dump_files_dir: --dump_files_dir, else "
                   "$OSM_TMP_DIR, else /var/log) or ibroute output, as the engine sees it. Empty: opensm-lfts.dump "
                   "in the drop directory, if any; else the routing is computed with the fabric's routing engine.")
+    opensm_log_path = models.CharField(
+        max_length=500, blank=True, verbose_name="OpenSM log path",
+        help_text="OpenSM's log (opensm -f, /var/log/opensm.log by default) as the collector sees it, read each sweep "
+                  "from where it stopped for link downs: the ports OpenSM unlinks (logged with -V or -D 0x07; 0x0f "
+                  "also logs the links made again), timed by the switches' link state change traps. Empty: "
+                  "opensm.log in the drop directory, if any; else none is read.")
     timeout_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.1)], help_text="Per command.")
     interval_s = models.FloatField(default=10.0, validators=[MinValueValidator(0.5)], help_text="Between sweeps.")
     stale_after_s = models.FloatField(default=60.0, validators=[MinValueValidator(1.0)],
@@ -86,6 +96,8 @@ class CollectorConfig(models.Model):
             raise ValidationError({"drop_dir": "needed when reading from a drop directory"})
         if self.lfts_path and not Path(self.lfts_path).is_absolute():
             raise ValidationError({"lfts_path": "an absolute path (the engine process reads it)"})
+        if self.opensm_log_path and not Path(self.opensm_log_path).is_absolute():
+            raise ValidationError({"opensm_log_path": "an absolute path (the collector reads it)"})
 
     def lfts_file(self) -> Path | None:
         """Where the LFT dump of this fabric is (the file may not exist yet), or None when there is none to read."""
@@ -93,6 +105,14 @@ class CollectorConfig(models.Model):
             return Path(self.lfts_path)
         if self.source == CollectorSource.DIRECTORY and self.drop_dir:
             return Path(self.drop_dir) / LFTS_DUMP_NAME
+        return None
+
+    def opensm_log_file(self) -> Path | None:
+        """Where OpenSM's log of this fabric is (the file may not exist yet), or None when there is none to read."""
+        if self.opensm_log_path:
+            return Path(self.opensm_log_path)
+        if self.source == CollectorSource.DIRECTORY and self.drop_dir:
+            return Path(self.drop_dir) / OPENSM_LOG_NAME
         return None
 
     def alert_thresholds(self) -> Thresholds:

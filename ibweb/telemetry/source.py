@@ -38,8 +38,8 @@ port GUID and number; they replace the per-sweep ``errors`` alerts. When the sou
 does not restart the clock).
 
 Link health (issue 37): captures pushed to ``/api/telemetry/fabrics/<slug>/health/`` are kept per port
-(:mod:`.health_store`); :meth:`TelemetrySource.health` gives them, matched to the discovery in use, to the health
-publisher each tick.
+(:mod:`ibweb.runtime.health_readings`); :meth:`TelemetrySource.health` gives them, matched to the discovery in use,
+to the health publisher each tick.
 
 Jobs come from the fabric's job source through its digital twin, given by whoever builds the
 source (:class:`SourceTwin`: the twin app builds on telemetry, so telemetry never imports it):
@@ -83,9 +83,10 @@ from fabric_engine.telemetry import (
 from fabric_engine.telemetry.counter_conditions import COUNTER_CONDITION_KINDS, CounterConditions, port_sweep
 from fabric_engine.topology import Fabric
 from fabric_engine.workload import Job
+from ibweb.runtime import health_readings
 from ibweb.runtime.catalog import job_catalog
 
-from . import health_store, store
+from . import store
 from .cadence import Cadence
 from .choices import CollectorSource, SweepStatus
 from .lft_tracker import RoutingTracker, publish_status
@@ -196,7 +197,8 @@ class TelemetrySource:
         self._counter = CounterConditions()
         self._counter_conditions: list[dict] = []
         self._config_read = 0.0
-        self._health = health_store.Readings()
+        self._health = health_readings.Readings()
+        self._log_downs = health_readings.LogDowns()
         self.twin: SourceTwin = twin if twin is not None else NoTwin()
 
     @property
@@ -514,9 +516,15 @@ class TelemetrySource:
     def counters(self) -> tuple[np.ndarray, float] | None:
         return self._counters
 
+    def feed_downs(self, tracker, tag_of=None) -> int:
+        """Feed the port changes OpenSM's log showed (:class:`~ibweb.runtime.health_readings.LogDowns`, stored by
+        the sweeps) to the health publisher's down tracker ``tracker``, once per change of that evidence; the changes
+        observed."""
+        return self._log_downs.feed(self.fabric_id, tracker, tag_of)
+
     def health(self) -> HealthRecords | None:
-        """The link health readings pushed or swept for the discovery's ports (:mod:`.health_store`), timed now
-        (None before any); the health publisher grades them as it does an emulator's."""
+        """The link health readings pushed or swept for the discovery's ports (:mod:`ibweb.runtime.health_readings`),
+        timed now (None before any); the health publisher grades them as it does an emulator's."""
         return self._health.records(time.time())
 
     def cables_down(self) -> list[dict]:

@@ -32,7 +32,7 @@ from ibweb.db.retry import retry_locked
 from . import store
 from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError, CommandRunner, SwitchTarget, perfquery_commands, read_drop_dir
-from .health_sweep import read_ext_speeds, store_ext_speeds
+from .health_sweep import read_ext_speeds, store_ext_speeds, store_opensm_log
 from .models import CollectorConfig, Sweep
 from .transport import merge_results, parse_outputs, shard_result
 
@@ -139,6 +139,7 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     health = [t for r in results for t in r.get("health") or () if isinstance(t, str)]
     if health:
         store_ext_speeds(fabric_id, linkinfo, health, warnings)
+    store_opensm_log(config, warnings)  # link downs in OpenSM's log, where the collector has one
     _, newest = store.sweeps(fabric_id)
     events: list[dict] = []
     if newest is not None and newest["linkinfo"] != linkinfo:

@@ -7,17 +7,19 @@ the worst of its BER grade, its module (alarm: error, warning: warning) and its 
 than the job-killing time in 24 h: error; any other down in 24 h: warning). The worst ports (at most
 :data:`WORST`) are ranked by that grade, then by raw BER; each carries its node (name, index, GUID, kind: what
 :mod:`.shown` redacts), the cable's other end, BER values and their window, the module's temperature against its
-thresholds, the cable inventory and its downs.
+thresholds, the cable inventory and its downs: each down episode with ``jobs``, the jobs on the link when it
+went down (``[{"id", "tenant"}]``, what :mod:`.shown` keeps to a view's tenants; empty when none was known).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from fabric_engine.health.downs import DownTracker
-from fabric_engine.health.grade import ERROR, GRADES, NORMAL, WARNING, grade_ber, module_status
+from fabric_engine.health.grade import ERROR, GRADES, NORMAL, WARNING, grade_ber, module_status, worst_raw
 from fabric_engine.health.records import HealthRecords
 from fabric_engine.health.thresholds import Thresholds
 from fabric_engine.topology import KIND_HOST, Fabric
@@ -30,11 +32,16 @@ WORST = 50
 EPISODES = 5
 
 
+_SORTED: list = [None, None, None]  # the last fabric's node GUIDs, their sort order and the GUIDs sorted
+
+
 def node_indices(fabric: Fabric, guid: np.ndarray) -> np.ndarray:
     """Node index of each node GUID in ``fabric`` (-1 where it has no such node)."""
     guid = np.asarray(guid, np.uint64)
-    order = np.argsort(fabric.guid, kind="stable")
-    known = np.asarray(fabric.guid, np.uint64)[order]
+    if _SORTED[0] is not fabric.guid:  # sorted once per fabric (a grading looks nodes up several times)
+        order = np.argsort(fabric.guid, kind="stable")
+        _SORTED[:] = [fabric.guid, order, np.asarray(fabric.guid, np.uint64)[order]]
+    _, order, known = _SORTED
     if not known.size:
         return np.full(guid.size, -1, np.int64)
     pos = np.minimum(np.searchsorted(known, guid), known.size - 1)
@@ -77,20 +84,22 @@ def _temp_limits(rec: HealthRecords, th: Thresholds) -> np.ndarray:
     return np.where(np.isnan(limits), fallback[None, :], limits)
 
 
-def _episodes(e: dict, slot: int) -> list[dict]:
+def _episodes(e: dict, slot: int, jobs_of: Callable[[np.ndarray], list[list[dict]]] | None) -> list[dict]:
     rows = np.flatnonzero(e["slot"] == slot)
     rows = rows[np.argsort(-e["start_hi"][rows], kind="stable")][:EPISODES]
+    jobs = jobs_of(e["tag"][rows]) if jobs_of is not None else [[] for _ in range(rows.size)]
     return [{"start": _num(e["start_hi"][i]), "end": _num(e["end_hi"][i]), "open": bool(e["open"][i]),
              "duration_s": _num(e["duration"][i]), "duration_min_s": _num(e["duration_lo"][i]),
              "duration_max_s": _num(e["duration_hi"][i]), "downs": int(e["downs"][i]),
-             "critical": bool(e["critical"][i])} for i in rows.tolist()]
+             "critical": bool(e["critical"][i]), "jobs": j} for i, j in zip(rows.tolist(), jobs, strict=True)]
 
 
 def grade_ports(rec: HealthRecords, th: Thresholds, downs: DownTracker | None = None) -> dict[str, np.ndarray]:
     """Per port: ``ber`` (:func:`~fabric_engine.health.grade.grade_ber`), ``module``
     (:func:`~fabric_engine.health.grade.module_status`), ``module_grade``, ``down_grade``, ``overall``, ``raw``
     (the worst lane's raw BER), ``slot`` (the port's in ``downs``, -1: none) and ``status`` (``downs.status()``)."""
-    g = grade_ber(rec, th)
+    raw = worst_raw(rec)  # the worst lane's raw BER, graded and shown
+    g = grade_ber(rec, th, raw)
     m = module_status(rec, th)
     n = len(rec)
     down_grade = np.zeros(n, np.int8)
@@ -105,27 +114,37 @@ def grade_ports(rec: HealthRecords, th: Thresholds, downs: DownTracker | None = 
                                      np.where(status["downs_24h"][s] > 0, WARNING, NORMAL))
     down_grade = np.where(rec["up"] == 0, ERROR, down_grade)
     module_grade = np.where(m["alarm"], ERROR, np.where(m["warning"], WARNING, NORMAL))
-    raw = np.fmax(rec["raw_ber"], np.fmax.reduce(rec["raw_ber_lane"], axis=1)) if n else rec["raw_ber"]  # worst lane
     return {"ber": g, "module": m, "module_grade": module_grade, "down_grade": down_grade,
             "overall": np.maximum(np.maximum(g["grade"], module_grade), down_grade).astype(np.int8), "raw": raw,
             "slot": slots, "status": status}
 
 
-def port_series(rec: HealthRecords, fabric: Fabric, graded: dict) -> dict[str, np.ndarray]:
-    """Every port of a node of ``fabric``: ``node`` (index), ``port``, ``raw``, ``effective``, ``temp`` and
-    ``grade`` (overall), for ``/metrics`` (:mod:`ibweb.runtime.health`)."""
+def port_series(rec: HealthRecords, fabric: Fabric, graded: dict) -> dict:
+    """Every port of a node of ``fabric``: ``node`` (index), ``port``, ``raw``, ``effective``, ``temp``, ``grade``
+    (overall) and ``downs_total`` (int64: the downs seen of the port since the tracker started, 0 for a port it
+    never saw down), and the fabric's ``downs_fabric_total`` (every port's, ports gone from the fabric too), for
+    ``/metrics`` (:mod:`ibweb.runtime.health`)."""
     nodes = node_indices(fabric, rec.guid)
     keep = nodes >= 0
+    status, slots = graded.get("status"), graded.get("slot")
+    total = np.zeros(len(rec), np.int64)
+    fabric_total = 0
+    if status is not None and slots is not None:
+        known = slots >= 0
+        total[known] = status["downs_total"][slots[known]]
+        fabric_total = int(status["downs_total"].sum())
     return {"node": nodes[keep].astype(np.int32), "port": rec.port[keep].astype(np.int16),
             "raw": graded["raw"][keep].astype(np.float64), "effective": rec["eff_ber"][keep].astype(np.float64),
-            "temp": rec["temp"][keep].astype(np.float64), "grade": graded["overall"][keep].astype(np.int8)}
+            "temp": rec["temp"][keep].astype(np.float64), "grade": graded["overall"][keep].astype(np.int8),
+            "downs_total": total[keep], "downs_fabric_total": fabric_total}
 
 
 def build_report(rec: HealthRecords, fabric: Fabric, th: Thresholds, downs: DownTracker | None = None,
                  swaps: list[dict] | None = None, t: float | None = None, worst: int = WORST,
-                 graded: dict | None = None) -> dict:
+                 graded: dict | None = None, jobs_of: Callable[[np.ndarray], list[list[dict]]] | None = None) -> dict:
     """The report of the readings ``rec`` (ports of ``fabric``), with the downs ``downs`` saw and the cable
-    ``swaps`` seen (newest last); ``t``: the readings' time; ``graded``: :func:`grade_ports` of them, if done."""
+    ``swaps`` seen (newest last); ``t``: the readings' time; ``graded``: :func:`grade_ports` of them, if done;
+    ``jobs_of``: the jobs of episode tags (:meth:`fabric_engine.health.down_jobs.DownJobs.jobs`; none: no jobs)."""
     graded = grade_ports(rec, th, downs) if graded is None else graded
     g, m, overall, raw, slots = graded["ber"], graded["module"], graded["overall"], graded["raw"], graded["slot"]
     mod_grade, down_grade = graded["module_grade"], graded["down_grade"]
@@ -175,7 +194,7 @@ def build_report(rec: HealthRecords, fabric: Fabric, th: Thresholds, downs: Down
                               "downtime_24h_max_s": float(status["downtime_24h_max_s"][slot]),
                               "critical_24h": int(status["critical_24h"][slot]),
                               "repeated": bool(status["repeated_downs"][slot]),
-                              "episodes": _episodes(episodes, slot)}
+                              "episodes": _episodes(episodes, slot, jobs_of)}
         entries.append(entry)
     return {"t": t, "summary": summary, "worst": entries, "swaps": list(swaps or []),
             "critical_down_s": downs.config.critical_s if downs is not None else None,

@@ -1,6 +1,8 @@
 """A link health report as one access view sees it: hosts the view may not name read as ``host-<index>`` with
 GUID ``hidden`` (:mod:`ibweb.access.redaction`), a port of no known node as ``hidden node``; switches are
-fabric-wide and always shown. Link health is fabric-wide: every view that may see the fabric gets the report."""
+fabric-wide and always shown. Link health is fabric-wide: every view that may see the fabric gets the report; the
+jobs a down hit are tenant data: a view reads only its tenants' jobs (:meth:`~ibweb.access.Redaction.shows_job`),
+as in events and the twin."""
 
 from __future__ import annotations
 
@@ -23,13 +25,24 @@ def _ends(report: dict) -> list[dict]:
     return out
 
 
+def _downs(downs: dict | None, shown: Redaction) -> dict | None:
+    """A port's downs with each episode's jobs kept to those ``shown`` may see."""
+    if not downs or shown.tenants is None:
+        return downs
+    return {**downs, "episodes": [{**ep, "jobs": shown.jobs(ep.get("jobs") or [])}
+                                  for ep in downs.get("episodes") or []]}
+
+
 def shown_report(report: dict, shown: Redaction) -> dict:
-    """``report`` (as :mod:`ibweb.runtime.health` keeps it) with the ends ``shown`` hides renamed (a copy)."""
-    if shown.host_guids is None:
+    """``report`` (as :mod:`ibweb.runtime.health` keeps it) with the ends ``shown`` hides renamed and the jobs of
+    tenants not its own left out (a copy)."""
+    if shown.shows_all:
         return report
-    out = {**report, "worst": [{**e, "peer": dict(e["peer"]) if e.get("peer") else e.get("peer")}
-                               for e in report.get("worst", [])],
+    out = {**report, "worst": [{**e, "peer": dict(e["peer"]) if e.get("peer") else e.get("peer"),
+                                "downs": _downs(e.get("downs"), shown)} for e in report.get("worst", [])],
            "swaps": [dict(s) for s in report.get("swaps", [])]}
+    if shown.host_guids is None:
+        return out
     ends = _ends(out)
     if not ends:
         return out

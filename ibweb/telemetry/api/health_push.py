@@ -1,8 +1,9 @@
 """``POST /api/telemetry/fabrics/<slug>/health/``: operators' hosts push link health captures (issue 37).
 
 Body: ``{"captures": [{"name": "leaf01-p1.txt", "text": "<output>", "node": "leaf01", "port": 1}, ...]}``,
-each ``text`` one tool's output as it printed it: ``mlxlink`` (text or ``--json``), ``perfquery -T``,
-``ibdiagnet2.cables`` or UFM Telemetry (CSV or JSON); the kind is told by content. ``node`` (a node name or
+each ``text`` one tool's output as it printed it: ``mlxlink`` (text or ``--json``), ``mlxcables``, ``perfquery -T``,
+``ibdiagnet2.cables``, ``ibdiagnet2.db_csv`` (its PHY/BER, cable and counter sections) or UFM Telemetry (CSV or
+JSON); the kind is told by content. ``node`` (a node name or
 ``0x`` GUID) and ``port`` name the port of a capture that does not (``mlxlink`` prints only its device); else
 rows are matched by GUID, LID or name to the discovery the engine runs on (:mod:`..health_ports`). Ports the
 fabric has no such node or port for are counted in the answer's ``unknown_ports`` and named in its warnings.
@@ -10,7 +11,7 @@ fabric has no such node or port for are counted in the answer's ``unknown_ports`
 Same token, throttle and body cap as a counter push (``IBWEB_MAX_PUSH_BYTES``, checked before the JSON is
 parsed). Every capture is read before anything is stored: one a reader refuses is a 400 naming the capture and
 its line or field, and nothing of the push is kept. The rows merge into the fabric's newest readings
-(:mod:`..health_store`; a later capture of the same push wins), which the telemetry source gives the health
+(:mod:`..health_readings`; a later capture of the same push wins), which the telemetry source gives the health
 publisher each tick.
 """
 
@@ -30,10 +31,10 @@ from fabric_engine.health.records import merge
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from fabric_engine.topology import Fabric
 from fabric_engine.topology.limits import MAX_FABRIC_PORTS
-from ibweb.runtime import record
+from ibweb.runtime import health_readings, record
+from ibweb.runtime.health_ports import match_ports, node_of_key
 
-from .. import health_store, store
-from ..health_ports import match_ports, node_of_key
+from .. import store
 from ..models import CollectorConfig
 from .serializers import _ParsedJSON
 from .views import PushView
@@ -139,7 +140,7 @@ class HealthPushView(PushView):
             return Response({"captures": ["the fabric has no discovery yet: push its iblinkinfo with counter "
                                           "samples first"]}, status=status.HTTP_409_CONFLICT)
         got = read_captures(body.validated_data["captures"], fabric, time.time())
-        kept = health_store.put(config.fabric_id, got["rows"])
+        kept = health_readings.put(config.fabric_id, got["rows"])
         self.token_used(request)
         return Response({"captures": got["captures"], "ports": len(got["rows"]), "ports_kept": kept,
                          "unknown_ports": got["unknown_ports"], "warnings": got["warnings"]})

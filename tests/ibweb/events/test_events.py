@@ -47,6 +47,20 @@ def test_facts_name_kind_severity_subject_and_the_hosts_they_mention():
     assert fact_of(moved).key == f.key, "the same subject is the same event, whatever its numbers say"
 
 
+def test_an_alert_naming_one_job_is_its_tenants_unless_it_lists_the_jobs_a_down_hit():
+    """A twin deviation on a link that one job crosses is that job's event; a long link down of a port lists the
+    one job it hit but stays the fabric's, so every view that may see the port sees the event (issue 37)."""
+    deviation = {"kind": "twin_deviation", "link": 4, "port": "leaf01 port 3", "b": "spine01 port 1",
+                 "jobs": ["train"], "message": "leaf01 port 3: unexplained traffic; jobs train"}
+    d = fact_of(deviation, {"train": "acme"})
+    assert (d.object_type, d.job, d.tenant, d.jobs) == ("job", "train", "acme", [["train", "acme"]])
+    down = {"kind": "link_down_long", "severity": "critical", "port": "leaf01 port 3", "jobs": ["train"],
+            "message": "leaf01 port 3: link down longer than the job-killing time 7 s (9 .. 11 s); jobs train"}
+    p = fact_of(down, {"train": "acme"})
+    assert (p.object_type, p.object_id, p.job, p.tenant) == ("port", "leaf01 port 3", "", None)
+    assert p.jobs == [["train", "acme"]] and not p.message.endswith("train")
+
+
 def at(seconds: float) -> float:
     return (T0 + timedelta(seconds=seconds)).timestamp()
 

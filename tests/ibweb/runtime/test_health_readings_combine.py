@@ -1,4 +1,4 @@
-"""The health store's merge of new readings into the kept ones (ibweb.telemetry.health_store.combine): matched by
+"""The health store's merge of new readings into the kept ones (ibweb.runtime.health_readings.combine): matched by
 port identity whether the rows carry GUIDs (matched as numbers) or names (matched by key), in any order, the new
 given values winning; read back from a pickle (one shared row for a field alike everywhere) it merges the same."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fabric_engine.health.records import FIELDS, empty
-from ibweb.telemetry.health_store import combine
+from ibweb.runtime.health_readings import combine
 
 
 def rows(ids, named: bool = False, seed: int = 0):

@@ -17,7 +17,7 @@ from django.core.cache import caches
 from django.test import override_settings
 
 from fabric_engine.health.records import Builder
-from ibweb.telemetry import health_store
+from ibweb.runtime import health_readings
 from tests.support.services import require_redis
 
 MET_WAIT_S = 2.0  # how long a merge waits for the other to have read too (never met with the lock)
@@ -50,15 +50,15 @@ def _merge_concurrently(monkeypatch, url: str) -> list[int]:
     caches_setting = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
                                   "KEY_PREFIX": "health-lock-test"}}
     with override_settings(CACHES=caches_setting):
-        health_store.forget(1)
+        health_readings.forget(1)
         barrier = threading.Barrier(2, timeout=MET_WAIT_S)
-        monkeypatch.setattr(health_store, "cache", MeetingCache(caches["default"], barrier))
-        monkeypatch.setattr(health_store, "_lock", contextlib.nullcontext())  # two processes: two process locks
+        monkeypatch.setattr(health_readings, "cache", MeetingCache(caches["default"], barrier))
+        monkeypatch.setattr(health_readings, "_lock", contextlib.nullcontext())  # two processes: two process locks
         errors: list[BaseException] = []
 
         def push(port: int) -> None:
             try:
-                health_store.put(1, rows(port))
+                health_readings.put(1, rows(port))
             except BaseException as exc:  # noqa: BLE001 - handed to the test thread
                 errors.append(exc)
 
@@ -68,9 +68,9 @@ def _merge_concurrently(monkeypatch, url: str) -> list[int]:
         for t in threads:
             t.join(30)
         assert not errors, errors
-        monkeypatch.setattr(health_store, "cache", caches["default"])
-        rec = health_store.read(1)
-        health_store.forget(1)
+        monkeypatch.setattr(health_readings, "cache", caches["default"])
+        rec = health_readings.read(1)
+        health_readings.forget(1)
         return sorted(rec.port.tolist())
 
 
@@ -87,7 +87,7 @@ def test_without_the_lock_one_merge_loses_the_others_rows(monkeypatch):
     def no_lock(_fabric_id):
         yield
 
-    monkeypatch.setattr(health_store, "merge_lock", no_lock)
+    monkeypatch.setattr(health_readings, "merge_lock", no_lock)
     assert len(_merge_concurrently(monkeypatch, url)) == 1
 
 
@@ -96,10 +96,10 @@ def test_the_lock_is_per_fabric(monkeypatch):
     caches_setting = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
                                   "KEY_PREFIX": "health-lock-test"}}
     with override_settings(CACHES=caches_setting):
-        monkeypatch.setattr(health_store, "_lock", contextlib.nullcontext())
-        with health_store.merge_lock(1):  # another fabric's merge is not held up by fabric 1's
+        monkeypatch.setattr(health_readings, "_lock", contextlib.nullcontext())
+        with health_readings.merge_lock(1):  # another fabric's merge is not held up by fabric 1's
             done = threading.Event()
-            threading.Thread(target=lambda: (health_store.put(2, rows(1)), done.set())).start()
+            threading.Thread(target=lambda: (health_readings.put(2, rows(1)), done.set())).start()
             assert done.wait(10)
-        assert health_store.read(2) is not None
-        health_store.forget(2)
+        assert health_readings.read(2) is not None
+        health_readings.forget(2)

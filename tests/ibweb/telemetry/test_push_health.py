@@ -15,7 +15,7 @@ from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.runtime import health as report_store
-from ibweb.telemetry import health_store
+from ibweb.runtime import health_readings
 from ibweb.telemetry.choices import CollectorSource
 from ibweb.telemetry.models import CollectorConfig, PushToken
 from tests.support.engine_fixtures import settled_tick
@@ -99,7 +99,7 @@ def test_pushed_mlxlink_and_ufm_captures_are_graded_as_the_fixtures_say(client, 
     hot = MLXLINK.replace("Raw Physical BER                   : 4E-8", "Raw Physical BER                   : 4E-5")
     assert "4E-5" in hot
     assert push(client, {"name": "again.txt", "text": hot, "node": "gpu0005", "port": 1}).json()["ports_kept"] == 5
-    stored = health_store.read(client.config.fabric_id)
+    stored = health_readings.read(client.config.fabric_id)
     row = list(stored.keys()).index("0x" + format(int(_port(report, "gpu0005", 1)["guid"], 16), "016x") + "/1")
     assert stored["raw_ber"][row] == pytest.approx(4e-5) and stored["temp"][row] == hca["module"]["temperature_c"]
 
@@ -149,7 +149,7 @@ def test_a_bad_capture_is_a_400_naming_it_and_nothing_is_stored(client, capture,
     assert r.status_code == 400
     [got] = r.json()["captures"]
     assert got.startswith(message), got
-    assert health_store.read(client.config.fabric_id) is None
+    assert health_readings.read(client.config.fabric_id) is None
 
 
 def test_a_health_push_needs_the_fabrics_token_and_a_discovery(client):
@@ -163,7 +163,7 @@ def test_a_health_push_needs_the_fabrics_token_and_a_discovery(client):
     fresh.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     r = fresh.post("/api/telemetry/fabrics/fresh/health/", body, format="json")
     assert r.status_code == 409 and "no discovery yet" in r.json()["captures"][0]
-    assert health_store.read(other.pk) is None
+    assert health_readings.read(other.pk) is None
 
 
 def test_a_health_push_has_the_counter_push_cap_checked_before_parsing(client, settings):
@@ -174,4 +174,4 @@ def test_a_health_push_has_the_counter_push_cap_checked_before_parsing(client, s
     big = {"captures": [{"text": MLXLINK * 40, "node": "gpu0005"}]}
     r = client.post(URL, big, format="json")
     assert r.status_code == 413 and "a link health push" in r.json()["detail"]
-    assert health_store.read(client.config.fabric_id) is None
+    assert health_readings.read(client.config.fabric_id) is None

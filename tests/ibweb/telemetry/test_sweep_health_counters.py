@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ibweb.telemetry import health_store
+from ibweb.runtime import health_readings
 from ibweb.telemetry.choices import SweepStatus
 from ibweb.telemetry.sweeps import run_sweep
 
@@ -56,7 +56,7 @@ def test_perfquery_T_each_sweep_when_on_and_a_switch_without_it_is_a_warning(too
     assert sweep.status == SweepStatus.OK and sweep.failures == [] and sweep.ports > 0
     calls = log.read_text().splitlines()
     ext_calls = [c for c in calls if c.startswith("perfquery -T")]
-    rec = health_store.read(config.fabric_id)
+    rec = health_readings.read(config.fabric_id)
     if not on:
         assert ext_calls == [] and rec is None
         return

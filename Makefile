@@ -58,14 +58,14 @@ lint: venv
 
 test: setup sysdeps lint ## ruff, the frontend module tests, and pytest over all of tests/ (twice: embedded, then PostgreSQL + Redis)
 	cd frontend && npm test --silent
-	$(BIN)/python -m pytest $(XDIST)
+	$(BIN)/python -m pytest $(XDIST) --durations=25
 	$(MAKE) --no-print-directory test-services
 
 test-services: ## the in-process web tests again on PostgreSQL and Redis (tasks eager; tests that start servers run once)
 	$(BIN)/python tests/support/reset_test_db.py $${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
 	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} IBWEB_CELERY_EAGER=1 \
-	$(BIN)/python -m pytest $(XDIST) tests/ibweb -m "not browser and not services and not server"
+	$(BIN)/python -m pytest $(XDIST) tests/ibweb -m "not browser and not services and not server" --durations=25
 
 bench: setup sysdeps ## run every bench of tests/bench, then a summary of all targets (exit 1 if one missed)
 	@mkdir -p var; : > var/bench.log; failed=""; \

@@ -116,7 +116,7 @@ def _unit_of(path: str) -> str | None:
 
 @functools.cache
 def _starts_servers(path: str) -> bool:
-    """Whether the test module at ``path`` starts ibweb server processes (:func:`tests.support.server.running_server`)."""
+    """Whether the test module at ``path`` starts ibweb servers (:func:`tests.support.server.running_server`)."""
     source = ROOT / path
     return source.suffix == ".py" and source.is_file() and "running_server(" in source.read_text()
 

@@ -99,6 +99,9 @@ export function api() {
     /** The link health report: {fabric, t, summary, worst: [{node, node_index, guid, port, grade, reasons, peer, up,
      * ber, module, cable, downs}], swaps}; 404 before the first grading. */
     health: () => call("health/"),
+    /** One port's raw BER per lane and its trend (node: a name, 0x GUID or host-<i>): {node, port, tracked, t, raw,
+     * grade, lanes}; 404 for a node the view may not see or before the first grading. */
+    healthPort: (node, port) => call(`health/ports/${encodeURIComponent(node)}/${port}/`),
     /** The scenario's jobs: {jobs: [{id, tenant, pattern, hosts, links}]}. */
     jobs: () => call("jobs/"),
     /** The fabric's P_Keys with their member GUIDs and nodes (UFM-style): {"0x0101": {partition, tenant, guids}}. */

@@ -1,18 +1,34 @@
-"""The Health page of a fabric: its link health report (:mod:`ibweb.live.health`) as the visitor may see it,
-server-rendered: the counts by grade, the worst ports with their evidence, the cable swaps."""
+"""The Health pages: of a fabric, its link health report (:mod:`ibweb.live.health`) as the visitor may see it,
+server-rendered (the counts by grade, the worst ports with their evidence, the cable swaps, the cable inventory
+with its CSV download); of a cluster, the worst ports of all its planes ranked together
+(:mod:`.cluster_health`)."""
 
 from __future__ import annotations
 
+import csv
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from rest_framework.exceptions import APIException
 
 from ibweb.access import view_of, visible_fabrics
 from ibweb.auth.permissions import view_required
+from ibweb.live.api.health_cables import FILTERS, cable_rows
+from ibweb.live.health.cables import TEXT
 from ibweb.live.health.shown import report_for
 
-__all__ = ["fabric_health"]
+from .cluster import visible_clusters
+from .cluster_health import cluster_health, port_anchor
+
+__all__ = ["fabric_health", "fabric_cables_csv", "cluster_health_page", "CABLES_PAGE"]
+
+#: Cable ends a Health page lists at once.
+CABLES_PAGE = 100
+#: Columns of the cable inventory's CSV.
+CSV_COLUMNS = ("node", "guid", "port", "kind", *TEXT, "length_m")
 
 
 def _when(t: float | None) -> datetime | None:
@@ -27,16 +43,91 @@ def _page_rows(report: dict) -> dict:
         if downs:
             downs = {**downs, "episodes": [{**ep, "start_at": _when(ep["start"]), "end_at": _when(ep["end"])}
                                            for ep in downs["episodes"]]}
-        worst.append({**e, "downs": downs})
+        worst.append({**e, "downs": downs, "anchor": port_anchor(e["node"], e["port"])})
     return {**report, "worst": worst, "graded_at": _when(report.get("t")),
             "swaps": [{**s, "at": _when(s.get("t"))} for s in reversed(report.get("swaps", []))]}
 
 
+def _offset(raw: str | None) -> int:
+    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) < 10 else 0
+
+
+def _cables(request, fabric) -> dict:
+    """The page's cable inventory section: one page of rows filtered as the query asks, or why there is none."""
+    filters = {k: request.GET[k] for k in FILTERS if request.GET.get(k)}
+    try:
+        rows, inv = cable_rows(request.user, fabric, filters)
+    except APIException as e:  # none yet (404) or being read again (503)
+        return {"problem": str(e.detail), "filters": filters}
+    offset = min(_offset(request.GET.get("offset")), max(len(rows) - 1, 0))
+    page = rows[offset:offset + CABLES_PAGE]
+
+    def at(o: int) -> str:
+        return "?" + urlencode({**filters, "offset": o}) + "#cables"
+
+    return {"rows": page, "count": len(rows), "first": offset + 1 if page else 0, "last": offset + len(page),
+            "previous": at(max(offset - CABLES_PAGE, 0)) if offset else None,
+            "next": at(offset + CABLES_PAGE) if offset + CABLES_PAGE < len(rows) else None,
+            "filters": filters, "read_at": _when(inv.get("t")),
+            "csv": "cables.csv" + ("?" + urlencode(filters) if filters else "")}
+
+
 @view_required
 def fabric_health(request, slug: str):
-    """Link health of one fabric: BER graded, modules against their thresholds, downs, cable swaps."""
+    """Link health of one fabric: BER graded, modules against their thresholds, downs, cable swaps, cables."""
     fabric = get_object_or_404(visible_fabrics(view_of(request.user)), slug=slug)
     report = report_for(request.user, fabric)
     return render(request, "dashboard/health.html", {
         "fabric": fabric, "fabric_nav": fabric, "nav": "health", "report": _page_rows(report) if report else None,
-        "interval_s": settings.IBWEB_HEALTH_INTERVAL_S})
+        "interval_s": settings.IBWEB_HEALTH_INTERVAL_S, "cables": _cables(request, fabric),
+        "cable_filters": [(k, text, request.GET.get(k, "")) for k, text in FILTERS.items()]})
+
+
+def _cell(value) -> object:
+    """A CSV cell; text a spreadsheet would read as a formula is quoted (``'=...``)."""
+    if value is None:
+        return ""
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+@view_required
+def fabric_cables_csv(request, slug: str):
+    """The fabric's cable inventory as CSV (filtered as the page's query asks); 404 while it has none."""
+    fabric = get_object_or_404(visible_fabrics(view_of(request.user)), slug=slug)
+    filters = {k: request.GET[k] for k in FILTERS if request.GET.get(k)}
+    try:
+        rows, _ = cable_rows(request.user, fabric, filters)
+    except APIException as e:
+        return HttpResponse(f"{e.detail}\n", status=e.status_code, content_type="text/plain; charset=utf-8")
+    writer = csv.DictWriter(_Echo(), fieldnames=CSV_COLUMNS)
+
+    def lines():
+        yield writer.writeheader()
+        for start in range(0, len(rows), 1000):  # a thousand rows made at a time
+            for row in rows[start:start + 1000]:
+                yield writer.writerow({k: _cell(row[k]) for k in CSV_COLUMNS})
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{fabric.slug}-cables.csv"'
+    return response
+
+
+@view_required
+def cluster_health_page(request, slug: str):
+    """Link health of a cluster: the worst ports of all its planes the visitor may open, ranked together."""
+    view = view_of(request.user)
+    cluster = get_object_or_404(visible_clusters(view), slug=slug)
+    health = cluster_health(view, request.user, cluster)
+    for e in health["worst"]:
+        downs = e.get("downs")
+        e["downs"] = downs and {**downs, "episodes": [{**ep, "start_at": _when(ep["start"])}
+                                                      for ep in downs["episodes"]]}
+    for p in health["planes"]:
+        p["graded_at"] = _when(p["t"])
+    return render(request, "dashboard/cluster_health.html", {
+        "cluster": cluster, "cluster_nav": cluster, "nav": "fabrics", "cluster_tab": "health", "health": health})

@@ -10,8 +10,10 @@ urlpatterns = [
     path("", views.fabric_list, name="fabric-list"),
     path("fabrics/<slug:slug>/", views.fabric_detail, name="fabric-detail"),
     path("fabrics/<slug:slug>/health/", health_page.fabric_health, name="fabric-health"),
+    path("fabrics/<slug:slug>/health/cables.csv", health_page.fabric_cables_csv, name="fabric-health-cables-csv"),
     path("api/fabrics/overview/", views.OverviewView.as_view(), name="fabric-overview"),
     path("clusters/<slug:slug>/", views.cluster_page, name="cluster-detail"),
+    path("clusters/<slug:slug>/health/", health_page.cluster_health_page, name="cluster-health"),
     path("api/clusters/", views.ClusterListView.as_view(), name="cluster-list-api"),
     path("api/clusters/<slug:slug>/", views.ClusterDetailView.as_view(), name="cluster-detail-api"),
     # Browsers ask for /favicon.ico on pages that name no icon (downloads, JSON, error pages).

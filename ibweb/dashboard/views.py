@@ -34,7 +34,8 @@ def fabric_detail(request, slug: str):
 def cluster_page(request, slug: str):
     """A cluster's planes compared, its storage fabric beside them, its jobs at their slowest rail."""
     cluster = get_object_or_404(visible_clusters(view_of(request.user)), slug=slug)
-    return render(request, "dashboard/cluster_detail.html", {"cluster": cluster, "nav": "fabrics"})
+    return render(request, "dashboard/cluster_detail.html", {"cluster": cluster, "cluster_nav": cluster,
+                                                            "nav": "fabrics", "cluster_tab": "planes"})
 
 
 class MayView(BasePermission):

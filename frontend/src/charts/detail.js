@@ -6,9 +6,12 @@
 import {axisBottom, axisLeft, extent, format, line, max, scaleLinear, scaleTime, timeFormat} from "d3";
 import {directedLabel, formatRate, formatUtil, nodeLines} from "../format.js";
 import {cableEntries, healthRows} from "../health-rows.js";
+import {sparkline, trendRows} from "../health-trend.js";
 
 const percent = format(".0%");
 const COLORS = ["#7cb7ff", "#ffb86b"];
+/** Size of the port panel's BER sparklines (health-trend.js), pixels. */
+const SPARK = {width: 120, height: 24};
 const RECABLED = "#ff6b6b";
 const DOWN = "rgba(255, 107, 107, 0.18)";
 
@@ -131,6 +134,7 @@ export function detail() {
   let health = null; // the link health source (health-source.js), or null
   let healthShown = []; // [{end, rows}] of the selected cable's listed ends
   let healthNote = "";
+  const trends = new Map(); // "node:port" -> {at: the report's t asked for, body: the port API's answer or null}
   let seconds = 300;
   let refreshMs = 5000;
   let cable = -1;
@@ -189,6 +193,7 @@ export function detail() {
       rollups = [];
       errors.style("display", "none").property("open", false);
       errorTables.selectAll("*").remove();
+      trends.clear();
       if (item?.kind === "link") cable = item.index;
       else if (item?.kind === "node" && ctx.fabric.nodes.isHost[item.index]) cable = hostCable(item.index);
       panel.classed("ibweb-empty", cable < 0);
@@ -217,29 +222,65 @@ export function detail() {
       if (health) showHealth(), health.get();
     }
 
+    /** The health section anew: folded unless an end is graded error (a new cable or report). */
     function showHealth() {
+      drawHealth(true);
+    }
+
+    /** The health section's tables (fold: also fold or open it, as showHealth; a trend answered leaves it be). */
+    function drawHealth(fold) {
       healthShown = [];
       healthNote = "";
       if (cable < 0 || !health) return void healthBox.style("display", "none");
       const report = health.report();
       if (report) {
-        healthShown = cableEntries(report, ctx.fabric, cable).map(({end, entry}) => ({end, rows: healthRows(entry)}));
+        healthShown = cableEntries(report, ctx.fabric, cable).map(({end, entry}) => {
+          const key = `${entry.node}:${entry.port}`;
+          const kept = trends.get(key);
+          if (client.healthPort && entry.kind && kept?.at !== report.t) askTrend(key, entry, report.t); // a known node
+          const body = kept?.body ?? null;
+          return {end, rows: [...healthRows(entry), ...trendRows(body)], trend: body ? sparkline(body, SPARK) : null};
+        });
         if (!healthShown.length) healthNote = "no health finding for this port";
       } else healthNote = health.problem() || "loading link health…";
       // folded (room for the chart) unless an end is graded error; the summary names each listed end's grade
       const said = healthShown.length ? healthShown.map((s) => `${s.end}: ${s.rows[0][1]}`).join("; ") : healthNote;
-      healthBox.style("display", null).property("open", healthShown.some((s) => s.rows[0][2] === "error"));
+      healthBox.style("display", null);
+      if (fold) healthBox.property("open", healthShown.some((s) => s.rows[0][2] === "error"));
       healthHead.text(`Link health: ${said}`);
       healthTables.selectAll("table").data(healthShown).join((enter) => {
         const t = enter.append("table").attr("class", "ibweb-counters ibweb-health");
         t.append("caption");
         t.append("tbody");
+        const foot = t.append("tfoot").append("tr").attr("class", "ibweb-health-trend");
+        foot.append("td").text("BER trend");
+        const svg = foot.append("td").append("svg").attr("width", SPARK.width + 4).attr("height", SPARK.height + 4)
+          .attr("role", "img");
+        svg.append("path").attr("fill", "none").attr("stroke", "currentColor").attr("stroke-width", 1)
+          .attr("transform", "translate(2,2)");
+        svg.append("g").attr("transform", "translate(2,2)");
         return t;
       })
         .call((t) => t.select("caption").text((s) => s.end))
         .call((t) => t.select("tbody").selectAll("tr").data((s) => s.rows).join("tr")
           .attr("data-grade", (r) => r[2])
-          .selectAll("td").data((r) => [r[0], r[1]]).join("td").text((d) => d));
+          .selectAll("td").data((r) => [r[0], r[1]]).join("td").text((d) => d))
+        .call((t) => t.select("tfoot").style("display", (s) => (s.trend?.dots.length ? null : "none")))
+        .call((t) => t.select("tfoot svg").attr("aria-label", (s) => s.trend?.label ?? "")
+          .call((svg) => svg.select("path").attr("d", (s) => s.trend?.d ?? ""))
+          .call((svg) => svg.select("g").selectAll("circle").data((s) => s.trend?.dots ?? []).join((enter) => enter
+            .append("circle").attr("r", 1.8).call((c) => c.append("title")))
+            .attr("cx", (p) => p.x).attr("cy", (p) => p.y).attr("fill", (p) => p.color)
+            .attr("data-grade", (p) => p.grade).call((c) => c.select("title").text((p) => p.title))));
+    }
+
+    function askTrend(key, entry, at) {
+      trends.set(key, {at, body: trends.get(key)?.body ?? null});
+      const mine = generation;
+      client.healthPort(entry.node, entry.port).then((body) => body, () => null).then((body) => {
+        trends.set(key, {at, body});
+        if (mine === generation) drawHealth(false);
+      });
     }
 
     function showCounters(mine) {
@@ -370,7 +411,8 @@ export function detail() {
     return arguments.length ? ((refreshMs = _), chart) : refreshMs;
   };
   /** {cable, rollups (the read-out's lines), points (history points drawn), recabled (markers), down (shaded
-   * stretches), error, health: [{end, rows: [[label, value, grade]]}] of the listed ends, healthNote}. */
+   * stretches), error, health: [{end, rows: [[label, value, grade]], trend: sparkline or null}] of the listed
+   * ends, healthNote}. */
   chart.state = () => ({cable, rollups, points: series && cable >= 0 ? series.t.length : 0,
     recabled: series && cable >= 0 ? recablingMarks(series).length : 0,
     down: series && cable >= 0 ? downSpans(series).length : 0, error, health: healthShown, healthNote});

@@ -3,7 +3,8 @@
 from django.urls import path
 
 from ibweb.live.api.engine_views import SharpView, StorageView
-from ibweb.live.api.health_views import HealthView
+from ibweb.live.api.health_cables import HealthCablesView
+from ibweb.live.api.health_views import HealthPortView, HealthView
 from ibweb.live.api.history_views import LinkHistoryView, PortHistoryView
 from ibweb.live.api.jobs_views import JobsView
 from ibweb.live.api.path_views import PathView
@@ -24,4 +25,7 @@ urlpatterns = [
     path("fabrics/<slug:slug>/sharp/", SharpView.as_view(), name="fabric-sharp"),
     path("fabrics/<slug:slug>/storage/", StorageView.as_view(), name="fabric-storage"),
     path("fabrics/<slug:slug>/health/", HealthView.as_view(), name="fabric-health"),
+    path("fabrics/<slug:slug>/health/cables/", HealthCablesView.as_view(), name="fabric-health-cables"),
+    path("fabrics/<slug:slug>/health/ports/<str:node>/<int:port>/", HealthPortView.as_view(),
+         name="fabric-health-port"),
 ]

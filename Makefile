@@ -11,7 +11,8 @@ SYSTEM_PACKAGES := opensm ibsim-utils libumad2sim0 infiniband-diags chromium
 UMAD2SIM := /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/package.json
 # pytest-xdist workers of `make test`; tests/support/xdist_worker.py gives each its Redis namespace and database
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
+SERVICES_WORKERS ?= 2
 XDIST := -p tests.support.xdist_worker -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: run setup venv frontend db sysdeps test test-services lint bench clean
@@ -65,7 +66,7 @@ test-services: ## the in-process web tests again on PostgreSQL and Redis (tasks 
 	$(BIN)/python tests/support/reset_test_db.py $${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 	DATABASE_URL=$${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} \
 	REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/0} IBWEB_CELERY_EAGER=1 \
-	$(BIN)/python -m pytest $(XDIST) tests/ibweb -m "not browser and not services and not server" --durations=25
+	$(BIN)/python -m pytest $(XDIST) -n $(SERVICES_WORKERS) tests/ibweb -m "not browser and not services and not server" --durations=25
 
 bench: setup sysdeps ## run every bench of tests/bench, then a summary of all targets (exit 1 if one missed)
 	@mkdir -p var; : > var/bench.log; failed=""; \

@@ -13,31 +13,18 @@ relinked (``ReLink``). ibsim answers no ``perfquery -T`` and nothing is pushed: 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from pathlib import Path
 
 import pytest
 
 from fabric_engine.telemetry import MIN_INTERVAL_S
 from fabric_engine.topology.generate import fat_tree
 from tests.support.engine_fixtures import settled_tick
+from tests.support.slurm_drop import running_jobs_drop
 
 pytestmark = [pytest.mark.realtools, pytest.mark.django_db(transaction=True)]
 
-SLURM = Path(__file__).parents[1] / "data" / "slurm" / "squeue-23.11.json"
 KILLING_S = 2.0
-
-
-def _drop(drop: Path, now: float) -> None:
-    """The Slurm fixture with its running jobs started ten minutes ago and ending in an hour."""
-    doc = json.loads(SLURM.read_text())
-    for job in doc["jobs"]:
-        if job["job_state"] == ["RUNNING"]:
-            job["start_time"]["number"] = int(now - 600)
-            job["end_time"]["number"] = int(now + 3600)
-    drop.mkdir()
-    (drop / "squeue.json").write_text(json.dumps(doc))
 
 
 def test_a_cut_longer_than_the_job_killing_time_is_one_down_with_the_job_on_it(ibsim, tmp_path, settings):
@@ -66,7 +53,7 @@ def test_a_cut_longer_than_the_job_killing_time_is_one_down_with_the_job_on_it(i
     row = Fabric.objects.create(name="Downs", slug="downs", mode=FabricMode.TELEMETRY, tick_s=1.0)
     config = CollectorConfig.objects.create(fabric=row, environment=env, timeout_s=20.0, shard_size=8,
                                             stale_after_s=600.0, lfts_path=str(osm / "opensm-lfts.dump"))
-    _drop(tmp_path / "drop", time.time())
+    running_jobs_drop(tmp_path / "drop", time.time())
     source = JobSource.objects.create(fabric=row, kind=JobSourceKind.DIRECTORY, drop_dir=str(tmp_path / "drop"),
                                       accounts={"llm-pretrain": "acme"})
 

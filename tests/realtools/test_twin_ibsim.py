@@ -16,7 +16,6 @@ flag the link down against expected (an alert once the deviation persists).
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
 
@@ -36,10 +35,10 @@ from fabric_engine.topology.generate import fat_tree
 from fabric_engine.twin import HostMap, Twin, compare_plan, parse_slurm_jobs, read_plan
 from fabric_engine.twin.attribution import attribute_links
 from tests.realtools.tracert import ibtracert_hops
+from tests.support.slurm_drop import SLURM, running_jobs_drop
 
 pytestmark = pytest.mark.realtools
 
-SLURM = Path(__file__).parents[1] / "data" / "slurm" / "squeue-23.11.json"
 WORDS = {"4242": 400_000_000, "4243": 150_000_000}  # 4-byte words per ring step per sweep interval (a few Gb/s)
 
 
@@ -183,17 +182,6 @@ def test_twin_on_ibsim_attributes_jobs_finds_the_cut_link_against_plan_and_expec
     assert {d["kind"] for d in second.deviations} == {"down", "above"}
 
 
-def _running_fixture(drop: Path, now: float) -> None:
-    """The Slurm 23.11 fixture with its running jobs started ten minutes ago and ending in an hour."""
-    doc = json.loads(SLURM.read_text())
-    for job in doc["jobs"]:
-        if job["job_state"] == ["RUNNING"]:
-            job["start_time"]["number"] = int(now - 600)
-            job["end_time"]["number"] = int(now + 3600)
-    drop.mkdir()
-    (drop / "squeue.json").write_text(json.dumps(doc))
-
-
 @pytest.mark.django_db(transaction=True)
 def test_twin_in_the_runner_of_a_telemetry_fabric(ibsim, tmp_path):
     """The same on a telemetry-fed fabric run by its engine: jobs from a Slurm drop directory in the catalog,
@@ -220,7 +208,7 @@ def test_twin_in_the_runner_of_a_telemetry_fabric(ibsim, tmp_path):
     row = Fabric.objects.create(name="Twin", slug="twin", mode=FabricMode.TELEMETRY, tick_s=1.0)
     config = CollectorConfig.objects.create(fabric=row, environment=env, timeout_s=20.0, shard_size=8,
                                             stale_after_s=600.0, lfts_path=str(osm / "opensm-lfts.dump"))
-    _running_fixture(tmp_path / "drop", time.time())
+    running_jobs_drop(tmp_path / "drop", time.time())
     source = JobSource.objects.create(fabric=row, kind=JobSourceKind.DIRECTORY, drop_dir=str(tmp_path / "drop"),
                                       accounts={"llm-pretrain": "acme"}, raise_after=2, clear_after=2)
     plans.upload(row, "design.net", sim.net_path.read_text())

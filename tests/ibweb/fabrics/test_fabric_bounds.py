@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from ibweb.fabrics.models import Fabric
@@ -11,15 +10,6 @@ from tests.support import hostile
 
 pytestmark = pytest.mark.django_db
 URL = "/api/fabrics/fabrics/"
-
-
-@pytest.fixture
-def operator(client):
-    user = User.objects.create_user("op", password="pw")
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_fabric", "change_fabric",
-                                                                        "view_all_tenants"]))
-    client.force_login(user)
-    return client
 
 
 def test_ibnetdiscover_upload_with_a_switch_at_lid_100_million_names_its_line(operator):

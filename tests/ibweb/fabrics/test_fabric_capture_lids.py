@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from fabric_engine import formats
@@ -23,15 +22,6 @@ from ibweb.live.feed.frame_store import topology_base, with_ids
 VOLTAIRE = (Path(__file__).resolve().parents[2] / "data" / "captures" / "ibnetdiscover"
             / "voltaire_sdr_ends_differ.ibnetdiscover")
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator(client):
-    user = User.objects.create_user("op", password="pw")
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_fabric", "change_fabric",
-                                                                        "view_all_tenants"]))
-    client.force_login(user)
-    return client
 
 
 def started(row):

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from ibweb.fabrics.models import Fabric
@@ -11,15 +11,6 @@ from tests.support.tenancy_fixtures import tenants  # noqa: F401
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator(client):
-    user = User.objects.create_user("op", password="pw")
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_fabric", "change_fabric",
-                                                                        "view_all_tenants"]))
-    client.force_login(user)
-    return client
 
 
 def upload(name: str) -> SimpleUploadedFile:

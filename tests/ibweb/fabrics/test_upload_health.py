@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from ibweb.fabrics.models import Fabric
@@ -59,15 +58,6 @@ def _archive(phy: str | None = None, cables: str = CABLES) -> bytes:
             info.size = len(raw)
             tf.addfile(info, io.BytesIO(raw))
     return out.getvalue()
-
-
-@pytest.fixture
-def operator(client):
-    user = User.objects.create_user("op", password="pw")
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_fabric", "change_fabric",
-                                                                        "view_all_tenants"]))
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture(autouse=True)

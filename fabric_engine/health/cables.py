@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import FormatError
 from ..topology.limits import MAX_NODE_PORTS
 from ._lines import Skipper, lines_of
-from .records import LANES, Builder, HealthRecords
+from .records import LANES, TH_COLUMN_OF, TH_FIELD_OF, Builder, HealthRecords
 from .thresholds import normalize_cable
 
 __all__ = ["read", "looks_like"]
@@ -35,9 +35,6 @@ _HEADER = re.compile(r"Port=(\d{1,9})\s+Lid=(0x[0-9A-Fa-f]+|\d+)\s+GUID=(0x[0-9A
 _LANE = re.compile(r"(rx|tx)\s*(\d+)\s*(power|bias)", re.I)
 _TH = re.compile(r"(?:(high|low)\s+)?(temperature|voltage|rx\s*power|tx\s*power|tx\s*bias|bias)\s+(?:(high|low)\s+)?"
                  r"(alarm|warning)\s+threshold", re.I)
-_TH_COL = {("low", "alarm"): 0, ("low", "warning"): 1, ("high", "warning"): 2, ("high", "alarm"): 3}
-_TH_FIELD = {"temperature": "temp_th", "voltage": "voltage_th", "rxpower": "rx_power_th", "txpower": "tx_power_th",
-             "txbias": "bias_th", "bias": "bias_th"}
 
 
 def looks_like(text: str) -> bool:
@@ -102,8 +99,8 @@ def _field(v: dict, key: str, value: str, source: str, line: int) -> None:
         m = _TH.fullmatch(k)
         if m:
             side = (m.group(1) or m.group(3) or "").lower()
-            col = _TH_COL.get((side, m.group(4).lower()))
-            field = _TH_FIELD[m.group(2).lower().replace(" ", "")]
+            col = TH_COLUMN_OF.get((side, m.group(4).lower()))
+            field = TH_FIELD_OF[m.group(2).lower().replace(" ", "")]
             if col is not None:
                 th = v.setdefault(field, [np.nan] * 4)
                 th[col] = _value(value)

@@ -49,7 +49,7 @@ from ..formats.ibdiagnet_db_csv import Section, sections
 from ..formats.ibdiagnet_fabric import EXT2_SPEED, EXT_SPEED, LINK_SPEED, LINK_WIDTH
 from ..topology.limits import MAX_NODE_PORTS
 from ..topology.speeds import SPEEDS
-from .records import LANE_GBPS, LANES, HealthRecords, code, empty
+from .records import LANE_GBPS, LANES, TH_COLUMN_OF, TH_FIELD_OF, HealthRecords, code, empty
 from .thresholds import normalize_cable, normalize_fec
 
 __all__ = ["read", "looks_like", "ROW_SECTIONS", "HEALTH_SECTIONS"]
@@ -81,10 +81,6 @@ _LANE = re.compile(r"(rx|tx)(\d{1,2})(power|bias)|(rx|tx)(power|bias)(?:lane|ch|
 _THRESHOLD = re.compile(r"(high|low)?(temperature|temp|voltage|vcc|rxpower|txpower|txbias|bias)(high|low)?"
                         r"(alarm|warning|warn)(high|low)?(?:threshold|thresh|th)")
 _FLAG = re.compile(r".*(alarm|warning).*")
-_TH_FIELD = {"temperature": "temp_th", "temp": "temp_th", "voltage": "voltage_th", "vcc": "voltage_th",
-             "rxpower": "rx_power_th", "txpower": "tx_power_th", "txbias": "bias_th", "bias": "bias_th"}
-# threshold columns, as records.TH_COLUMNS orders them
-_TH_COL = {("low", "alarm"): 0, ("low", "warning"): 1, ("high", "warning"): 2, ("high", "alarm"): 3}
 
 
 def looks_like(text: str) -> bool:
@@ -319,7 +315,7 @@ def _cable_info(sec: Section, rows: np.ndarray, rec: HealthRecords) -> None:
             side = m.group(1) or m.group(3) or m.group(5)
             kind = "warning" if m.group(4).startswith("warn") else "alarm"
             if side is not None:
-                rec[_TH_FIELD[m.group(2)]][rows, _TH_COL[(side, kind)]] = _numbers(sec, i)
+                rec[TH_FIELD_OF[m.group(2)]][rows, TH_COLUMN_OF[(side, kind)]] = _numbers(sec, i)
             continue
         if _FLAG.fullmatch(flat) and "threshold" not in flat:
             raised = _raised(sec, i)

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ._lines import Skipper, lines_of
-from .records import LANES, Builder, HealthRecords, merge
+from .records import LANES, TH_COLUMN_OF, TH_FIELD_OF, Builder, HealthRecords, merge
 from .thresholds import normalize_cable
 
 __all__ = ["read", "looks_like"]
@@ -50,9 +50,6 @@ _LANE_KEY = re.compile(r"(?:channel|ch|lane)?(\d{1,2})?(rx|tx)(\d{1,2})?(power|b
 _THRESHOLD_KEY = re.compile(r"(high|low)?(temperature|temp|voltage|vcc|rxpower|txpower|txbias|bias)(high|low)?"
                             r"(alarm|warning)(high|low)?threshold")
 _THRESHOLD_ROW = re.compile(r"(high|low)(alarm|warning)threshold")
-_TH_FIELD = {"temperature": "temp_th", "temp": "temp_th", "voltage": "voltage_th", "vcc": "voltage_th",
-             "rxpower": "rx_power_th", "txpower": "tx_power_th", "txbias": "bias_th", "bias": "bias_th"}
-_TH_COL = {("low", "alarm"): 0, ("low", "warning"): 1, ("high", "warning"): 2, ("high", "alarm"): 3}
 _TEXT = {"vendor": "vendor", "vendorname": "vendor", "serialnumber": "sn", "vendorserialnumber": "sn",
          "partnumber": "pn", "vendorpartnumber": "pn", "revision": "rev", "rev": "rev", "fwversion": "fw",
          "firmwareversion": "fw", "identifier": "identifier"}
@@ -133,20 +130,20 @@ def _field(c: _Cable, key: str, value: str, source: str, line: int) -> None:
         c.v["voltage"] = _value(value)
         return
     if flat in ("thresholds", "threshold"):
-        c.th_order = [_TH_FIELD.get(_flat(v), "") for v in value.split(",")]
+        c.th_order = [TH_FIELD_OF.get(_flat(v), "") for v in value.split(",")]
         return
     m = _THRESHOLD_ROW.fullmatch(flat)
     if m is not None:
         for field, x in zip(c.th_order or ["temp_th", "voltage_th", "rx_power_th", "tx_power_th", "bias_th"],
                             _values(value), strict=False):
             if field:
-                c.th(field)[_TH_COL[(m.group(1), m.group(2))]] = x
+                c.th(field)[TH_COLUMN_OF[(m.group(1), m.group(2))]] = x
         return
     m = _THRESHOLD_KEY.fullmatch(flat)
     if m is not None:
         side = m.group(1) or m.group(3) or m.group(5)
         if side is not None:
-            c.th(_TH_FIELD[m.group(2)])[_TH_COL[(side, m.group(4))]] = _value(value)
+            c.th(TH_FIELD_OF[m.group(2)])[TH_COLUMN_OF[(side, m.group(4))]] = _value(value)
         return
     if "alarm" in flat or "warning" in flat:
         raised = sum(1 for x in value.split(",") if x.strip() and x.strip().upper() not in ("0", "0X0", "NO", "N/A",

@@ -26,8 +26,8 @@ import numpy as np
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS
 
-__all__ = ["LANES", "HIST_BINS", "TH_COLUMNS", "FIELDS", "LANE_GBPS", "CATEGORIES", "HealthRecords", "Builder",
-           "merge", "empty", "take_rows"]
+__all__ = ["LANES", "HIST_BINS", "TH_COLUMNS", "TH_COLUMN_OF", "TH_FIELD_OF", "FIELDS", "LANE_GBPS", "CATEGORIES",
+           "HealthRecords", "Builder", "merge", "empty", "take_rows"]
 
 #: Lanes of per-lane columns (PortExtendedSpeedsCounters has lanes 0..11).
 LANES = 12
@@ -35,6 +35,11 @@ LANES = 12
 HIST_BINS = 16
 #: Columns of a module threshold field.
 TH_COLUMNS = ("alarm_low", "warning_low", "warning_high", "alarm_high")
+#: The column of a threshold by ``(side, kind)`` as the tools name it: ``("low", "alarm")`` -> 0, ...
+TH_COLUMN_OF = {tuple(c.split("_")[::-1]): i for i, c in enumerate(TH_COLUMNS)}
+#: The threshold field of a quantity as the tools name it (lower case, no spaces).
+TH_FIELD_OF = {"temperature": "temp_th", "temp": "temp_th", "voltage": "voltage_th", "vcc": "voltage_th",
+               "rxpower": "rx_power_th", "txpower": "tx_power_th", "txbias": "bias_th", "bias": "bias_th"}
 #: Line rate of one lane in Gb/s by IB speed (IBA Vol. 2 signalling rates; PAM4 from HDR on), for BER
 #: computed from counters: error bits / (lane rate x lanes x interval).
 LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.3125, "FDR": 14.0625, "EDR": 25.78125,

@@ -41,13 +41,18 @@ def write_ports(fabric_id: int, version: str | None, t: float, ports: dict[str, 
     shared_cache().set(_key(fabric_id, "health-ports"), {**ports, "version": version, "t": t}, timeout=_TTL_S)
 
 
-def ports_for(row) -> dict | None:
-    """The per-port entry of a fabric row while it belongs to its record's fabric (None otherwise)."""
+def _of_record(row, kind: str) -> dict | None:
+    """The ``kind`` entry of a fabric row while it belongs to its record's fabric (None otherwise)."""
     h = record.head_of(row)
-    entry = shared_cache().get(_key(row.pk, "health-ports"))
+    entry = shared_cache().get(_key(row.pk, kind))
     if h is None or entry is None or entry.get("version") != record.fabric_version(h):
         return None
     return entry
+
+
+def ports_for(row) -> dict | None:
+    """The per-port entry of a fabric row while it belongs to its record's fabric (None otherwise)."""
+    return _of_record(row, "health-ports")
 
 
 def write_trend(fabric_id: int, trend: dict) -> None:
@@ -69,8 +74,4 @@ def write_cables(fabric_id: int, version: str | None, t: float, cables: dict) ->
 
 def cables_for(row) -> dict | None:
     """The cable inventory of a fabric row while it belongs to its record's fabric (None otherwise)."""
-    h = record.head_of(row)
-    entry = shared_cache().get(_key(row.pk, "health-cables"))
-    if h is None or entry is None or entry.get("version") != record.fabric_version(h):
-        return None
-    return entry
+    return _of_record(row, "health-cables")

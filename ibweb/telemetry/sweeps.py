@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -137,8 +138,8 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     failures += list(extra_failures or [])
     fabric_id = config.fabric_id
     health = [t for r in results for t in r.get("health") or () if isinstance(t, str)]
-    if health:
-        store_ext_speeds(fabric_id, linkinfo, health, warnings)
+    if config.health_counters:  # perfquery -T, and the symbol errors of the ports it does not count
+        store_ext_speeds(fabric_id, linkinfo, health, warnings, samples)
     store_opensm_log(config, warnings)  # link downs in OpenSM's log, where the collector has one
     _, newest = store.sweeps(fabric_id)
     events: list[dict] = []
@@ -172,6 +173,18 @@ def fail(sweep: Sweep, error: str) -> Sweep:
     return sweep
 
 
+def unchanged_drop(config: CollectorConfig, written: float) -> list[dict]:
+    """A failure when no counter file of the drop directory was written since the newest sweep read them (every
+    link would go stale with no reason given); none otherwise."""
+    _, newest = store.sweeps(config.fabric_id)
+    if newest is None or not len(newest["samples"]) or written > float(newest["samples"].t.max()):
+        return []
+    at = timezone.localtime(datetime.fromtimestamp(written, tz=UTC)).strftime("%H:%M:%S")
+    return [{"shard": "directory", "target": None,
+             "error": f"{config.drop_dir}: no perfquery*.txt written since the last sweep (newest {at}); the drop "
+                      f"script must write more often than every {config.interval_s:g} s"}]
+
+
 def run_sweep(config: CollectorConfig) -> Sweep:
     """One whole sweep in this process (drop directory, or commands without Celery)."""
     sweep = retry_locked(Sweep.objects.create, config=config, source=config.source, what=f"sweep of {config.fabric}")
@@ -182,7 +195,8 @@ def run_sweep(config: CollectorConfig) -> Sweep:
             warnings: list[dict] = []
             read_discovery(linkinfo.text, source=linkinfo.source, warnings=warnings)
             samples = parse_outputs(((o.text, o.t, o.source) for o in outputs), warnings)
-            return merge(config, sweep, linkinfo.text, [shard_result(0, samples, [], warnings)])
+            return merge(config, sweep, linkinfo.text, [shard_result(0, samples, [], warnings)],
+                         extra_failures=unchanged_drop(config, max(o.t for o in outputs)))
         text, shards = plan(config)
     except (CollectorError, FabricEngineError) as exc:
         return fail(sweep, str(exc))

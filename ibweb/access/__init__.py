@@ -41,6 +41,7 @@ reverse):
 from .alert_render import AlertRenderer, alert_renderer, progress_message
 from .host_sets import tenant_host_sets
 from .jobs import job_tenants, shown_job_rows, visible_job_ids
+from .node_names import find_node, host_hcas, is_index, node_name, node_number
 from .querysets import (
     RestrictedQuerySet,
     Scope,
@@ -61,4 +62,5 @@ __all__ = ["Level", "View", "view_of", "VIEW_ALL_PERMISSION", "NOTHING", "FABRIC
            "visible_members", "visible_service_classes", "visible_qos_policies", "job_tenants", "Redaction",
            "redaction", "HIDDEN", "host_label", "scenario_spec", "visible_job_ids", "FABRIC_WIDE_SPEC_KEYS",
            "OPERATOR_TOPOLOGY_KEYS", "tenant_host_sets", "HIDDEN_NODE", "hidden_host_names", "relabel",
-           "shown_job_rows", "view_from_key", "progress_message", "AlertRenderer", "alert_renderer"]
+           "shown_job_rows", "view_from_key", "progress_message", "AlertRenderer", "alert_renderer",
+           "find_node", "host_hcas", "node_name", "is_index", "node_number"]

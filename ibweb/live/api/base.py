@@ -1,20 +1,19 @@
 """The shared ground of the live API's views: :class:`FabricView` (one fabric the user may see, and what its
-engine published), :class:`NotPublished`, a bounded query number, and nodes as the user may name them."""
+engine published), :class:`NotPublished`, a bounded query number."""
 
 from __future__ import annotations
 
-import numpy as np
 from django.shortcuts import get_object_or_404
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.views import APIView
 
 from fabric_engine.routing import Routing
 from fabric_engine.topology import Fabric as EngineFabric
-from ibweb.access import host_label, view_of, visible_fabrics
+from ibweb.access import view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
 from ibweb.runtime import record
 
-__all__ = ["NotPublished", "FabricView", "query_number", "is_index", "node_number", "node_name", "find_node"]
+__all__ = ["NotPublished", "FabricView", "query_number"]
 
 
 class NotPublished(APIException):
@@ -65,33 +64,3 @@ def query_number(request, name: str, default: float, low: float, high: float) ->
     if not low <= value <= high:
         raise ValidationError({name: f"{value:g} is outside {low:g}..{high:g}"})
     return value
-
-
-def is_index(raw: str) -> bool:
-    """Whether ``raw`` spells a node index (ASCII digits)."""
-    return raw.isascii() and raw.isdigit()
-
-
-def node_number(raw: str) -> int:
-    """The node index ``raw`` spells (:func:`is_index`); -1 when too long to be one."""
-    return int(raw) if len(raw) < 19 else -1
-
-
-def node_name(f, i: int, hidden: np.ndarray) -> str:
-    """Name of node ``i`` as the user sees it (``hidden``: :meth:`ibweb.access.Redaction.hidden_nodes`)."""
-    return host_label(i) if hidden[i] else str(f.node_name[i])
-
-
-def find_node(f, key: str, hidden: np.ndarray) -> int | None:
-    """Node index of ``key`` (a name, a ``0x`` node or port GUID, or the ``host-<i>`` label of a hidden host);
-    ``None`` when there is no such node, or only a hidden one named by its real name or GUID."""
-    label = key.removeprefix("host-")
-    if key.startswith("host-") and is_index(label):
-        i = node_number(label)
-        if 0 <= i < f.num_nodes and hidden[i]:
-            return i
-    try:
-        i = f.node(int(key, 16) if key.lower().startswith("0x") else key)
-    except (KeyError, ValueError, OverflowError):
-        return None
-    return None if hidden[i] else i

@@ -14,8 +14,8 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from fabric_engine.topology.limits import MAX_NODE_PORTS
-from ibweb.access import redaction, view_of
-from ibweb.live.api.base import FabricView, find_node, node_name
+from ibweb.access import find_node, node_name, redaction, view_of
+from ibweb.live.api.base import FabricView
 from ibweb.live.health.shown import report_for
 from ibweb.live.health.trend import GRADINGS, port_trend
 from ibweb.runtime import health as store

@@ -9,9 +9,9 @@ from rest_framework.exceptions import NotFound
 
 from fabric_engine.topology import Fabric as EngineFabric
 from fabric_engine.topology.limits import MAX_NODE_PORTS
-from ibweb.access import HIDDEN, HIDDEN_NODE, Redaction, host_label, redaction, view_of
+from ibweb.access import HIDDEN, HIDDEN_NODE, Redaction, find_node, host_label, node_name, redaction, view_of
 from ibweb.fabrics.models import Fabric
-from ibweb.live.api.base import FabricView, find_node, node_name
+from ibweb.live.api.base import FabricView
 from ibweb.live.history import reads, ring
 from ibweb.live.history.link_identity import LinkIdentities, guid_text, port_key
 from ibweb.runtime import record

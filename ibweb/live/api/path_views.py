@@ -15,10 +15,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from fabric_engine.errors import RoutingError
-from fabric_engine.formats import HCA_SUFFIX
 from fabric_engine.topology import KIND_HOST
-from ibweb.access import redaction, view_of
-from ibweb.live.api.base import FabricView, find_node, is_index, node_name, node_number
+from ibweb.access import find_node, host_hcas, is_index, node_name, node_number, redaction, view_of
+from ibweb.live.api.base import FabricView
 
 __all__ = ["PathView"]
 
@@ -60,11 +59,7 @@ def _host_by_name(f, raw: str, field: str, slug: str, hidden: np.ndarray) -> int
     i = find_node(f, raw, hidden)
     if i is not None:
         return i
-    hosts = f.hosts[~hidden[f.hosts]]
-    short = np.array([HCA_SUFFIX.sub("", str(n)) for n in f.node_name[hosts]], dtype=object)  # only on a miss
-    hit = hosts[short == raw]
-    if len(hit) == 1:
-        return int(hit[0])
+    hit = host_hcas(f, raw, hidden)
     if len(hit) > 1:
         names = ", ".join(str(f.node_name[h]) for h in hit[:4])
         raise ValidationError({field: f"{raw!r} has several HCAs in fabric {slug}: say which ({names})"})

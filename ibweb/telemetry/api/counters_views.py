@@ -5,7 +5,7 @@ of the port as the newest sweep read it (``value``; ``null`` when not read), its
 over the newest sweep pair (``rate_per_min``; ``null`` without two good reads), the fabric's
 threshold per minute (:meth:`~ibweb.telemetry.models.CollectorConfig.alert_thresholds`; ``null``:
 none) and ``above`` (the rate reaches it), and the active conditions naming the port
-(:func:`~.conditions_views.condition_payload`). ``node``: a node name or ``0x`` node GUID of the
+(:func:`~.conditions_views.condition_payload`). ``node``: a node as :mod:`ibweb.access.node_names` takes it, of the
 discovery the engine runs on (its runtime record). Counters of a port are fabric-wide data, like
 link loads, but a host the view may not see is answered as no such node (404), whatever it is named by.
 """
@@ -22,7 +22,7 @@ from rest_framework.response import Response
 
 from fabric_engine.telemetry.counters import COLUMN, ERROR_COUNTERS, port_key
 from fabric_engine.telemetry.rates import STALE, counter_deltas
-from ibweb.access import alert_renderer, redaction
+from ibweb.access import alert_renderer, find_node, redaction
 from ibweb.events.api import EventsView
 from ibweb.runtime import record
 
@@ -33,15 +33,6 @@ from .conditions_views import condition_payload
 __all__ = ["PortCountersView", "port_counters"]
 
 _COLS = np.array([COLUMN[c] for c in ERROR_COUNTERS])
-
-
-def _node(f, key: str, hidden: np.ndarray) -> int | None:
-    """Node index of ``key`` (a name or a ``0x`` node or port GUID); None when absent or hidden from the view."""
-    try:
-        i = f.node(int(key, 16) if key.lower().startswith("0x") else key)
-    except (KeyError, ValueError, OverflowError):
-        return None
-    return None if hidden[i] else int(i)
 
 
 def port_counters(prev: dict | None, newest: dict | None, lid: int, port: int, thresholds: dict[str, float],
@@ -83,7 +74,7 @@ class PortCountersView(EventsView):
         f = record.fabric(fabric.pk, h) if h is not None else None
         if f is None:
             raise NotFound(f"fabric {slug}: its engine has not published a discovery yet")
-        i = _node(f, node, redaction(view, fabric, f).hidden_nodes(f))
+        i = find_node(f, node, redaction(view, fabric, f).hidden_nodes(f))
         if i is None:
             raise NotFound(f"no node {node!r} in fabric {slug}")
         if not 1 <= port <= int(f.nports[i]):

@@ -186,6 +186,16 @@ class CollectorForm(forms.ModelForm):
             self._errors.pop("drop_dir", None)
         return data
 
+    def _update_errors(self, errors) -> None:
+        """The model's errors, but none on a field the form already refused (a relative drop directory is not
+        also said to be missing)."""
+        if hasattr(errors, "error_dict"):
+            for name in [n for n in errors.error_dict if n in self._errors]:
+                del errors.error_dict[name]
+            if not errors.error_dict:
+                return
+        super()._update_errors(errors)
+
     def save_for(self, fabric: Fabric) -> tuple[CollectorConfig, str | None]:
         """Save the collector of ``fabric``; a push collector gets a push token: returns it with its key (shown
         once; only its digest is stored)."""

@@ -63,3 +63,11 @@ def test_the_collectors_api_shows_them(root):
     config.save()
     listed = api.get("/api/telemetry/collectors/").json()["results"]
     assert [c["health_counters"] for c in listed] == [False]
+
+
+def test_a_relative_drop_directory_gets_one_error_saying_so():
+    form = CollectorForm({"source": "directory", "interval_s": "10", "timeout_s": "10", "drop_dir": "drop/here"})
+    assert not form.is_valid()
+    assert form.errors["drop_dir"] == ["an absolute path (the collector reads it on the ibweb server)"]
+    form = CollectorForm({"source": "directory", "interval_s": "10", "timeout_s": "10"})
+    assert not form.is_valid() and form.errors["drop_dir"] == ["needed when reading from a drop directory"]

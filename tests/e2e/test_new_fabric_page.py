@@ -160,6 +160,14 @@ def test_watch_a_real_fabric_shows_its_fields_runs_a_test_sweep_and_creates(serv
         # a drop directory: the test sweep reads it, shows what it found, saves nothing
         page.get_by_label("Read outputs from a drop directory").check()
         assert label("Command prefix").is_hidden()
+        assert page.locator(".trial .how").is_hidden(), "the warning about running commands is the commands' only"
+        # pushed samples: nothing to try here, and the page says how it is tried
+        page.get_by_label("Samples pushed to the API").check()
+        assert page.get_by_role("button", name="Test sweep").is_hidden() and page.locator(".trial-call").is_hidden()
+        assert page.get_by_text("A push collector is tried by pushing").is_visible()
+        assert page.get_by_text("One discovery (iblinkinfo").is_hidden()
+        page.get_by_label("Read outputs from a drop directory").check()
+        assert page.get_by_text("A push collector is tried by pushing").is_hidden()
         label("Drop directory").fill(str(drop))
         assert f'"drop_dir":"{drop}"' in page.locator(".trial-call code").inner_text()
         page.get_by_role("button", name="Test sweep").click()

@@ -64,7 +64,7 @@ export function newFabricPage(root) {
     const src = source();
     for (const section of root.querySelectorAll("[data-source]")) section.hidden = !section.dataset.source.split(" ").includes(src);
     for (const set of root.querySelectorAll("[data-generator]")) set.hidden = set.dataset.generator !== generator();
-    for (const set of root.querySelectorAll("[data-collector]")) set.hidden = set.dataset.collector !== collectorSource();
+    for (const set of root.querySelectorAll("[data-collector]")) set.hidden = !set.dataset.collector.split(" ").includes(collectorSource());
     for (const set of root.querySelectorAll("[data-jobs]")) set.hidden = set.dataset.jobs !== checked("twin-job_source", "");
     $(".test-sweep").hidden = collectorSource() === "push";
   }

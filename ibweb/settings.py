@@ -52,6 +52,10 @@ IBWEB_HEALTH_INTERVAL_S = env.integer("IBWEB_HEALTH_INTERVAL_S", 10, minimum=0)
 IBWEB_HEALTH_THRESHOLDS = env.text("IBWEB_HEALTH_THRESHOLDS") or None
 #: A link down longer than this kills a job (NCCL's InfiniBand timeout is about 7 s): a critical link_down_long.
 IBWEB_HEALTH_JOB_KILLING_S = env.integer("IBWEB_HEALTH_JOB_KILLING_S", 7, minimum=1)
+#: Ports per /metrics scrape target of a large fabric (?fabric=<slug>&part=<k>, listed by /metrics/targets for
+#: Prometheus' http_sd_configs): about 3.4 KB of exposition a port, so 2,048 keep a target near 7 MB
+#: (tests/bench/bench_metrics_targets.py).
+IBWEB_METRICS_TARGET_PORTS = env.integer("IBWEB_METRICS_TARGET_PORTS", 2048, minimum=64)
 #: Where the embedded default (no Redis) keeps each fabric's history ring on disk, read back at a restart.
 IBWEB_HISTORY_DIR = Path(env.text("IBWEB_HISTORY_DIR") or VAR_DIR / "history")
 
@@ -206,6 +210,18 @@ IBWEB_BODY_MIN_RATE = env.integer("IBWEB_BODY_MIN_RATE", 16 << 10, minimum=1)
 IBWEB_FEED_STALL_S = env.integer("IBWEB_FEED_STALL_S", 30, minimum=1)
 #: Seconds between an open feed socket's checks that its sign-in still holds (ibweb/live/feed/session_check.py).
 IBWEB_SESSION_RECHECK_S = env.integer("IBWEB_SESSION_RECHECK_S", 5, minimum=1)
+# SMTP of the e-mail notification channels (issue 39; ibweb/notify/senders/email.py), Django's mail settings:
+# STARTTLS or implicit TLS (not both), the server's certificate checked against the system's CAs (SSL_CERT_FILE).
+EMAIL_HOST = env.text("IBWEB_SMTP_HOST", "localhost")
+EMAIL_PORT = env.integer("IBWEB_SMTP_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env.text("IBWEB_SMTP_USER", "")
+EMAIL_HOST_PASSWORD = env.text("IBWEB_SMTP_PASSWORD", "")
+EMAIL_USE_TLS = env.flag("IBWEB_SMTP_STARTTLS", False)
+EMAIL_USE_SSL = env.flag("IBWEB_SMTP_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("IBWEB_SMTP_STARTTLS and IBWEB_SMTP_SSL are both on: set one")
+EMAIL_TIMEOUT = env.integer("IBWEB_SMTP_TIMEOUT_S", 10, minimum=1)
+DEFAULT_FROM_EMAIL = env.text("IBWEB_SMTP_FROM", "ibweb@localhost")
 #: Addresses or CIDRs of the reverse proxies whose X-Forwarded-For/-Proto/-Host the server believes
 #: (ibweb/http/proxies.py); none by default: the peer's address, scheme and Host are the request's, whatever
 #: headers it sends.

@@ -25,8 +25,8 @@ from ..topology import Fabric
 from .counters import COLUMN, COLUMNS, WORD_BYTES, CounterSamples
 from .observe import link_port_keys
 
-__all__ = ["METRICS", "CounterIntegrator", "totals_from_samples", "render_metrics", "metric_families",
-           "render_families", "down_ports", "PORT_STATE", "CONTENT_TYPE"]
+__all__ = ["METRICS", "CounterIntegrator", "totals_from_samples", "render_metrics", "metric_families", "port_nodes",
+           "render_families", "down_ports", "PORT_STATE", "CONTENT_TYPE", "escape_label_values"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -120,7 +120,10 @@ class CounterIntegrator:
             t[:, COLUMN["PortXmitWait"]] += np.round(state.xmit_wait.astype(np.float64))
 
 
-def _escape(values: np.ndarray) -> np.ndarray:
+def escape_label_values(values: np.ndarray) -> np.ndarray:
+    """Label values as the exposition format writes them (backslash, double quote and newline escaped)."""
+    if not values.size:
+        return values.astype(str)
     out = np.char.replace(values.astype(str), "\\", "\\\\")
     out = np.char.replace(out, '"', '\\"')
     return np.char.replace(out, "\n", "\\n")
@@ -128,7 +131,7 @@ def _escape(values: np.ndarray) -> np.ndarray:
 
 def _labels(fabric: str, guid, port, name, rguid, rport, rname) -> np.ndarray:
     """``{fabric=..,guid=..,port=..,name=..,remote_guid=..,remote_port=..,remote_name=..} `` per port (arrays)."""
-    fab = _escape(np.array([fabric], dtype=object))[0]
+    fab = escape_label_values(np.array([fabric], dtype=object))[0]
     out = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",guid="', guid), '",port="'), port.astype(str))
     out = np.char.add(np.char.add(np.char.add(out, '",name="'), name), '",remote_guid="')
     out = np.char.add(np.char.add(np.char.add(out, rguid), '",remote_port="'), rport.astype(str))
@@ -150,23 +153,42 @@ def down_ports(alerts: list[dict]) -> list[dict]:
     return out
 
 
+def port_nodes(topology: dict) -> np.ndarray:
+    """The node of every exported port (the source of every directed link, :func:`metric_families`' rows)."""
+    links = topology["links"]
+    return np.r_[np.asarray(links["a_node"], np.int64), np.asarray(links["b_node"], np.int64)]
+
+
 def metric_families(topology: dict, totals: np.ndarray, fabric: str, extra: dict[str, float] | None = None,
-                    down: list[dict] | None = None) -> dict[str, tuple[str, str]]:
+                    down: list[dict] | None = None, nodes: tuple[int, int] | None = None,
+                    hidden: np.ndarray | None = None) -> dict[str, tuple[str, str]]:
     """The samples of one fabric per metric family: ``{name: (type, text of its sample lines)}``.
 
     Parameters as :func:`render_metrics`; ``down``: ports of cables that are down
-    (:func:`down_ports`), exported in :data:`PORT_STATE` at 1 beside every cabled port at 4.
+    (:func:`down_ports`), exported in :data:`PORT_STATE` at 1 beside every cabled port at 4;
+    ``nodes``: only the ports of nodes ``first <= n < end`` (a scrape target's part,
+    :mod:`~fabric_engine.telemetry.metric_targets`); ``hidden``: bool ``[2L]``, rows not exported at all.
     """
-    nodes, links = topology["nodes"], topology["links"]
-    name = _escape(np.array(nodes["name"], dtype=object))
-    guid = np.array(nodes["guid"], dtype=object).astype(str)
-    a, b = np.array(links["a_node"], np.int64), np.array(links["b_node"], np.int64)
-    ap, bp = np.array(links["a_port"], np.int64), np.array(links["b_port"], np.int64)
+    names, links = topology["nodes"], topology["links"]
+    a, b = np.asarray(links["a_node"], np.int64), np.asarray(links["b_node"], np.int64)
+    ap, bp = np.asarray(links["a_port"], np.int64), np.asarray(links["b_port"], np.int64)
     src, dst = np.r_[a, b], np.r_[b, a]
     sport, dport = np.r_[ap, bp], np.r_[bp, ap]
     if len(src) != len(totals):
         raise ValueError(f"totals cover {len(totals)} directed links, the topology has {len(src)}")
-    labels = _labels(fabric, guid[src], sport, name[src], guid[dst], dport, name[dst])
+    guid = np.asarray(names["guid"], dtype=object)
+    keep = np.ones(len(src), bool) if hidden is None else ~np.asarray(hidden, bool)
+    if nodes is not None:  # labels are made for the part's rows only
+        keep &= (src >= nodes[0]) & (src < nodes[1])
+        if down:
+            mine = set(guid[nodes[0]:nodes[1]].tolist())
+            down = [p for p in down if p["guid"] in mine]
+    if not keep.all():
+        src, dst, sport, dport, totals = src[keep], dst[keep], sport[keep], dport[keep], totals[keep]
+    ends = np.unique(np.r_[src, dst])
+    name = np.empty(len(names["name"]), dtype=object)
+    name[ends] = escape_label_values(np.asarray(names["name"], dtype=object)[ends])
+    labels = _labels(fabric, guid[src].astype(str), sport, name[src], guid[dst].astype(str), dport, name[dst])
     out: dict[str, tuple[str, str]] = {}
     for metric, counter, _ in METRICS:  # loop over the metric families
         v = totals[:, COLUMN[counter]]
@@ -178,12 +200,12 @@ def metric_families(topology: dict, totals: np.ndarray, fabric: str, extra: dict
     state = [np.char.add(np.char.add(PORT_STATE[0], labels[shown]), "4")] if shown.any() else []
     if down:
         d = {k: np.array([str(p[k]) for p in down], dtype=object) for k in down[0]}
-        d_labels = _labels(fabric, d["guid"], d["port"], _escape(d["name"]), d["remote_guid"], d["remote_port"],
-                           _escape(d["remote_name"]))
+        d_labels = _labels(fabric, d["guid"], d["port"], escape_label_values(d["name"]), d["remote_guid"],
+                           d["remote_port"], escape_label_values(d["remote_name"]))
         state.append(np.char.add(np.char.add(PORT_STATE[0], d_labels), "1"))
     if state:
         out[PORT_STATE[0]] = ("gauge", "\n".join(np.concatenate(state).tolist()) + "\n")
-    fab = _escape(np.array([fabric], dtype=object))[0]
+    fab = escape_label_values(np.array([fabric], dtype=object))[0]
     for metric, value in (extra or {}).items():
         out[metric] = ("gauge", f'{metric}{{fabric="{fab}"}} {float(value)!r}\n')
     return out

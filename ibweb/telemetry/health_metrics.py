@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fabric_engine.telemetry.prometheus import escape_label_values
 from ibweb.access import View, redaction
 from ibweb.runtime import health, record
 
@@ -34,12 +35,6 @@ HEALTH_HELP = {
 }
 
 
-def _escape(values: np.ndarray) -> np.ndarray:
-    out = np.char.replace(values.astype(str), "\\", "\\\\")
-    out = np.char.replace(out, '"', '\\"')
-    return np.char.replace(out, "\n", "\\n")
-
-
 def _lines(metric: str, labels: np.ndarray, values: np.ndarray, kind: str | None = None) -> str:
     ok = ~np.isnan(values)
     if not ok.any():
@@ -49,24 +44,26 @@ def _lines(metric: str, labels: np.ndarray, values: np.ndarray, kind: str | None
     return "\n".join(text.tolist()) + "\n"
 
 
-def health_families(view: View, fabric) -> dict[str, tuple[str, str]]:
-    """The link health families of ``fabric`` (a row) as ``view`` may see them (empty: none graded)."""
+def health_families(view: View, fabric, nodes: tuple[int, int] | None = None) -> dict[str, tuple[str, str]]:
+    """The link health families of ``fabric`` (a row) as ``view`` may see them (empty: none graded); ``nodes``:
+    only the ports of nodes ``first <= n < end`` and, unless the range starts at node 0, no fabric-wide series
+    (a scrape target's part)."""
     entry = health.ports_for(fabric)
     h = record.head_of(fabric)
     f = record.fabric(fabric.pk, h) if entry is not None and h is not None else None
     if f is None or not entry["node"].size or int(entry["node"].max()) >= f.num_nodes:
         return {}
     node, port = entry["node"].astype(np.int64), entry["port"].astype(np.int64)
-    keep = np.ones(node.size, bool)
+    keep = np.ones(node.size, bool) if nodes is None else (node >= nodes[0]) & (node < nodes[1])
     shown = redaction(view, fabric, f)
     if shown.host_guids is not None:
         hidden = shown.hidden_nodes(f)
         d = f.port_out_link[f.slot(node, port)]
         facing = np.where(d >= 0, f.dl_dst[np.maximum(d, 0)], node)
-        keep = ~hidden[node] & ~hidden[facing]
-    fab = _escape(np.array([fabric.slug], dtype=object))[0]
-    names = _escape(np.asarray(f.node_name, dtype=object))
-    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",node="', names[node[keep]]), '",port="'),
+        keep &= ~hidden[node] & ~hidden[facing]
+    fab = escape_label_values(np.array([fabric.slug], dtype=object))[0]
+    names = escape_label_values(np.asarray(f.node_name, dtype=object)[node[keep]])
+    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",node="', names), '",port="'),
                          port[keep].astype(str))
     labels = np.char.add(labels, '"')
     out = {}
@@ -81,8 +78,10 @@ def health_families(view: View, fabric) -> dict[str, tuple[str, str]]:
     if grade:
         out["ibweb_port_health_grade"] = ("gauge", grade)
     if "downs_total" in entry:  # fabric-wide: a count names no host
-        out["ibweb_fabric_link_downs_total"] = (
-            "counter", f'ibweb_fabric_link_downs_total{{fabric="{fab}"}} {int(entry.get("downs_fabric_total", 0))}\n')
+        if nodes is None or nodes[0] == 0:
+            out["ibweb_fabric_link_downs_total"] = (
+                "counter",
+                f'ibweb_fabric_link_downs_total{{fabric="{fab}"}} {int(entry.get("downs_fabric_total", 0))}\n')
         total = entry["downs_total"][keep].astype(np.float64)
         downs = _lines("ibweb_port_link_downs_total", labels, np.where(total > 0, total, np.nan))
         if downs:

@@ -1,20 +1,24 @@
-"""``/metrics``: every visible fabric's ports in the Prometheus text format; the trial sweep of a collector not
-saved yet (``POST /api/telemetry/trial-sweep/``)."""
+"""``/metrics``: every visible fabric's ports in the Prometheus text format, whole or in parts, and its scrape
+targets (``/metrics/targets``); the trial sweep of a collector not saved yet (``POST /api/telemetry/trial-sweep/``).
+"""
 
 from __future__ import annotations
 
 import time
 
 import numpy as np
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fabric_engine.telemetry.prometheus import CONTENT_TYPE, metric_families, render_families
+from fabric_engine.telemetry.metric_targets import node_ranges, part_of
+from fabric_engine.telemetry.prometheus import CONTENT_TYPE, metric_families, port_nodes, render_families
 from ibweb.access import View, redaction, view_of, visible_fabrics
 from ibweb.auth.permissions import ViewerRead
 from ibweb.events.health import render_event_metrics
@@ -40,6 +44,11 @@ class MetricsView(APIView):
     API (session or ``Authorization: Token ...``; a Prometheus scraper uses the token
     of a service account with the operator role).
 
+    A large fabric is scraped in parts (``?fabric=<slug>&part=<k>``: the ports of a range of its nodes, at most
+    ``IBWEB_METRICS_TARGET_PORTS`` and one switch's more, :mod:`fabric_engine.telemetry.metric_targets`; part 0
+    also carries the fabric-wide series), listed by ``/metrics/targets`` for Prometheus' ``http_sd_configs``;
+    ``?process=1`` is this web process's own series alone.
+
     What each level gets (:mod:`ibweb.access`): ``ALL`` every port; ``TENANTS`` the
     ports between switches and those of (and facing) its tenants' hosts; ``FABRIC``
     (anonymous where public read is on) the ports between switches only. A port of a
@@ -53,27 +62,93 @@ class MetricsView(APIView):
 
     def get(self, request):
         view = view_of(request.user)
+        if request.query_params.get("process") is not None:  # the process's feed sockets: operators only
+            text = render_feed_metrics(feed_socket_stats()) if view.sees_all else ""
+            return HttpResponse(text, content_type=CONTENT_TYPE)
         fabrics = visible_fabrics(view)
         slug = request.query_params.get("fabric")
+        part = _part(request, slug)
         if slug:
             fabrics = fabrics.filter(slug=slug)
+            if part is not None and not fabrics.exists():
+                raise NotFound(f"no fabric {slug!r}")
         families = []
         now = time.time()
         for fabric in fabrics:  # one entry per fabric
-            families.append(health_families(view, fabric))  # link health (issue 37)
             got = metrics_for(fabric)
+            nodes = None if part is None else _nodes_of_part(fabric, got, part)
+            families.append(health_families(view, fabric, nodes))  # link health (issue 37)
             if got is None:
                 continue
             f, labels, totals, t = got
-            families.append(metric_families(labels, _shown_ports(view, fabric, f, totals), fabric.slug,
-                                            extra={"infiniband_counters_age_seconds": round(now - t, 3)},
+            age = {"infiniband_counters_age_seconds": round(now - t, 3)} if not part else None
+            families.append(metric_families(labels, totals, fabric.slug, extra=age, nodes=nodes,
+                                            hidden=_hidden_ports(view, fabric, f),
                                             down=_shown_down(view, fabric, f, down_for(fabric))))
         text = render_families(families, help_text=_HELP)  # each family once, whatever the number of fabrics
-        if view.sees_all:  # event writes that failed (ibweb.events.health): operators only
+        if view.sees_all and not part:  # event writes that failed (ibweb.events.health): operators only
             text += render_event_metrics(fabrics)
         if view.sees_all and not slug:  # the process's feed sockets: operators only, not per fabric
             text += render_feed_metrics(feed_socket_stats())
         return HttpResponse(text, content_type=CONTENT_TYPE)
+
+
+def _part(request, slug: str | None) -> int | None:
+    """The ``part`` asked for (None: the whole fabric); 400 when it is no part number or comes without a fabric."""
+    raw = request.query_params.get("part")
+    if raw is None:
+        return None
+    if not slug:
+        raise ValidationError({"part": "a part is of one fabric: give ?fabric=<slug> too"})
+    if not (raw.isascii() and raw.isdigit() and len(raw) < 7):
+        raise ValidationError({"part": f"expected a part number (0, 1, ...), got {raw!r}"})
+    return int(raw)
+
+
+def _nodes_of_part(fabric, got, part: int) -> tuple[int, int]:
+    """The node range of ``part`` of ``fabric``; 404 when its engine has published no counters or no such part."""
+    if got is None:
+        raise NotFound(f"fabric {fabric.slug}: no counters published yet, so no parts (scrape ?fabric= alone)")
+    try:
+        return part_of(target_bounds(got), part)
+    except IndexError as exc:
+        raise NotFound(f"fabric {fabric.slug}: {exc}") from None
+
+
+def target_bounds(got) -> np.ndarray:
+    """The node ranges a fabric's ``/metrics`` is cut into (:func:`~ibweb.runtime.metrics.metrics_for`'s answer)."""
+    f, labels = got[0], got[1]
+    return node_ranges(port_nodes(labels), f.num_nodes, settings.IBWEB_METRICS_TARGET_PORTS)
+
+
+@extend_schema(responses=OpenApiTypes.OBJECT)
+class MetricsTargetsView(APIView):
+    """``/metrics/targets``: the scrape targets of ``/metrics``, in the form Prometheus' ``http_sd_configs`` reads.
+
+    One target per part of every fabric the caller may see (``?fabric=<slug>&part=<k>``; a fabric whose counters
+    are not published yet, or small enough for one part, one ``?fabric=<slug>`` target), and, for operators, this
+    process's own series (``?process=1``). Each target's ``instance`` label names its part, so their ``up``
+    series differ; the address is the one the caller reached.
+    """
+
+    permission_classes = [ViewerRead]
+
+    def get(self, request):
+        view = view_of(request.user)
+        address = request.get_host()
+        groups = []
+        for fabric in visible_fabrics(view).order_by("slug"):
+            got = metrics_for(fabric)
+            parts = len(target_bounds(got)) - 1 if got is not None else 1
+            for k in range(parts):  # one target group per part
+                params = {"__param_fabric": fabric.slug, **({"__param_part": str(k)} if parts > 1 else {})}
+                query = "&".join(f"{name.removeprefix('__param_')}={value}" for name, value in params.items())
+                groups.append({"targets": [address], "labels": {
+                    "__metrics_path__": "/metrics", **params, "instance": f"{address}/metrics?{query}"}})
+        if view.sees_all:
+            groups.append({"targets": [address], "labels": {"__metrics_path__": "/metrics", "__param_process": "1",
+                                                             "instance": f"{address}/metrics?process=1"}})
+        return Response(groups)
 
 
 _HELP = {"infiniband_counters_age_seconds": "Seconds since the fabric's counters were read (telemetry-fed) or "
@@ -90,19 +165,16 @@ def _shown_down(view: View, fabric, f, down: list[dict]) -> list[dict]:
     return [p for p in down if p["guid"] in visible and p["remote_guid"] in visible]
 
 
-def _shown_ports(view: View, fabric, f, totals: np.ndarray) -> np.ndarray:
-    """``totals`` with the rows of ports at or facing a hidden host of ``f`` set to NaN (not exported)."""
+def _hidden_ports(view: View, fabric, f) -> np.ndarray | None:
+    """Per directed link of ``f``, whether its out port is at or facing a host ``view`` may not see (not
+    exported); None: every port shown."""
     shown = redaction(view, fabric, f)
     if shown.host_guids is None:
-        return totals
+        return None
     hidden = shown.hidden_nodes(f)
     a, b = np.asarray(f.a_node, np.int64), np.asarray(f.b_node, np.int64)
-    cut = np.r_[hidden[a] | hidden[b], hidden[a] | hidden[b]]
-    if not cut.any():
-        return totals
-    out = np.array(totals, dtype=np.float64, copy=True)
-    out[cut] = np.nan
-    return out
+    cut = hidden[a] | hidden[b]
+    return np.r_[cut, cut] if cut.any() else None
 
 
 class MayTrySweeps(BasePermission):

@@ -104,6 +104,7 @@ ROUTES: dict[str, Probe] = {
                                                                ALL_ONLY_PAGE, NOT_ALLOWED),
     "healthz": Probe("/healthz", same(200), same(200)),
     "metrics": Probe("/metrics", API, NOT_ALLOWED),
+    "metrics/targets": Probe("/metrics/targets", API, NOT_ALLOWED),
     # accounts
     "accounts/login/": Probe("/accounts/login/", same(200), same(200)),
     "accounts/logout/": Probe("/accounts/logout/", NOT_ALLOWED, same(302)),

@@ -12,15 +12,25 @@ A port is a row here when one of these sections has it:
   ``field3`` corrected bits, ``field4..field11`` raw errors of lanes 0..7, then ``field12``/``field13`` the raw
   BER's coefficient and magnitude, ``field14``/``15`` the effective BER's, ``field16``/``17`` the symbol
   BER's (BER = coefficient x 10^-magnitude, as ``mlxlink`` prints ``<coef>E-<magnitude>``; a coefficient of
-  15 and magnitude of 254 or 255 is how the firmware says "no error seen"). Where a version writes the PRM
-  field names (``raw_ber_coef``, ``phy_raw_errors_lane0`` ...) those are read instead;
-* ``CABLE_INFO`` (ibdiagnet's combined cable table): the keys of ``ibdiagnet2.cables`` (:mod:`.cables`) as
-  columns, matched with spaces, ``_`` and case ignored: ``Vendor``, ``PN``, ``SN``, ``Rev``, ``FWVersion``,
-  ``Identifier``/``Type``, ``Length``, ``Temperature``, ``SupplyVoltage``/``Voltage``, per lane
-  ``RX<n>Power``/``TX<n>Bias``/``TX<n>Power`` (lanes from 1; values with their unit, mW and mV
-  converted), thresholds (``HighTemperatureAlarmThreshold``, ``RXPowerLowWarningThreshold`` ...) and
-  flags (a name with ``Alarm``/``Warning`` and no ``Threshold``: the set bits of a non-zero value, one per
-  lane, are raised flags; ``Yes``/``No`` read as 1/0);
+  15 and magnitude of 254 or 255 is how the firmware says "no error seen"; a coefficient of 0 is a BER of 0).
+  ibutils2's phy_diag plugin, which writes the section, is not public; the positions of the three BERs are
+  those NVIDIA's own ibdiagnet analysis tool reads (``ib_analysis`` ``ber.py``: ``field12``..``field17`` as
+  raw, effective and symbol mantissa and exponent). Where a version writes the PRM field names
+  (``raw_ber_coef``, ``phy_raw_errors_lane0`` ...) those are read instead;
+* ``CABLE_INFO`` (ibdiagnet's combined cable table): columns as ibutils2 names them (the fields of ``CableInfoRecord::
+  CombinedCableInfo``, the record its db_csv parser reads the section into), matched with ``_`` and case
+  ignored: ``Vendor``, ``PN``, ``SN``, ``Rev``, ``FWVersion``, ``IdentifierStr`` (``Identifier`` is the SFF code),
+  ``TypeDesc`` (the transmitter technology's text; ``Type`` is its code), lengths ``LengthSMFiber``,
+  ``LengthOM5`` .. ``LengthOM1``, ``LengthCopperOrActive`` (the first given wins), ``Temperature``; per lane
+  ``RX<n>Power`` and ``TX<n>Power`` (16-bit module words in 0.1 uW, SFF-8636/CMIS, to dBm; a cell with its
+  unit, ``-1.2 dBm`` or ``0.8 mW``, is read as written), ``TX<n>Bias`` (mA); thresholds
+  ``AlarmTemperatureHighThresh`` .. ``WarnVoltageLowThresh``, ``RXPowerHighThresh``/``LowThresh`` and
+  ``TXPower..``/``TXBias..`` (the module's alarm limits; powers in 0.1 uW as above); flags ``HighTemperatureAlarm``,
+  ``LowRX<n>PowerWarning`` ... (0/1 each, or a lane mask: its set bits are raised flags, ``Yes``/``No`` read as
+  1/0). A passive copper cable (``TypeDesc`` copper, unequalized or passive) has no monitors: its zero readings
+  are not given; nor is a power or bias limit of zero (one the module does not set: as an alarm limit it would
+  raise every reading). Versions that name columns otherwise (``SupplyVoltage``, ``HighTemperatureAlarmThreshold``,
+  ``RX1 Power``) are read too;
 * ``PM_INFO``: ``LinkDownedCounter`` (``...Ext`` where present) and ``LinkErrorRecoveryCounter``; the
   "counter not supported" values (``0xfffffffffffffffe``, ``0xffffffffffffffff``, ``-1``) are not given.
 
@@ -73,13 +83,17 @@ _IB_FEC = {0: "none", 1: "fc_fec", 2: "rs_fec", 3: "ll_rs_fec", 4: "kp4_rs_fec",
            13: "ll_rs_fec_plr", 14: "ll_rs_fec_plr"}
 _CABLE_TEXT = {"vendor": ("vendor", "vendorname"), "pn": ("pn", "partnumber", "vendorpn"),
                "sn": ("sn", "serialnumber", "vendorsn"), "rev": ("rev", "revision", "vendorrev"),
-               "fw": ("fwversion", "fw", "firmwareversion"), "identifier": ("identifier", "type", "cabletype")}
+               "fw": ("fwversion", "fw", "firmwareversion"),
+               "identifier": ("identifierstr", "identifier", "typedesc", "type", "cabletype")}
+# the technology's text first: ibutils2 writes ``Type`` as the SFF code and ``TypeDesc`` as its name
+_CABLE_KIND = ("typedesc", "technology", "cabletechnology", "type", "cabletype", "identifierstr", "identifier")
 _CABLE_NUM = {"temp": ("temperature", "moduletemperature", "temp"), "voltage": ("supplyvoltage", "voltage", "vcc"),
-              "length_m": ("length", "lengthsmfiber", "lengthcopper", "lengthom3", "lengthom2", "lengthom4",
-                           "cablelength")}
+              "length_m": ("length", "lengthsmfiber", "lengthom5", "lengthom4", "lengthom3", "lengthom2",
+                           "lengthom1", "lengthcopperoractive", "lengthcopper", "cablelength")}
 _LANE = re.compile(r"(rx|tx)(\d{1,2})(power|bias)|(rx|tx)(power|bias)(?:lane|ch|channel)?(\d{1,2})")
-_THRESHOLD = re.compile(r"(high|low)?(temperature|temp|voltage|vcc|rxpower|txpower|txbias|bias)(high|low)?"
-                        r"(alarm|warning|warn)(high|low)?(?:threshold|thresh|th)")
+_THRESHOLD = re.compile(r"(alarm|warning|warn)?(high|low)?(temperature|temp|voltage|vcc|rxpower|txpower|txbias|bias)"
+                        r"(high|low)?(alarm|warning|warn)?(high|low)?(?:threshold|thresh|th)")
+_PLAIN = re.compile(r"\d+")  # a module word as ibutils2 writes powers in CABLE_INFO (0.1 uW)
 _FLAG = re.compile(r".*(alarm|warning).*")
 
 
@@ -130,10 +144,13 @@ def _parse_cell(cell: str, counter: bool) -> float | None:
             return None
         x = float(m.group(1))
         unit = m.group(2).lower()
-        if unit == "mw":
-            x = 10 * math.log10(x) if x > 0 else -math.inf
+        if unit in ("mw", "uw"):
+            mw = x / 1000.0 if unit == "uw" else x
+            x = 10 * math.log10(mw) if mw > 0 else -math.inf
         elif unit in ("mv", "ua"):
             x /= 1000.0
+        elif unit == "km":  # single-mode fibre lengths (SFF-8636 byte 142 counts km)
+            x *= 1000.0
         elif unit not in ("", "c", "v", "dbm", "ma", "m", "ms", "s"):
             return None
     return math.nan if counter and x in _NOT_SUPPORTED else x
@@ -285,11 +302,14 @@ def _cable_info(sec: Section, rows: np.ndarray, rec: HealthRecords) -> None:
         i = _column(sec, *names)
         if i is not None:
             rec[field][rows] = _texts(sec, i)
-    i = _column(sec, "type", "technology", "cabletype", "cabletechnology", "identifier")
+    passive = np.zeros(len(rows), bool)
+    i = _column(sec, *_CABLE_KIND)
     if i is not None:
         kinds = _texts(sec, i).astype(str)
         for text in set(kinds.tolist()):  # a few distinct values
-            rec["cable"][rows[kinds == text]] = code("cable", normalize_cable(text))
+            kind = normalize_cable(text)
+            rec["cable"][rows[kinds == text]] = code("cable", kind)
+            passive |= (kinds == text) & (kind == "dac")
     for field, names in _CABLE_NUM.items():
         for name in names:  # the first column that gives a value wins, row by row (lengths by fibre type)
             i = _column(sec, name)
@@ -312,12 +332,19 @@ def _cable_info(sec: Section, rows: np.ndarray, rec: HealthRecords) -> None:
             continue
         m = _THRESHOLD.fullmatch(flat)
         if m is not None:
-            side = m.group(1) or m.group(3) or m.group(5)
-            kind = "warning" if m.group(4).startswith("warn") else "alarm"
+            side = m.group(2) or m.group(4) or m.group(6)
+            word = m.group(1) or m.group(5) or "alarm"  # no kind named (RXPowerHighThresh): the module's alarm limit
+            kind = "warning" if word.startswith("warn") else "alarm"
             if side is not None:
-                rec[TH_FIELD_OF[m.group(2)]][rows, TH_COLUMN_OF[(side, kind)]] = _numbers(sec, i)
+                field = TH_FIELD_OF[m.group(3)]
+                if field in ("rx_power_th", "tx_power_th", "bias_th"):  # a zero word: a limit the module has not
+                    values = _powers(sec, i) if field != "bias_th" else _numbers(sec, i)
+                    values = np.where(np.isneginf(values) | (values == 0), np.nan, values)
+                else:
+                    values = _numbers(sec, i)
+                rec[field][rows, TH_COLUMN_OF[(side, kind)]] = values
             continue
-        if _FLAG.fullmatch(flat) and "threshold" not in flat:
+        if _FLAG.fullmatch(flat) and "thresh" not in flat:
             raised = _raised(sec, i)
             if "alarm" in flat:
                 alarms += raised
@@ -330,9 +357,32 @@ def _cable_info(sec: Section, rows: np.ndarray, rec: HealthRecords) -> None:
             if k >= LANES:
                 raise FormatError(sec.source, sec.line + 1, f"section CABLE_INFO, {sec.header[i].strip()}: lane "
                                                             f"{number} beyond the {LANES} lanes a port has")
-            rec[field][rows, k] = _numbers(sec, i)
+            values = _numbers(sec, i) if field == "bias" else _powers(sec, i)
+            rec[field][rows, k] = np.where(passive, np.nan, values)
     rec["flag_alarms"][rows] = np.minimum(alarms, np.iinfo(np.int16).max)
     rec["flag_warnings"][rows] = np.minimum(warns, np.iinfo(np.int16).max)
+
+
+def _powers(sec: Section, i: int) -> np.ndarray:
+    """An optical power column in dBm: a plain integer is the module's word in 0.1 uW (SFF-8636, CMIS: 0 is no light,
+    -inf dBm); a cell with its unit is read as written."""
+    cells = _cells(sec, i)
+    if not cells.size:
+        return np.zeros(0)
+    uniq, inverse = np.unique(cells, return_inverse=True)
+    values = []
+    for u in uniq.tolist():
+        if _PLAIN.fullmatch(u):
+            mw = int(u) * 1e-4
+            values.append(10 * math.log10(mw) if mw > 0 else -math.inf)
+        else:
+            values.append(_parse_cell(u, False))
+    bad = next((k for k, v in enumerate(values) if v is None), None)
+    if bad is not None:
+        row = int(np.flatnonzero(inverse == bad)[0])
+        raise FormatError(sec.source, int(sec.lines[row]), f"section {sec.name}, {sec.header[i].strip()}: "
+                                                           f"{uniq[bad][:40]!r} is not a power")
+    return np.array(values, dtype=np.float64)[inverse.reshape(-1)]
 
 
 def _raised(sec: Section, i: int) -> np.ndarray:

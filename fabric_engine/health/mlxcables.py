@@ -1,10 +1,16 @@
 """Read ``mlxcables`` (NVIDIA MFT) module pages: ``mlxcables -d <cable> -q`` and ``--DDM``, one block per cable.
 
-The MFT manual ("mlxcables - Cables Tool") gives the options (``-q`` query the cable's IDs, ``--DDM`` its
-digital diagnostic monitors) but no grammar, and mlxcables is not open source; the layout read here is
-the one its query prints and scripts read (``Key : value``, the key padded: ``Vendor``, ``Serial number``,
-``Part number``, ``Revision``, ``Temperature``, ``Length``), with the DDM page as ``mlxlink --cable
---ddm`` prints the same monitors (mstflint ``MlxlinkCablesCommander``, read by :mod:`.mlxlink` too).
+mlxcables is not open source. Its query page is read as the MFT manual prints it ("mlxcables - Cables Tool" for
+the options; "MTUSB Cable Board" for a whole ``-q`` output: ``Querying Cables ....``, ``Cable #1:``, ``Cable name``,
+``FW version``, ``FW Dev ID``, ``FW GW version``, ``-------- Cable EEPROM --------``, ``Identifier : QSFP+ (0dh)``,
+``Technology : 850 nm VCSEL (00h)``, ``Compliance``, ``Wavelength``, ``OUI``, ``Vendor``, ``Serial number``,
+``Part number``, ``Revision``, ``Temperature : 31 C``, ``Length : 1 m``; keys padded to one column). No manual
+shows a ``--DDM`` page: it is read as mstflint's ``mlxlink --cable --ddm`` prints the same monitors from the same
+cable pages (``MlxlinkCablesCommander::prepareDDMOutput``: ``Temperature`` ``%dC``, ``Voltage`` ``%.4fV``,
+``Channels``, then ``RX Power``/``TX Power`` ``%.3fdBm`` and ``TX Bias`` ``%.3fmA`` one column per channel,
+comma separated; ``setPrintDDMFlagsSection``: ``<quantity> Alarm high`` ... ``Alarm low`` under ``DDM Flags`` and
+``Channel <n> Flags``; ``getDDMThresholdRow``: four threshold rows in the order of the ``Thresholds`` row), and
+per-channel keys (``RX Power Ch1``) or mW/mV units as other releases may print them.
 Keys are matched without regard to case or spacing, so releases that add or rename a field read alike:
 
 * a cable starts at ``Cable #<n>:`` (or at the first line of a capture without one) and is named by its

@@ -14,7 +14,10 @@ characters, ``fields.c``):
 ``<portid>`` is ``Lid 12``, ``Lid 12 Gid <gid>`` or a ``DR path ...``; ports are keyed ``lid:12`` (or the
 DR path) and the port number, since the output names no GUID. The dump goes through a 1536-byte buffer
 (``common_func``): a block that fills it loses its last fields, and its last printed value may be cut,
-so that value is dropped with a warning. A 16-bit counter at 65535 has saturated (a warning).
+so that value is dropped with a warning. A 16-bit counter at 65535 has saturated (a warning): errors past it are
+not counted, so it is not read (a stuck lane would give a BER of 0): a saturated lane leaves every lane's and the
+port's raw errors unread, a saturated sync header or unknown block counter the effective errors (IBA
+PortExtendedSpeedsCounters; the counters stop at all ones, they do not wrap).
 
 Counts become: ``raw_errors_lane`` error detections per lane (corrected symbols with RS-FEC),
 ``raw_errors`` their sum (``PortFECCorrectedSymbolCtr`` with RS-FEC), ``fec_corrected`` and
@@ -133,10 +136,11 @@ def _finish(block: dict, out: Builder, source: str, warnings: list) -> None:
     if saturated:
         warnings.append({"line": fields[saturated[0]][1], "text": ", ".join(saturated)[:120],
                          "reason": f"{len(saturated)} 16-bit counters saturated at 65535: errors since are not "
-                                   "counted (read as 65535)"})
+                                   "counted (not read: their BER is unknown)"})
+    stuck = set(saturated)
 
     def get(name: str) -> float:
-        return float(fields[name][0]) if name in fields else np.nan
+        return float(fields[name][0]) if name in fields and name not in stuck else np.nan
 
     values: dict = {}
     if block["rsfec"]:
@@ -147,6 +151,8 @@ def _finish(block: dict, out: Builder, source: str, warnings: list) -> None:
         values["fec_uncorrectable"] = get("PortFECUncorrectableBlockCtr")
     else:
         lanes = [get(f"ErrorDetectionCounterLane{i}") for i in range(LANES)]
+        if any(name.startswith("ErrorDetection") for name in stuck):  # the worst lane unknown: so is the raw BER
+            lanes = [np.nan] * LANES
         corr = [get(f"FECCorrectableBlockCtrLane{i}") for i in range(LANES)]
         values["raw_errors"] = _sum(lanes) + _sum(corr)
         values["fec_corrected"] = _sum(corr)

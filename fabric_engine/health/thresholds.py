@@ -152,7 +152,7 @@ def normalize_cable(text: str) -> str:
     t = text.strip().lower()
     if not t or t in ("n/a", "na"):
         return ""
-    if "passive" in t or "dac" in t or "copper cable- passive" in t:
+    if "passive" in t or "dac" in t or "copper cable- passive" in t or "unequalized" in t:  # SFF-8636 0xA/0xB
         return "dac"
     if "active copper" in t or "acc" in t or "copper" in t and "active" in t:
         return "acc"

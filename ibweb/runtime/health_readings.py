@@ -36,6 +36,7 @@ from django.core.cache.backends.redis import RedisCache
 
 from fabric_engine.health.grade import COUNTERS, ber_from_deltas, counter_baseline, own_ber
 from fabric_engine.health.opensm_log import feed
+from fabric_engine.health.port_counters import saturated
 from fabric_engine.health.records import FIELDS, HealthRecords, merge, take_rows
 
 from .health_ports import match_ports
@@ -183,6 +184,9 @@ def _with_deltas(rec: HealthRecords, base: dict) -> tuple[HealthRecords, np.ndar
                               after_keys=keys[sel])
         for f in _DERIVED:
             data[f][mine] = got[f]
+        stuck = saturated(kind, part)  # a 16-bit SymbolErrorCounter at its top: that symbol BER is unknown
+        if stuck.any():
+            data["sym_ber"][mine[stuck]] = np.nan
         now = counter_baseline(part, keys[sel])
         if not first:  # ports of the source not in this reading keep their counters
             keep = ~np.isin(prev["keys"], now["keys"])

@@ -7,7 +7,9 @@ boundary as text (a few KB per switch) and are read at the merge, where the disc
 ``perfquery -T`` gives error counts, not rates: the readings carry FEC blocks and per-lane errors, timed at the
 sweep's merge, and the lanes and speed of each port's cable from the discovery; their BER is computed from the
 deltas to the port's counters of the sweep before (:mod:`ibweb.runtime.health_readings`), over the interval between
-the two.
+the two. The ports ``perfquery -T`` does not count (a switch that cannot answer it) are kept with the
+``SymbolErrorCounter`` the sweep read of them, for their symbol BER from the same deltas
+(:mod:`fabric_engine.health.port_counters`: a counter saturated at 65535 gives none).
 
 OpenSM's log, where the collector has one (``CollectorConfig.opensm_log_file``), is read each sweep from where the
 last read stopped (:func:`fabric_engine.health.opensm_log.tail`; the position in the cache): the ports OpenSM
@@ -20,12 +22,14 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from django.core.cache import cache
 
 from fabric_engine.errors import FabricEngineError
-from fabric_engine.health import opensm_log, perfquery_ext_speeds
+from fabric_engine.health import opensm_log, perfquery_ext_speeds, port_counters
 from fabric_engine.health.records import merge
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
+from fabric_engine.telemetry.counters import CounterSamples
 from ibweb.runtime import health_readings
 from ibweb.runtime.health_ports import match_ports
 
@@ -46,27 +50,37 @@ def read_ext_speeds(run: CommandRunner, target: SwitchTarget, warnings: list[dic
         return None
 
 
-def store_ext_speeds(fabric_id: int, linkinfo: str, texts: list[str], warnings: list[dict]) -> int:
-    """Read the sweep's ``perfquery -T`` outputs, match their LIDs to the discovery ``linkinfo`` and keep them; the
-    number of ports kept (0 when none could be read)."""
+def store_ext_speeds(fabric_id: int, linkinfo: str, texts: list[str], warnings: list[dict],
+                     samples: CounterSamples | None = None) -> int:
+    """Read the sweep's ``perfquery -T`` outputs, and the ``SymbolErrorCounter`` of the ports of the sweep's
+    ``samples`` that have none (:func:`~fabric_engine.health.port_counters.symbol_rows`: their symbol BER), match
+    their LIDs to the discovery ``linkinfo`` and keep them; the number of ports kept (0 when none could be read)."""
     parts = []
     for i, text in enumerate(texts):
         try:
             parts.append(perfquery_ext_speeds.read(text, f"perfquery -T #{i + 1}", warnings))
         except FabricEngineError as exc:
             warnings.append({"line": None, "text": f"perfquery -T #{i + 1}", "reason": str(exc)[:300]})
-    if not parts:
+    if not parts and (samples is None or not len(samples)):
         return 0
     try:
+        recs = [merge(parts)] if parts else []
+        if recs:
+            recs[0].data["t"][:] = time.time()  # perfquery -T prints no time: that of the merge
+        if samples is not None and len(samples):  # the sweep's own reads are timed; one row per port, no merge
+            skip = port_counters.lid_port_keys(recs[0]) if recs else np.zeros(0, np.int64)
+            recs.append(port_counters.symbol_rows(samples, skip))
+        recs = [r for r in recs if len(r)]
+        if not recs:
+            return 0
         fabric = fabric_from_linkinfo(parse_iblinkinfo(linkinfo))
-        rows, dropped = match_ports(fabric, merge(parts))
+        rows, dropped = match_ports(fabric, recs[0] if len(recs) == 1 else merge(recs))  # disjoint ports
     except FabricEngineError as exc:
         warnings.append({"line": None, "text": "perfquery -T", "reason": str(exc)[:300]})
         return 0
     if dropped.size:
         warnings.append({"line": None, "text": ", ".join(dropped[:20].tolist()),
-                         "reason": f"perfquery -T: {dropped.size} port(s) of no node of the discovery"})
-    rows.data["t"][:] = time.time()
+                         "reason": f"perfquery: {dropped.size} port(s) of no node of the discovery"})
     return health_readings.put(fabric_id, rows) if len(rows) else 0
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from fabric_engine.errors import FormatError
 from fabric_engine.health import cables, detect, mlxlink, perfquery_ext_speeds, read_file, ufm
+from fabric_engine.health.grade import ber_from_deltas
+from fabric_engine.health.records import code
 
 DATA = Path(__file__).parents[2] / "data" / "health"
 
@@ -51,6 +53,9 @@ def test_perfquery_t_full_dump_buffer_drops_the_cut_value():
     assert any("1536-byte dump buffer filled" in r for r in reasons)
     assert any(r.startswith("4 fields missing") for r in reasons)  # lid 7: stopped on a whole line
     assert sum("saturated" in r for r in reasons) == 2  # one warning per block
+    for row in (_row(rec, "lid:7", 2), cut):  # saturated lanes and sync/unknown block counters: not counts
+        assert np.isnan(rec["raw_errors"][row]) and np.isnan(rec["raw_errors_lane"][row]).all()
+        assert np.isnan(rec["eff_errors"][row])
     # lid 8's last printed field (FECUncorrectableBlockCtrLane8, cut to 8 digits) is not read
     uncorr_lanes_read = 8  # lanes 0..7 printed whole
     assert rec["fec_uncorrectable"][cut] == 100003338 * uncorr_lanes_read
@@ -140,12 +145,61 @@ def test_ibdiagnet_cables_blocks():
     kind, rec, _ = _read("ibdiagnet2.cables")
     assert kind == "ibdiagnet2.cables"
     assert rec.guid.tolist() == [0xB83FD20300A1B2C0] * 2 and rec.port.tolist() == [1, 2]
-    assert rec["sn"].tolist() == ["MT2312FT01234", "MT2312FT02234"] and rec["length_m"].tolist() == [30, 30]
-    assert rec["temp"].tolist() == [45, 81] and rec["voltage"].tolist() == [3.28, 3.28]
-    assert rec["rx_power"][1, :4].tolist() == [-1.1, -1.2, -1.3, -12.4]
-    assert rec["temp_th"][0].tolist() == [-5, 0, 75, 80]
-    assert rec["rx_power_th"][0].tolist()[0] == -10.4 and rec["rx_power_th"][0].tolist()[3] == 5.4
-    assert rec["flag_alarms"].tolist() == [0, 2] and rec.names("cable").tolist() == ["optical", "optical"]
+    assert rec["sn"].tolist() == ["MT2312FT01234", "MT2312FT02234"]
+    assert rec["length_m"].tolist() == [30, 30] and np.isnan(rec["voltage"]).all()  # no Voltage line printed
+    assert rec["temp"].tolist() == [45, 81]
+    # "0.776 mW, -1.101 dBm": the dBm figure; "0.000 mW, -999.999 dBm": no light on that lane
+    assert rec["rx_power"][1, :4].tolist() == [-1.101, -1.198, -1.302, -np.inf]
+    assert rec["bias"][0, :4].tolist() == [6.75] * 4 and rec["fw"].tolist() == ["47.171.0"] * 2
+    for row in (0, 1):  # spelled out, or named as ibdiagnet's CSV columns: the same limits
+        assert rec["temp_th"][row].tolist() == [-5, 0, 75, 80]
+        assert rec["rx_power_th"][row, 0] == -10.4 and rec["rx_power_th"][row, 3] == 5.4
+    assert np.isnan(rec["tx_power_th"][1]).all()  # a zero limit (0.000 mW) is one the module does not set
+    assert rec["flag_alarms"].tolist() == [0, 2] and rec["flag_warnings"].tolist() == [0, 0]
+    assert rec.names("cable").tolist() == ["optical", "optical"]
+
+
+#: The passive copper block of NVIDIA's documentation of the cable plugin ("Cable diagnostics"), values as there.
+COPPER_BLOCK = """-------------------------------------------------------
+Port=1 Lid=0x00a4 GUID=0xf45214030046a0a1 Port Name=sw-a/U1/P1
+-------------------------------------------------------
+
+Vendor: Mellanox
+OUI: 0x2c9
+PN: MCP1600-E002
+SN: MT1739VS02126
+Rev: A3
+Length: 2 m
+Type: Copper cable- unequalized
+SupportedSpeed: SDR/DDR/QDR/FDR/EDR
+Temperature: N/A
+PowerClass: 1
+NominalBitrate: 0 Gb/s
+CDREnableTxRx: N/A N/A
+FW Version: N/A
+Attenuation(5,7,12): 7 8 13
+RX power type: OMA
+RX1 Power: 0.000 mW, -999.999 dBm
+TX1 Bias: 0.000 mA
+TX1 Power: 0.000 mW, -999.999 dBm
+"""
+
+
+def test_ibdiagnet_cables_passive_copper_has_no_monitors():
+    rec = cables.read(COPPER_BLOCK, "c")
+    assert rec.names("cable").tolist() == ["dac"] and rec["length_m"][0] == 2 and rec["present"][0] == 1
+    assert np.isnan(rec["temp"][0]) and rec["fw"][0] == ""  # N/A
+    # its zeros are not readings of no light, which would be below any low alarm limit
+    assert np.isnan(rec["rx_power"][0]).all() and np.isnan(rec["tx_power"][0]).all() and np.isnan(rec["bias"][0]).all()
+
+
+def test_ibdiagnet_cables_units_and_flag_forms():
+    text = ("Port=1 Lid=0x3 GUID=0x1\nVoltage: 3280 mV\nLength: 2 km\nRX1 Power: 0.5 mW\nTX2 Power: 500 uW\n"
+            "RX Power Alarm Lanes: 0,0,0,1\nTX Bias Warning: 0x5\nTemperature Alarm: Yes\n")
+    rec = cables.read(text, "c")
+    assert rec["voltage"][0] == pytest.approx(3.28) and rec["length_m"][0] == 2000
+    assert rec["rx_power"][0, 0] == pytest.approx(-3.0103, abs=1e-4) == rec["tx_power"][0, 1]
+    assert rec["flag_alarms"][0] == 2 and rec["flag_warnings"][0] == 2  # lane 4; a mask of lanes 1 and 3
 
 
 def test_ibdiagnet_cables_value_outside_a_block():
@@ -219,3 +273,22 @@ def test_mlxlink_several_runs_in_one_capture():
     rec = mlxlink.read(text, "two runs")
     assert rec.name.tolist() == ["mlx5_0", "lid-0x0012"] and rec.port.tolist() == [1, 17]
     assert rec["up"].tolist() == [1, 0] and rec["present"].tolist() == [1, 0]
+
+
+def test_perfquery_t_saturated_lane_gives_an_unknown_raw_ber_not_a_stuck_zero():
+    def reading(lane0: int, t: float):
+        text = ("# PortExtendedSpeedsCounters counters: Lid 3 port 1\n"
+                + "".join(f"{n}:{'.' * (32 - len(n) - 1)}{v}\n" for n, v in (
+                    ("PortSelect", 1), ("SyncHeaderErrorCounter", 0), ("UnknownBlockCounter", 0),
+                    ("ErrorDetectionCounterLane0", lane0), ("ErrorDetectionCounterLane1", 10))))
+        rec = perfquery_ext_speeds.read(text, "x", [])
+        rec.data["t"][:] = t
+        rec.data["lanes"][:] = 4
+        rec.data["speed"][:] = code("speed", "EDR")
+        return rec
+
+    rose = ber_from_deltas(reading(100, 0.0), reading(65000, 10.0))
+    assert rose["raw_errors_lane"][0, 0] == 65000 and rose["raw_ber_lane"][0, 0] > 0  # a block cut short: no sum
+    for before, after in ((65000, 65535), (65535, 65535), (65535, 7)):  # to its top, stuck there, reset from it
+        got = ber_from_deltas(reading(before, 0.0), reading(after, 10.0))
+        assert np.isnan(got["raw_ber"][0]) and np.isnan(got["raw_ber_lane"][0]).all()

@@ -72,15 +72,37 @@ def test_cable_info_module_readings_thresholds_and_flags():
     _, rec, _ = _rec()
     leaf, gpu, copper = _row(rec, LEAF, 1), _row(rec, GPU, 1), _row(rec, SPINE, 1)
     assert (rec["vendor"][leaf], rec["pn"][leaf], rec["sn"][leaf]) == ("Mellanox", "MMA4Z00-NS", "MT2312FT01234")
-    assert rec["temp"][leaf] == 45 and rec["voltage"][leaf] == pytest.approx(3.28)  # 3280 mV
-    assert rec["length_m"][leaf] == 30 and rec["length_m"][copper] == 2  # LengthSMFiber, else LengthCopper
-    assert rec["rx_power"][leaf, :4].tolist() == [-1.1, -1.2, -1.3, -1.5]  # RX1..RX4 are lanes 0..3
-    assert rec["rx_power"][gpu, 0] == pytest.approx(-13.0103, abs=1e-4)  # 0.05 mW in dBm
+    assert rec["identifier"][leaf] == "OSFP"  # IdentifierStr, not the SFF code 0x19
+    assert rec["temp"][leaf] == 45 and np.isnan(rec["voltage"][leaf])  # ibutils2's record has no supply voltage
+    assert rec["length_m"][leaf] == 30 and rec["length_m"][copper] == 2  # LengthOM4, else LengthCopperOrActive
+    # RX1..RX4 are lanes 0..3, module words in 0.1 uW: 7762 is 0.7762 mW, -1.1 dBm
+    assert rec["rx_power"][leaf, :4] == pytest.approx([-1.1, -1.2, -1.3, -1.5], abs=1e-3)
+    assert rec["tx_power"][leaf, 0] == pytest.approx(1.2, abs=1e-3) and rec["bias"][leaf, 0] == 6.75
+    assert rec["rx_power"][gpu, 0] == pytest.approx(-13.0103, abs=1e-4)  # 500: 0.05 mW
     assert np.isnan(rec["rx_power"][gpu, 2])
-    assert rec["temp_th"][leaf].tolist() == [-5, 0, 75, 80]
-    assert rec["rx_power_th"][leaf].tolist()[:2] == [-10.4, -8.4] and rec["rx_power_th"][leaf, 3] == 5.4
-    assert rec["flag_warnings"][gpu] == 1 and rec["flag_alarms"][gpu] == 0  # RXPowerLowWarning 0x1: one lane
-    assert rec.names("cable")[leaf] == "optical" and rec["present"][copper] == 1 and np.isnan(rec["temp"][copper])
+    assert rec["temp_th"][leaf].tolist() == [-5, 0, 75, 80]  # Alarm/Warn Temperature Low/High Thresh
+    assert rec["voltage_th"][leaf].tolist() == [2.97, 3.135, 3.465, 3.63]
+    low, _, _, high = rec["rx_power_th"][leaf]  # RXPowerLow/HighThresh: the module's alarm limits
+    assert low == pytest.approx(-10.4, abs=1e-3) and high == pytest.approx(5.4, abs=1e-3)
+    assert rec["bias_th"][leaf, 0] == 2 and rec["bias_th"][leaf, 3] == 15
+    assert rec["flag_warnings"][gpu] == 2 and rec["flag_alarms"][gpu] == 0  # HighTemperatureWarning, LowRX1Power..
+    assert rec["flag_warnings"][leaf] == 0 and rec["flag_alarms"][leaf] == 0  # thresholds are not flags
+    assert rec.names("cable")[leaf] == "optical" and rec.names("cable")[copper] == "dac"  # TypeDesc, not Type 0xa
+    # a passive cable has no monitors: its zero words are not readings of no light, nor zero limits alarms
+    assert rec["present"][copper] == 1 and np.isnan(rec["temp"][copper])
+    assert np.isnan(rec["rx_power"][copper]).all() and np.isnan(rec["bias"][copper]).all()
+    assert np.isnan(rec["rx_power_th"][copper]).all() and np.isnan(rec["bias_th"][copper]).all()
+
+
+def test_cable_info_of_versions_that_name_columns_otherwise():
+    text = ("START_CABLE_INFO\nNodeGuid,PortNum,Type,SupplyVoltage,RX1Power,RX2 Power,HighTemperatureAlarmThreshold,"
+            "RXPowerLowWarningThreshold,temperature_high_th,LengthSMFiber,RXPowerLowWarning\n"
+            "0x1,1,850 nm VCSEL,3280 mV,-1.1 dBm,0.05 mW,80C,-8.4 dBm,85,2 km,0x3\nEND_CABLE_INFO\n")
+    rec = ibdiagnet_phy.read(text, "x")
+    assert rec.names("cable")[0] == "optical" and rec["voltage"][0] == pytest.approx(3.28)
+    assert rec["rx_power"][0, 0] == -1.1 and rec["rx_power"][0, 1] == pytest.approx(-13.0103, abs=1e-4)
+    assert rec["temp_th"][0, 3] == 85 and rec["rx_power_th"][0, 1] == -8.4  # the later column wins
+    assert rec["length_m"][0] == 2000 and rec["flag_warnings"][0] == 2 and rec["flag_alarms"][0] == 0
 
 
 def test_pm_info_link_downs_prefer_the_64_bit_counter():

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from fabric_engine.health.downs import DownTracker
+from fabric_engine.health.port_counters import SOURCE as PORT_COUNTERS
 from fabric_engine.health.records import Builder
 from ibweb.runtime import health_readings
 from ibweb.telemetry.sweeps import run_sweep
@@ -110,7 +111,7 @@ def test_two_sweeps_give_ber_at_the_discovered_speed_and_width(tools):
     ext.write_text(_ext("perfquery_T_before.txt"))
     run_sweep(config)
     rec = health_readings.read(config.fabric_id)
-    assert rec["lanes"].tolist() == [4, 4] and rec.names("speed").tolist() == ["SDR", "SDR"]  # iblinkinfo: 4X SDR
+    assert rec["lanes"].tolist() == [4] * 4 and rec.names("speed").tolist() == ["SDR"] * 4  # iblinkinfo: 4X SDR
     assert np.isnan(rec["raw_ber"]).all()
     ext.write_text(_ext("perfquery_T_after.txt"))
     run_sweep(config)
@@ -170,3 +171,52 @@ def test_matched_rows_take_lanes_and_speed_from_their_cable_unless_they_give_the
     leaf = fabric.node("leaf01")
     lanes, speed = cable_rates(fabric, np.array([leaf, leaf]), np.array([3, 9]))  # a port without a cable
     assert lanes.tolist() == [4, -1] and speed.tolist()[1] == 0 and speed.tolist()[0] > 0
+
+
+def _basic(sym3: int, sym4: int) -> str:  # leaf01's PortCounters with the SymbolErrorCounter of ports 3 and 4
+    text = (DATA / "telemetry" / "perfquery_loop.txt").read_text()
+    head3, head4 = "# Port counters: Lid 2 port 3", "# Port counters: Lid 2 port 4"
+    before, p3 = text.split(head3)
+    p3, p4 = p3.split(head4)
+    zero = "SymbolErrorCounter:..............0"
+    assert zero in p3 and zero in p4
+    return (before + head3 + p3.replace(zero, f"SymbolErrorCounter:..............{sym3}")
+            + head4 + p4.replace(zero, f"SymbolErrorCounter:..............{sym4}"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_symbol_ber_of_the_ports_perfquery_T_does_not_count_from_their_PortCounters(tools, tmp_path):
+    """Ports 3 and 4 of leaf01 have no ``perfquery -T`` rows: their symbol BER comes from the delta of the 16-bit,
+    saturating ``SymbolErrorCounter`` the sweep read; at 65535, or lower than before, it is unknown."""
+    script, env, ext = tools
+    basic = tmp_path / "basic.txt"
+    fake = tmp_path / "fake-basic"
+    fake.write_text(FAKE_TOOLS.replace('cat "$DATA/telemetry/perfquery_loop.txt"', 'cat "$BASIC"'))
+    fake.chmod(script.stat().st_mode)
+    config = make_config("sym", command_prefix=[str(fake)], environment={**env, "BASIC": str(basic)}, timeout_s=5.0,
+                         health_counters=True)
+    ext.write_text(_ext("perfquery_T_before.txt"))
+
+    def sweep(sym3: int, sym4: int) -> dict:
+        basic.write_text(_basic(sym3, sym4))
+        run_sweep(config)
+        rec = health_readings.read(config.fabric_id)
+        return {int(p): (rec["sym_ber"][i], rec["window_s"][i], rec.source[i])
+                for i, p in enumerate(rec.port.tolist()) if p in (3, 4)}
+
+    first = sweep(100, 65000)
+    assert {p: s for p, (_, _, s) in first.items()} == {3: PORT_COUNTERS, 4: PORT_COUNTERS}
+    assert all(np.isnan(b) for b, _, _ in first.values())  # one reading: no interval yet
+    got = sweep(350, 65535)  # port 4 saturated on the way: errors past 65535 were not counted
+    ber3, window3, _ = got[3]
+    assert window3 > 0 and ber3 * 4 * 2.5e9 * window3 == pytest.approx(250)  # 4X SDR: 4 lanes of 2.5 Gb/s
+    assert np.isnan(got[4][0])
+    stuck = sweep(350, 65535)  # still at its top: not a BER of 0
+    assert stuck[3][0] == 0.0 and np.isnan(stuck[4][0])
+    reset = sweep(10, 5)  # cleared (port 3) and reset after saturation (port 4): both intervals unknown
+    assert np.isnan(reset[3][0]) and np.isnan(reset[4][0]) and np.isnan(reset[4][1])
+    again = sweep(10, 25)  # counting from the reset: measured again
+    assert again[3][0] == 0.0 and again[4][0] * 4 * 2.5e9 * again[4][1] == pytest.approx(20)
+    # leaf01's ports 1 and 2 keep their perfquery -T BER and no symbol BER of PortCounters
+    rec = health_readings.read(config.fabric_id)
+    assert set(rec.source[np.isin(rec.port, [1, 2])].tolist()) == {"perfquery -T #1"}

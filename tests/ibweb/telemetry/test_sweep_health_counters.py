@@ -64,7 +64,10 @@ def test_perfquery_T_each_sweep_when_on_and_a_switch_without_it_is_a_warning(too
     cannot = [w for w in sweep.warnings if "cannot query PortExtendedSpeedsCounters" in w["reason"]]
     assert len(cannot) == 5 and {w["text"] for w in cannot} == {f"perfquery -T lid {lid}" for lid in range(3, 8)}
     by_port = dict(zip(rec.keys().tolist(), range(len(rec)), strict=True))
-    assert sorted(rec.name.tolist()) == ["leaf01", "leaf01"]
+    # leaf01's ports 1 and 2 by perfquery -T; 3 and 4, which it did not count, by their PortCounters (symbol errors)
+    assert sorted(rec.name.tolist()) == ["leaf01"] * 4
+    assert sorted(zip(rec.port.tolist(), rec.source.tolist(), strict=True)) == [
+        (1, "perfquery -T #1"), (2, "perfquery -T #1"), (3, "perfquery PortCounters"), (4, "perfquery PortCounters")]
     one = by_port[f"0x{0x98039b0300000001:016x}/1"]
     assert rec["fec_uncorrectable"][one] == 17 and rec["raw_errors"][one] == 21000
     assert rec["fec_uncorrectable"][by_port[f"0x{0x98039b0300000001:016x}/2"]] == 0

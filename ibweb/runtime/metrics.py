@@ -3,13 +3,16 @@
 Emulated fabrics have no counters of their own: :class:`CounterRecorder` integrates the
 engine's per-link rates into ever-growing counters (as a restarted exporter would, they
 start from zero with a new fabric). Telemetry-fed fabrics hand their newest sweep's raw
-counters. Either way one cache entry per fabric, ``ibweb:metrics:<fabric id>``:
-``{"t", "version", "totals": float64 [2L, C], "down": [labels of the ports of cables down]}``,
-written at most every ``min_interval_s`` seconds and at once when the record version changes.
-The topology the rows belong to is the runtime record's (:mod:`ibweb.runtime.record`), stored
-once: ``version`` names the record version whose fabric
-(:func:`~ibweb.runtime.record.fabric_version`) the directed links of the rows follow, and
-:func:`metrics_for` serves the totals only with that fabric (a record version that changed
+counters. Either way the cache holds, per fabric, ``ibweb:metrics:<fabric id>``:
+``{"t", "version", "rows", "down": [labels of the ports of cables down]}``, and the counters
+(float64 ``[2L, C]``, one row per directed link's out port) in blocks of :data:`BLOCK_ROWS` rows
+ordered by the port's node (``ibweb:metrics:<fabric id>:<block>``, each with its ``version``), so a
+scrape of a part of the fabric (``/metrics?fabric=&part=``: a range of nodes) reads only the blocks
+holding its ports, not the whole fabric's counters. Written at most every ``min_interval_s``
+seconds and at once when the record version changes. The topology the rows belong to is the
+runtime record's (:mod:`ibweb.runtime.record`), stored once: ``version`` names the record version
+whose fabric (:func:`~ibweb.runtime.record.fabric_version`) the directed links of the rows follow,
+and :func:`metrics_for` serves the totals only with that fabric (a record version that changed
 the job catalog only keeps it).
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 from cachetools import LRUCache
@@ -24,18 +28,31 @@ from django.core.cache import cache
 
 from fabric_engine.state import FabricState
 from fabric_engine.telemetry import CounterIntegrator
+from fabric_engine.telemetry.counters import COLUMNS
 from fabric_engine.telemetry.prometheus import down_ports
 from fabric_engine.topology import Fabric
 
 from . import record
 
-__all__ = ["CounterRecorder", "metrics_entry", "metrics_for", "down_for", "port_labels", "forget"]
+__all__ = ["CounterRecorder", "metrics_entry", "metrics_for", "counters_layout", "down_for", "port_labels", "forget",
+           "BLOCK_ROWS"]
 
 _TTL_S = 24 * 3600
+#: Counter rows per cache entry: 4,096 ports, 0.75 MB (a 2,048-port scrape target reads one or two).
+BLOCK_ROWS = 4096
 
 
 def _key(fabric_id: int) -> str:
     return f"ibweb:metrics:{fabric_id}"
+
+
+def _block_key(fabric_id: int, block: int) -> str:
+    return f"ibweb:metrics:{fabric_id}:{block}"
+
+
+def node_order(f: Fabric) -> np.ndarray:
+    """The counter rows (directed links) ordered by the node of their port, stably: how the blocks hold them."""
+    return np.argsort(np.r_[np.asarray(f.a_node, np.int64), np.asarray(f.b_node, np.int64)], kind="stable")
 
 
 class CounterRecorder:
@@ -58,6 +75,7 @@ class CounterRecorder:
         """
         if fabric is not self._fabric:  # a new fabric (a reload or a new discovery) starts from zero
             self._fabric, self._acc, self._written = fabric, None, 0.0
+            self._order = node_order(fabric)
         if version != self._version:  # rows of another record version: written at once
             self._version, self._written = version, 0.0
         if measured is None:
@@ -67,35 +85,67 @@ class CounterRecorder:
         now = time.monotonic()
         if self._written and now - self._written < self.min_interval_s:
             return
-        totals, t = measured if measured is not None else (self._acc.totals.copy(), state.t)
-        cache.set(_key(self.fabric_id), {"t": t, "version": version, "totals": totals,
-                                         "down": down_ports((state.alerts or []) if down is None else down)}, _TTL_S)
+        totals, t = measured if measured is not None else (self._acc.totals, state.t)
+        rows = totals[self._order]  # a copy, ordered by node
+        parts: dict[str, object] = {_block_key(self.fabric_id, k): {"version": version, "rows": rows[i:i + BLOCK_ROWS]}
+                                    for k, i in enumerate(range(0, len(rows), BLOCK_ROWS))}  # loop over blocks
+        parts[_key(self.fabric_id)] = {"t": t, "version": version, "rows": len(rows),
+                                       "down": down_ports((state.alerts or []) if down is None else down)}
+        cache.set_many(parts, _TTL_S)
         self._written = now
 
 
 def metrics_entry(fabric_id: int) -> dict | None:
-    """The ``/metrics`` entry of a fabric (``{"t", "version", "totals"}``), or None before its engine's first tick."""
+    """The ``/metrics`` entry of a fabric (``{"t", "version", "rows", "down"}``), or None before its engine's first
+    tick."""
     return cache.get(_key(fabric_id))
 
 
-def metrics_for(row) -> tuple[Fabric, dict, np.ndarray, float] | None:
+def counters_layout(row) -> tuple[Fabric, dict] | None:
+    """``(fabric, labels)`` of a fabric row whose counters are published for its record's fabric, read without
+    the counters (``labels``: :func:`port_labels` with the entry's ``version`` and ``t``); None otherwise."""
+    h = record.head_of(row)
+    entry = metrics_entry(row.pk)
+    version = record.fabric_version(h) if h is not None else None
+    if h is None or entry is None or entry.get("version") != version:
+        return None
+    f = record.fabric(row.pk, h)
+    if f is None or entry.get("rows") != 2 * f.num_links:
+        return None
+    return f, {**port_labels(row.pk, version, f), "version": version, "t": entry["t"]}
+
+
+def metrics_for(row, nodes: Callable[[Fabric, dict], tuple[int, int]] | None = None
+                ) -> tuple[Fabric, dict, np.ndarray, float] | None:
     """``(fabric, labels, totals float64 [2L, C], t)`` of a fabric row: its counters on its record's fabric.
 
     ``labels``: the fabric as :func:`~fabric_engine.telemetry.prometheus.render_metrics` reads it
-    (:func:`port_labels`).
+    (:func:`port_labels`). ``nodes``: ``(first, end) = nodes(fabric, labels)``; only the counters of the ports of
+    nodes ``first <= n < end`` are read (the others NaN), from the blocks that hold them.
 
     None before its engine's first tick, without a record, or when the counters belong to
     another record version than the newest (a topology change not yet counted): rows of
-    another topology are never served against this one.
+    another topology are never served against this one (a block of another version stays NaN).
     """
-    h = record.head_of(row)
-    entry = metrics_entry(row.pk)
-    if h is None or entry is None or entry.get("version") != record.fabric_version(h):
+    layout = counters_layout(row)
+    if layout is None:
         return None
-    f = record.fabric(row.pk, h)
-    if f is None or len(entry["totals"]) != 2 * f.num_links:
-        return None
-    return f, port_labels(row.pk, record.fabric_version(h), f), entry["totals"], entry["t"]
+    f, labels = layout
+    version, t = labels["version"], labels["t"]
+    order, by_node = labels["order"], labels["order_node"]
+    first, end = (0, len(order)) if nodes is None else tuple(int(np.searchsorted(by_node, n))
+                                                             for n in nodes(f, labels))
+    blocks = range(first // BLOCK_ROWS, -(-end // BLOCK_ROWS))
+    got = cache.get_many([_block_key(row.pk, k) for k in blocks])
+    totals = np.full((len(order), len(COLUMNS)), np.nan)
+    for k in blocks:  # loop over blocks
+        block = got.get(_block_key(row.pk, k))
+        if block is None or block.get("version") != version:
+            continue
+        at = k * BLOCK_ROWS
+        lo, hi = max(first, at), min(end, at + len(block["rows"]))
+        totals[order[lo:hi]] = block["rows"][lo - at:hi - at]
+    return f, labels, totals, t
 
 
 def down_for(row) -> list[dict]:
@@ -111,7 +161,8 @@ _labels_lock = threading.Lock()
 def port_labels(row_pk: int, version: str, f: Fabric) -> dict:
     """What :func:`~fabric_engine.telemetry.prometheus.render_metrics` reads of a fabric, once per record version.
 
-    ``{"nodes": {"name", "guid"}, "links": {"a_node", "a_port", "b_node", "b_port"}}`` (arrays).
+    ``{"nodes": {"name", "guid"}, "links": {"a_node", "a_port", "b_node", "b_port"}, "order", "order_node"}``
+    (arrays; ``order``: :func:`node_order`, ``order_node``: the node of each row in that order).
     """
     key = (row_pk, version)
     with _labels_lock:
@@ -121,10 +172,14 @@ def port_labels(row_pk: int, version: str, f: Fabric) -> dict:
     labels = {"nodes": {"name": np.array([str(n) for n in f.node_name], dtype=object),
                         "guid": np.array([f"0x{g:016x}" for g in f.guid.tolist()], dtype=object)},
               "links": {"a_node": f.a_node, "a_port": f.a_port, "b_node": f.b_node, "b_port": f.b_port}}
+    order = node_order(f)
+    labels.update(order=order, order_node=np.r_[np.asarray(f.a_node, np.int64), np.asarray(f.b_node, np.int64)][order])
     with _labels_lock:
         _labels[key] = labels
     return labels
 
 
 def forget(fabric_id: int) -> None:
-    cache.delete(_key(fabric_id))
+    entry = metrics_entry(fabric_id)
+    blocks = range(-(-int(entry.get("rows", 0)) // BLOCK_ROWS)) if entry else range(0)
+    cache.delete_many([_key(fabric_id), *(_block_key(fabric_id, k) for k in blocks)])

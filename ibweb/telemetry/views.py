@@ -24,7 +24,7 @@ from ibweb.auth.permissions import ViewerRead
 from ibweb.events.health import render_event_metrics
 from ibweb.fabrics.choices import ROUTING_ENGINES
 from ibweb.http.body_limits import JSONParser
-from ibweb.runtime.metrics import down_for, metrics_for
+from ibweb.runtime.metrics import counters_layout, down_for, metrics_for
 from ibweb.websocket.feed_metrics import render_feed_metrics
 from ibweb.websocket.flow import feed_socket_stats
 
@@ -75,8 +75,7 @@ class MetricsView(APIView):
         families = []
         now = time.time()
         for fabric in fabrics:  # one entry per fabric
-            got = metrics_for(fabric)
-            nodes = None if part is None else _nodes_of_part(fabric, got, part)
+            got, nodes = _counters(fabric, part)
             families.append(health_families(view, fabric, nodes))  # link health (issue 37)
             if got is None:
                 continue
@@ -105,6 +104,21 @@ def _part(request, slug: str | None) -> int | None:
     return int(raw)
 
 
+def _counters(fabric, part: int | None) -> tuple[tuple | None, tuple[int, int] | None]:
+    """The fabric's counters (:func:`~ibweb.runtime.metrics.metrics_for`, only the part's read) and the node range
+    of ``part`` (None: the whole fabric); 404 for a part of a fabric without counters or without that part."""
+    if part is None:
+        return metrics_for(fabric), None
+    chosen: list[tuple[int, int]] = []
+
+    def nodes(f, labels) -> tuple[int, int]:
+        chosen.append(_nodes_of_part(fabric, (f, labels), part))
+        return chosen[0]
+
+    got = metrics_for(fabric, nodes)
+    return got, chosen[0] if got is not None else _nodes_of_part(fabric, None, part)
+
+
 def _nodes_of_part(fabric, got, part: int) -> tuple[int, int]:
     """The node range of ``part`` of ``fabric``; 404 when its engine has published no counters or no such part."""
     if got is None:
@@ -116,7 +130,7 @@ def _nodes_of_part(fabric, got, part: int) -> tuple[int, int]:
 
 
 def target_bounds(got) -> np.ndarray:
-    """The node ranges a fabric's ``/metrics`` is cut into (:func:`~ibweb.runtime.metrics.metrics_for`'s answer)."""
+    """The node ranges a fabric's ``/metrics`` is cut into (``got``: its engine fabric and port labels first)."""
     f, labels = got[0], got[1]
     return node_ranges(port_nodes(labels), f.num_nodes, settings.IBWEB_METRICS_TARGET_PORTS)
 
@@ -138,7 +152,7 @@ class MetricsTargetsView(APIView):
         address = request.get_host()
         groups = []
         for fabric in visible_fabrics(view).order_by("slug"):
-            got = metrics_for(fabric)
+            got = counters_layout(fabric)
             parts = len(target_bounds(got)) - 1 if got is not None else 1
             for k in range(parts):  # one target group per part
                 params = {"__param_fabric": fabric.slug, **({"__param_part": str(k)} if parts > 1 else {})}

@@ -119,3 +119,35 @@ def test_link_health_series_go_with_their_ports_part_and_the_fabrics_count_with_
     assert [k for k, text in enumerate(parts) if "ibweb_fabric_link_downs_total{" in text] == [0]
     assert sum(text.count("ibweb_port_link_downs_total{") for text in parts) == 1
     assert any("ibweb_port_ber" not in text for text in parts), "a part with no graded port still answers"
+
+
+def test_a_part_reads_only_the_counter_blocks_holding_its_ports(settings, monkeypatch):
+    from django.core.cache import cache
+
+    from ibweb.runtime import metrics
+
+    settings.IBWEB_METRICS_TARGET_PORTS = 64
+    monkeypatch.setattr(metrics, "BLOCK_ROWS", 48)  # 512 ports: 11 blocks
+    f = fat_tree(hosts=128, radix=16)
+    publish("big", f)
+    asked: list[list[str]] = []
+    real = cache.get_many
+    monkeypatch.setattr(cache, "get_many", lambda keys, *a, **k: asked.append(list(keys)) or real(keys, *a, **k))
+    api = operator_api()
+    whole = _series(api.get("/metrics?fabric=big").content.decode())
+    assert len([key for keys in asked for key in keys if key.startswith("ibweb:metrics:")]) == 11
+    parts = len(api.get("/metrics/targets").json()) - 1
+    seen: set[tuple] = set()
+    for k in range(parts):
+        asked.clear()
+        seen |= _series(api.get(f"/metrics?fabric=big&part={k}").content.decode())
+        blocks = [key for keys in asked for key in keys if key.startswith("ibweb:metrics:")]
+        assert 1 <= len(blocks) <= 3, f"part {k} read {blocks}"
+    assert seen == whole
+    # a block of another record version (a topology change half written) is not served against this one
+    row = __import__("ibweb.fabrics.models", fromlist=["Fabric"]).Fabric.objects.get(slug="big")
+    stale = cache.get(f"ibweb:metrics:{row.pk}:3")
+    cache.set(f"ibweb:metrics:{row.pk}:3", {**stale, "version": "another"})
+    after = _series(api.get("/metrics?fabric=big").content.decode())
+    ports = [s for s in after if s[0] == "infiniband_port_transmit_data_bytes_total"]
+    assert len(ports) == 2 * f.num_links - 48

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -139,29 +140,72 @@ def test_dashboards_are_grafana_models():
 # -- a real Prometheus scraping a real ibweb ------------------------------------------------------------------
 
 
+@dataclass
+class Scraped:
+    """A real ibweb server, the targets its ``/metrics/targets`` lists, and a real Prometheus scraping them."""
+
+    prom: Prometheus
+    url: str
+    token: str
+    groups: list[dict]
+
+    def get(self, path: str) -> bytes:
+        request = urllib.request.Request(self.url + path, headers={"Authorization": f"Token {self.token}"})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.read()
+
+
 @pytest.fixture(scope="module")
-def prometheus(tmp_path_factory):
+def scraped(tmp_path_factory):
+    """Prometheus as compose's (HTTP service discovery at ``/metrics/targets``), with parts of 256 ports so that
+    the demo is scraped as several targets."""
     tmp = tmp_path_factory.mktemp("prometheus")
     token = tmp / "token"
-    with running_server(tmp, setup=SCRAPER.format(path=str(token))) as server, running_prometheus(tmp / "prom", {
+    auth = {"type": "Token", "credentials_file": str(token)}
+    with running_server(tmp, extra_env={"IBWEB_METRICS_TARGET_PORTS": "256"},
+                        setup=SCRAPER.format(path=str(token))) as server, running_prometheus(tmp / "prom", {
             "global": {"scrape_interval": f"{STEP_S}s", "scrape_timeout": f"{STEP_S}s",
                        "evaluation_interval": f"{STEP_S}s"},
             "rule_files": [str(RULES)],
-            "scrape_configs": [{"job_name": "ibweb", "metrics_path": "/metrics",
-                                "authorization": {"type": "Token", "credentials_file": str(token)},
-                                "static_configs": [{"targets": [f"127.0.0.1:{server.port}"]}]}]}) as prom:
-        prom.wait(_rules_evaluated, 120, "a scrape and every recording rule", every_s=1)
-        yield prom
+            "scrape_configs": [{"job_name": "ibweb", "authorization": auth, "http_sd_configs": [
+                {"url": server.url + "/metrics/targets", "refresh_interval": "2s", "authorization": auth}]}]}) as prom:
+        key = token.read_text().strip()
+        out = Scraped(prom, server.url, key, [])
+        out.groups = json.loads(out.get("/metrics/targets"))
+        prom.wait(lambda p: _rules_evaluated(p, len(out.groups)), 120, "scrapes and every recording rule", every_s=1)
+        yield out
 
 
-def _rules_evaluated(prom: Prometheus) -> bool:
-    """Whether the scrapes succeed and every recording rule was evaluated after two scrapes (rates have samples)."""
+@pytest.fixture(scope="module")
+def prometheus(scraped):
+    return scraped.prom
+
+
+def _rules_evaluated(prom: Prometheus, targets: int) -> bool:
+    """Whether every target is scraped and every recording rule was evaluated after two scrapes (rates have
+    samples)."""
     records = [r["record"] for r in _rules() if "record" in r]
     up = prom.query('up{job="ibweb"}')["result"]
-    scrapes = prom.query('count_over_time(up{job="ibweb"}[5m])')["result"]
+    scrapes = prom.query('min(count_over_time(up{job="ibweb"}[5m]))')["result"]
     have = {r["metric"]["__name__"] for r in prom.query("group by (__name__) ({__name__=~\"ibweb:.+\"})")["result"]}
-    return bool(up and up[0]["value"][1] == "1" and scrapes and int(scrapes[0]["value"][1]) >= 3
-                and set(records) <= have)
+    return bool(len(up) == targets and all(u["value"][1] == "1" for u in up) and scrapes
+                and int(scrapes[0]["value"][1]) >= 3 and set(records) <= have)
+
+
+def test_prometheus_finds_every_part_of_the_demo_through_http_sd(scraped):
+    """``/metrics/targets`` read by Prometheus' ``http_sd_configs``: every part a target of its own, up, and the
+    ports it stores are the whole fabric's, each once (issue 40)."""
+    demo = [g for g in scraped.groups if g["labels"].get("__param_fabric") == "demo"]
+    assert len(demo) >= 2, f"the demo fits one part of 256 ports: {scraped.groups}"
+    active = scraped.prom.get("/api/v1/targets", state="active")["data"]["activeTargets"]
+    assert {t["labels"]["instance"] for t in active} == {g["labels"]["instance"] for g in scraped.groups}
+    assert {t["scrapeUrl"].split("?", 1)[1] for t in active} >= {"fabric=demo&part=0", "process=1"}
+    whole = scraped.get("/metrics?fabric=demo").decode()
+    ports = sum(line.startswith("infiniband_port_transmit_data_bytes_total{") for line in whole.splitlines())
+    stored = scraped.prom.query('count(infiniband_port_transmit_data_bytes_total{fabric="demo"})')["result"]
+    assert int(float(stored[0]["value"][1])) == ports
+    per_target = scraped.prom.query('max(scrape_samples_scraped{job="ibweb"})')["result"]
+    assert 0 < float(per_target[0]["value"][1]) <= 23 * (256 + 64)  # families per port x the bound
 
 
 def test_every_rule_is_evaluated_without_error(prometheus):

@@ -58,6 +58,14 @@ IBWEB_HEALTH_JOB_KILLING_S = env.integer("IBWEB_HEALTH_JOB_KILLING_S", 7, minimu
 IBWEB_METRICS_TARGET_PORTS = env.integer("IBWEB_METRICS_TARGET_PORTS", 2048, minimum=64)
 #: Where the embedded default (no Redis) keeps each fabric's history ring on disk, read back at a restart.
 IBWEB_HISTORY_DIR = Path(env.text("IBWEB_HISTORY_DIR") or VAR_DIR / "history")
+#: Per-port history for 90 days (ibweb.tsdb): empty, the embedded SQLite store at IBWEB_TSDB_PATH; else the
+#: VictoriaMetrics URL (http://host:8428) it writes with remote write and reads with MetricsQL.
+IBWEB_TSDB_URL = env.text("IBWEB_TSDB_URL", "") or ""
+IBWEB_TSDB_PATH = VAR_DIR / "tsdb.sqlite3"
+#: Days of per-port history kept (the embedded store's coarse tiers; VictoriaMetrics' -retentionPeriod).
+IBWEB_TSDB_RETENTION_DAYS = env.integer("IBWEB_TSDB_RETENTION_DAYS", 90, minimum=1)
+#: Bound of the embedded store's file, MiB: past it the oldest spans go, finest first.
+IBWEB_TSDB_MAX_MB = env.integer("IBWEB_TSDB_MAX_MB", 20480, minimum=16)
 
 INSTALLED_APPS = [
     "ibweb.dashboard",  # first: its templates theme Django's admin (admin/base_site.html)

@@ -1,0 +1,41 @@
+"""The store the settings name: :func:`open_store` (one per process, :func:`store`)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from .embedded import EmbeddedStore
+from .store import TimeSeriesStore
+from .victoria import VictoriaStore
+
+__all__ = ["open_store", "store"]
+
+_lock = threading.Lock()
+_store: TimeSeriesStore | None = None
+
+
+def open_store(url: str = "", *, retention_days: int = 90, path: str | Path | None = None,
+               max_bytes: int = 20 << 30) -> TimeSeriesStore:
+    """VictoriaMetrics at ``url`` (``http://`` or ``https://``), or, when ``url`` is empty, the embedded store in
+    the SQLite file ``path``; ``ValueError`` naming the URL otherwise."""
+    if not url:
+        if path is None:
+            raise ValueError("embedded time-series store: no file path given")
+        return EmbeddedStore(path, retention_days=retention_days, max_bytes=max_bytes)
+    if url.startswith(("http://", "https://")):
+        return VictoriaStore(url, retention_days=retention_days)
+    raise ValueError(f"IBWEB_TSDB_URL={url!r}: expected empty (embedded) or an http(s):// VictoriaMetrics URL")
+
+
+def store() -> TimeSeriesStore:
+    """This process's store, from the settings ``IBWEB_TSDB_URL``, ``IBWEB_TSDB_RETENTION_DAYS``,
+    ``IBWEB_TSDB_MAX_MB`` and ``IBWEB_TSDB_PATH``."""
+    global _store
+    from django.conf import settings
+
+    with _lock:
+        if _store is None:
+            _store = open_store(settings.IBWEB_TSDB_URL, retention_days=settings.IBWEB_TSDB_RETENTION_DAYS,
+                                path=settings.IBWEB_TSDB_PATH, max_bytes=settings.IBWEB_TSDB_MAX_MB << 20)
+        return _store

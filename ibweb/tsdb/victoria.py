@@ -1,0 +1,154 @@
+"""The at-scale backend: VictoriaMetrics, written with Prometheus remote write, read with MetricsQL.
+
+Each series is the metric ``ibweb_port_<series>`` with three labels: ``fabric`` (the fabric row's id), ``guid``
+(the port's node GUID, ``0x`` and 16 hex digits) and ``port`` (its number). No label changes per tick (no peer,
+no job, no name): a port is one time series per metric for its whole life, re-cabled or not, so the active series
+are ports x metrics (about 200k x 30 at 32,768 GPUs). Retention and compression are the server's
+(``-retentionPeriod``, set from ``IBWEB_TSDB_RETENTION_DAYS`` in ``compose.yaml``); VictoriaMetrics keeps full
+resolution for the whole retention.
+
+Reads: ``range`` and ``ports_of_switch`` ask ``/api/v1/query_range`` for ``avg_over_time(metric[w])``
+(``max_over_time``, ``min_over_time`` by the series' aggregation) at ``start + w, start + 2w, ... end``: each
+point covers ``(t - w, t]``, the bin that starts at ``t - w``. ``top`` asks ``/api/v1/query`` at ``end`` for
+``topk`` (``bottomk`` for ``min`` series) of the series over ``(start, end]``. ``nocache=1`` keeps answers out of
+VictoriaMetrics' rollup cache (and its alignment of ``start`` to the step). Open-source VictoriaMetrics does not
+downsample: a 90-day chart reads every raw sample of its port (about 780k at 10 s), which it does fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .remote_write import HEADERS, PortLabels, compressed, write_request
+from .series import checked_sweep, series_of
+from .store import TOP, Range, SwitchRange, bin_edges, fabric_list, top_order
+
+__all__ = ["METRIC_PREFIX", "VictoriaStore", "TsdbError"]
+
+METRIC_PREFIX = "ibweb_port_"
+#: The MetricsQL rollup of each aggregation.
+ROLLUP = {"mean": "avg_over_time", "max": "max_over_time", "min": "min_over_time"}
+#: Samples per remote-write request (VictoriaMetrics' default -maxInsertRequestSize is 32 MB uncompressed).
+BATCH = 100_000
+
+
+class TsdbError(RuntimeError):
+    """The time-series server refused or failed a request (the message names the URL and its answer)."""
+
+
+class VictoriaStore:
+    """:class:`~.store.TimeSeriesStore` on the VictoriaMetrics single node (or ``vminsert``/``vmselect``) at ``url``."""
+
+    def __init__(self, url: str, *, retention_days: int = 90, timeout: float = 30.0) -> None:
+        self.url = url.rstrip("/")
+        self.retention_days = retention_days
+        self.timeout = timeout
+        self._labels: dict[tuple[int, int], tuple[bytes, PortLabels]] = {}
+
+    # -- HTTP ----------------------------------------------------------------------------------------------
+    def _request(self, path: str, *, body: bytes | None = None, headers: Mapping[str, str] | None = None,
+                 params: Mapping[str, object] | None = None) -> bytes:
+        url = f"{self.url}{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
+        req = urllib.request.Request(url, data=body, headers=dict(headers or {}), method="POST" if body else "GET")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return resp.read()
+        except urllib.error.HTTPError as exc:
+            raise TsdbError(f"{url}: HTTP {exc.code}: {exc.read()[:500].decode(errors='replace')}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise TsdbError(f"{url}: {exc}") from exc
+
+    def _query(self, path: str, params: Mapping[str, object]) -> list[dict]:
+        answer = json.loads(self._request(path, params={**params, "nocache": 1}))
+        if answer.get("status") != "success":
+            raise TsdbError(f"{self.url}{path}: {answer.get('errorType')}: {answer.get('error')}")
+        return answer["data"]["result"]
+
+    # -- writes --------------------------------------------------------------------------------------------
+    def _port_labels(self, fabric: int, batch: int, keys: np.ndarray) -> PortLabels:
+        """The encoded labels of a batch of ports, kept while the batch's ports stay the same."""
+        fingerprint = keys.tobytes()
+        cached = self._labels.get((fabric, batch))
+        if cached is None or cached[0] != fingerprint:
+            cached = (fingerprint, PortLabels(fabric, keys["guid"], keys["port"]))
+            self._labels[(fabric, batch)] = cached
+        return cached[1]
+
+    def write(self, fabric_id: int, t: float, ports: np.ndarray, values: Mapping[str, np.ndarray]) -> None:
+        """Send one sweep as remote-write requests of at most :data:`BATCH` samples; :class:`TsdbError` if refused."""
+        keys, values = checked_sweep(ports, values)
+        t_ms = int(round(t * 1000))
+        for lo in range(0, len(keys), BATCH):
+            labels = self._port_labels(int(fabric_id), lo // BATCH, keys[lo:lo + BATCH])
+            for name, array in values.items():
+                body = write_request(METRIC_PREFIX + name, labels, array[lo:lo + BATCH], t_ms)
+                if body:
+                    self._request("/api/v1/write", body=compressed(body), headers=HEADERS)
+
+    # -- reads ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def _selector(series: str, **labels: str) -> str:
+        inner = ",".join(f'{k}{"=~" if k == "fabric" and "|" in v else "="}"{v}"' for k, v in labels.items())
+        return f"{METRIC_PREFIX}{series}{{{inner}}}"
+
+    def _binned(self, expr_of, start: float, end: float,
+                points: int) -> tuple[np.ndarray, list[tuple[dict, np.ndarray]]]:
+        edges, width = bin_edges(start, end, points)
+        step = f"{max(width, 0.001):.3f}s"
+        result = self._query("/api/v1/query_range", {"query": expr_of(step), "start": f"{start + width:.3f}",
+                                                     "end": f"{end:.3f}", "step": step})
+        out = []
+        for item in result:
+            values = np.full(points, np.nan)
+            t = np.array([float(v[0]) for v in item["values"]])
+            v = np.array([float(v[1]) for v in item["values"]])
+            idx = np.rint((t - start) / width).astype(np.int64) - 1
+            ok = (idx >= 0) & (idx < points)
+            values[idx[ok]] = v[ok]
+            out.append((item["metric"], values))
+        return edges, out
+
+    def range(self, fabric_id: int, port: tuple[int, int], series: str, start: float, end: float,
+              points: int) -> Range:
+        """Port ``(guid, port)``'s ``series`` in ``points`` bins."""
+        agg = series_of(series).agg
+        sel = self._selector(series, fabric=str(int(fabric_id)), guid=f"0x{int(port[0]):016x}", port=str(int(port[1])))
+        edges, found = self._binned(lambda step: f"{ROLLUP[agg]}({sel}[{step}])", start, end, points)
+        return Range(edges, found[0][1] if found else np.full(points, np.nan))
+
+    def ports_of_switch(self, fabric_id: int, guid: int, series: str, start: float, end: float,
+                        points: int) -> SwitchRange:
+        """Every port of node ``guid`` with samples in the window, side by side."""
+        agg = series_of(series).agg
+        sel = self._selector(series, fabric=str(int(fabric_id)), guid=f"0x{int(guid):016x}")
+        edges, found = self._binned(lambda step: f"{ROLLUP[agg]}({sel}[{step}])", start, end, points)
+        found.sort(key=lambda item: int(item[0]["port"]))
+        ports = np.array([int(m["port"]) for m, _ in found], dtype=np.uint16)
+        values = np.array([v for _, v in found]).reshape(len(found), points)
+        return SwitchRange(ports, edges, values)
+
+    def top(self, fabric_ids: int | Sequence[int], series: str, start: float, end: float, n: int) -> np.ndarray:
+        """The ``n`` ports of ``fabric_ids`` highest in ``series`` over the window (``min``: lowest), :data:`TOP`."""
+        agg = series_of(series).agg
+        bin_edges(start, end, 1)
+        fabrics = "|".join(str(f) for f in fabric_list(fabric_ids))
+        rank = "bottomk" if agg == "min" else "topk"
+        window = f"{max(end - start, 0.001):.3f}s"
+        expr = f"{rank}({int(n)}, {ROLLUP[agg]}({self._selector(series, fabric=fabrics)}[{window}]))"
+        result = self._query("/api/v1/query", {"query": expr, "time": f"{end:.3f}"})
+        rows = np.empty(len(result), dtype=TOP)
+        for i, item in enumerate(result):
+            m = item["metric"]
+            value = float(item["value"][1])
+            rows[i] = (int(m["fabric"]), int(m["guid"], 16), int(m["port"]), value if math.isfinite(value) else np.nan)
+        return top_order(rows, n, agg == "min")
+
+    def close(self) -> None:
+        self._labels.clear()

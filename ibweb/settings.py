@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "ibweb.telemetry",
     "ibweb.twin",
     "ibweb.events",
+    "ibweb.notify",  # notifications of stored events (issue 39): above events
 ]
 
 MIDDLEWARE = [
@@ -279,4 +280,6 @@ CELERY_BEAT_SCHEDULE = {
     "telemetry-sweeps": {"task": "ibweb.telemetry.tasks.schedule_sweeps", "schedule": 2.0},
     "twin-job-polls": {"task": "ibweb.twin.tasks.schedule_job_polls", "schedule": 5.0},
     "events-retention": {"task": "ibweb.events.tasks.prune_events", "schedule": 3600.0},
+    # notifications: due messages, repeats, Alertmanager re-posts, failing channels (ibweb.notify.queue.pump)
+    "notify-pump": {"task": "ibweb.notify.tasks.pump", "schedule": 5.0},
 }

@@ -22,6 +22,7 @@ urlpatterns = [
     path("tenancy/", include("ibweb.tenancy.urls")),
     path("api/telemetry/", include("ibweb.telemetry.api.urls")),
     path("api/twin/", include("ibweb.twin.api.urls")),
+    path("api/notify/", include("ibweb.notify.api.urls")),
     path("", include("ibweb.telemetry.urls")),
     path("", include("ibweb.twin.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

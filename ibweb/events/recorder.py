@@ -44,6 +44,7 @@ from . import health
 from .choices import SEVERITY_RANK
 from .facts import AlertFact, alert_key, fact_of
 from .models import Event
+from .signals import events_changed
 
 __all__ = ["EventRecorder", "recorder_for", "prune", "REOPEN_S", "RETENTION_DAYS", "MAX_ROWS", "MAX_ATTEMPTS",
            "RECONCILE_S"]
@@ -286,6 +287,12 @@ class EventRecorder:
             self._close(closes)
             opened = self._raise([op for op in ops if op.fact is not None])
         changes.update({e.key: e.pk for e in opened})
+        # issue 39 (notifications): tell receivers what opened and closed once it is committed
+        for _, err in events_changed.send_robust(EventRecorder, fabric_id=self.fabric_id,
+                                                 opened=[e.pk for e in opened],
+                                                 closed=[self._open[op.key] for op in closes]):
+            if isinstance(err, Exception):
+                log.error("fabric %s: events_changed receiver failed: %r", self.fabric_id, err)
         return changes, opened
 
     def _close(self, ops: list[_Intent]) -> None:

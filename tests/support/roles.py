@@ -26,6 +26,7 @@ ROLE_MIGRATIONS = (
     "ibweb.fabrics.migrations.0009_cluster_roles",
     "ibweb.twin.migrations.0002_operator_permissions",
     "ibweb.accounts.migrations.0003_service_account_role",
+    "ibweb.notify.migrations.0002_roles",
 )
 
 

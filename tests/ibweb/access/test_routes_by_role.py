@@ -60,6 +60,7 @@ NOT_ALLOWED = same(405)
 CREATE_TENANCY = by_role(403, 403, 403, 403, 403, 400, 400)  # empty body: 400 where the role may create
 EVENTS_READ_ONLY = by_role(403, 403, 405, 405, 405, 405, 405)  # writes need a signed-in user first
 EVENTS_WRITE_ONLY = by_role(405, 403, 405, 405, 405, 405, 405)
+NOTIFY_CREATE = by_role(403, 403, 403, 403, 400, 403, 400)  # operators (empty body: 400); policy admins read
 
 
 @dataclass(frozen=True)
@@ -244,6 +245,24 @@ ROUTES: dict[str, Probe] = {
                                                   by_role(200, 404, 200, 200, 200, 200, 200), NOT_ALLOWED),
     "api/twin/^sources/$": Probe("/api/twin/sources/", API, NOT_ALLOWED),  # below ALL: an empty list
     "api/twin/^sources/(?P<pk>[^/.]+)/$": Probe("/api/twin/sources/{source}/", OTHER_TENANTS_ROW, NOT_ALLOWED),
+    # notifications (issue 39): the operators' rows are ALL's; a tenant's admins write their tenant's channels and
+    # rules (no role here is one); silences ALL only; deliveries read where their channel is; a test is sent by who
+    # may change the channel (the operators' channel's webhook is down here: 200, the failed delivery)
+    "api/notify/": Probe("/api/notify/", API, NOT_ALLOWED),
+    "api/notify/^channels/$": Probe("/api/notify/channels/", API, NOTIFY_CREATE),
+    "api/notify/^channels/(?P<pk>[^/.]+)/$": Probe("/api/notify/channels/{notify_channel}/", OTHER_TENANTS_ROW,
+                                                   NOT_ALLOWED),
+    "api/notify/^channels/(?P<pk>[^/.]+)/test/$": Probe("/api/notify/channels/{notify_channel}/test/",
+                                                        EVENTS_WRITE_ONLY,
+                                                        by_role(403, 403, 403, 403, 200, 403, 200)),
+    "api/notify/^rules/$": Probe("/api/notify/rules/", API, NOTIFY_CREATE),
+    "api/notify/^rules/(?P<pk>[^/.]+)/$": Probe("/api/notify/rules/{notify_rule}/", OTHER_TENANTS_ROW, NOT_ALLOWED),
+    "api/notify/^silences/$": Probe("/api/notify/silences/", API, NOTIFY_CREATE),
+    "api/notify/^silences/(?P<pk>[^/.]+)/$": Probe("/api/notify/silences/{notify_silence}/", OTHER_TENANTS_ROW,
+                                                   NOT_ALLOWED),
+    "api/notify/^deliveries/$": Probe("/api/notify/deliveries/", API, NOT_ALLOWED),
+    "api/notify/^deliveries/(?P<pk>[^/.]+)/$": Probe("/api/notify/deliveries/{notify_delivery}/", OTHER_TENANTS_ROW,
+                                                     NOT_ALLOWED),
 }
 
 
@@ -404,7 +423,33 @@ def values(shared) -> dict[str, object]:
         "api_token": token.pk, "partition_type": ContentType.objects.get_for_model(Partition).pk,
         "tenant_count": Tenant.objects.count(), "analysis_count": Analysis.objects.count(),
         "globex_event": Event.objects.get(job="globex-secret").pk,
+        **notify_rows(shared, f),
     }
+
+
+def notify_rows(shared, f) -> dict[str, int]:
+    """The operators' notification channel (its HMAC key a secret nobody reads back, its webhook down), a rule, a
+    silence and a delivery naming a globex host (issue 39)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from ibweb.notify.models import Channel, Delivery, Rule, Silence
+    from tests.support.notify_servers import free_port
+
+    ch = Channel.objects.create(name="ops", kind="webhook", config={"template": "ibweb", "timeout_s": 2},
+                                secrets={"url": f"http://127.0.0.1:{free_port()}/hook", "secret": SECRETS[1]})
+    rule = Rule.objects.create(name="everything", min_severity="info")
+    rule.channels.set([ch])
+    now = timezone.now()
+    silence = Silence.objects.create(kinds=["link_down"], starts_at=now, ends_at=now + timedelta(hours=1),
+                                     reason="recabling", author_name="audit-author")
+    name = str(f.node_name[shared.hosts["globex"][0]])
+    delivery = Delivery.objects.create(channel=ch, key="probe-delivery", state="sent", status="firing",
+                                       reason="start", group="probe", fabric=shared.fabric,
+                                       notices=[{"key": "k", "body": f"{name} port 1 is down"}])
+    return {"notify_channel": ch.pk, "notify_rule": rule.pk, "notify_silence": silence.pk,
+            "notify_delivery": delivery.pk}
 
 
 #: Tables that change when a role signs in again (after a logout): the last login, the sessions.

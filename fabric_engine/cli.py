@@ -42,6 +42,7 @@ PLUGINS: tuple[str, ...] = (
     "fabric_engine.analysis.cli",
     "fabric_engine.cli_routing",
     "fabric_engine.health.cli",
+    "fabric_engine.validation.cli",
 )
 
 

@@ -88,6 +88,12 @@ def _argv_cases(good, dump, bad):
     for key in ("missing", "directory", "empty", "binary", "gzip-cut", "gzip-garbage", "truncated"):
         yield "health", ["health", str(bad[key])]
     yield "health", ["health", str(good), "--interval", "-1"]
+    # validate (issue 38): a bad topology, and each bad capture beside a good one
+    for key in ("missing", "directory", "empty", "binary", "gzip-cut", "gzip-garbage", "truncated"):
+        yield "validate", ["validate", str(bad[key])]
+    for opt in ("--sminfo", "--pkeys", "--devices"):
+        for key in ("missing", "binary", "empty"):
+            yield "validate", ["validate", str(good), opt, str(bad[key])]
 
 
 def test_every_command_answers_bad_input_with_one_error_line(files, capsys):

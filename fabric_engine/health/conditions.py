@@ -94,6 +94,9 @@ class PortHealth:
     tx_power: np.ndarray
     tx_power_th: np.ndarray
     downs_24h: np.ndarray
+    #: ``(low, high)`` lanes of ``rx_power`` and ``tx_power`` when the caller reduced them already
+    #: (:func:`~.grade.module_status`'s ``ranges``; a quantity no port has: None); None: reduced here.
+    power_ranges: tuple | None = None
 
     def check(self) -> None:
         """ValueError for arrays of the wrong shape or kind."""
@@ -140,6 +143,31 @@ def _num(x) -> float | None:
     return float(f"{x:.6g}") if math.isfinite(x) else None
 
 
+def _nums(x: np.ndarray) -> list[float | None]:
+    """:func:`_num` of every value of ``x``, the same figures, at numpy speed: a value's 6 significant digits ``r``
+    are ``rint(x * 10**k)`` with ``10**k`` exact (``|k| <= 22``), and ``r / 10**k`` is then the double nearest that
+    decimal, which is what ``float(f"{x:.6g}")`` reads back (both steps correctly rounded: IEEE 754 division of two
+    exact values). Values whose digits that could miss (a product within 1e-9 of a half, an exponent outside the
+    exact powers) take :func:`_num`."""
+    x = np.asarray(x, np.float64)
+    if not x.size:
+        return []
+    finite = np.isfinite(x) & (x != 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        k = 5 - np.floor(np.log10(np.abs(np.where(finite, x, 1.0)))).astype(np.int64)
+        exact = finite & (np.abs(k) <= 22)
+        p = 10.0 ** np.abs(np.where(exact, k, 0))
+        scaled = np.where(k >= 0, x * p, x / p)
+        r = np.rint(scaled)
+        out = np.where(k >= 0, r / p, r * p)
+        frac = np.abs(scaled - np.trunc(scaled))
+    sure = exact & (np.abs(frac - 0.5) > 1e-9) & (np.abs(r) >= 1e5) & (np.abs(r) <= 1e6)
+    out = np.where(x == 0, x, out).tolist()
+    for i in np.flatnonzero(~sure & np.isfinite(x) & (x != 0)).tolist():  # the rare near ties, extreme exponents
+        out[i] = _num(x[i])
+    return [v if f else None for v, f in zip(out, np.isfinite(x).tolist(), strict=True)]
+
+
 class HealthConditions:
     """Per-port health condition state across gradings (see the module docstring)."""
 
@@ -163,6 +191,7 @@ class HealthConditions:
         # the alerts of the last call: their cells (ascending), what each showed and the alerts
         self._built: tuple[np.ndarray, np.ndarray, list[dict]] = (np.zeros(0, np.int64), np.zeros((0, 9), np.int64), [])
         self._inverse: tuple[np.ndarray, np.ndarray] | None = None  # the last rows and each slot's place in them
+        self._in_order: tuple | None = None  # the last rows, the slots then and whether they were every slot in order
 
     def _grow(self) -> None:
         n, old = len(self.slots), self.active.shape[0]
@@ -187,8 +216,7 @@ class HealthConditions:
         rows = self.slots.lookup(np.asarray(ph.guid, np.uint64), np.asarray(ph.port, np.int64))
         self._grow()
         n = len(self.slots)
-        full = rows.size == n and (n == 0 or (rows[0] == 0 and rows[-1] == n - 1 and np.array_equal(
-            rows, np.arange(n))))  # every port, in slot order: the usual case, no gather or scatter
+        full = self._full(rows, n)  # every port, in slot order: the usual case, no gather or scatter
         if full:
             self.node = np.asarray(ph.node).astype(np.int32)
         else:
@@ -204,8 +232,8 @@ class HealthConditions:
         # RX and TX power: NaN compares false, a reading or threshold not known is neither out of range nor in it
         p_alarm, p_warn, p_known = np.zeros(m, bool), np.zeros(m, bool), np.zeros(m, bool)
         low = high = None  # the lowest and highest lane of either (None: no port has one)
-        for values, limits in ((ph.rx_power, ph.rx_power_th), (ph.tx_power, ph.tx_power_th)):
-            lanes = _lanes(values)
+        ranges = ph.power_ranges or (_lanes(ph.rx_power), _lanes(ph.tx_power))
+        for lanes, limits in zip(ranges, (ph.rx_power_th, ph.tx_power_th), strict=True):
             if lanes is None:
                 continue
             lo, hi = lanes
@@ -230,6 +258,16 @@ class HealthConditions:
             if value is not None:
                 self._keep(j, rows, full, np.asarray(value, np.float64))
         return self.conditions()
+
+    def _full(self, rows: np.ndarray, n: int) -> bool:
+        """Whether ``rows`` are every slot in order (kept while the grading's rows are the same array, as the slots'
+        lookup gives them for the same ports)."""
+        cached = self._in_order
+        if cached is None or cached[0] is not rows or cached[1] != n:
+            full = rows.size == n and (n == 0 or (rows[0] == 0 and rows[-1] == n - 1 and np.array_equal(
+                rows, np.arange(n))))
+            self._in_order = cached = (rows, n, full)
+        return cached[2]
 
     def _keep(self, j: int, rows: np.ndarray, full: bool, value: np.ndarray) -> None:
         """Evidence column ``j`` of the slots ``rows``: ``value`` where given."""
@@ -259,7 +297,9 @@ class HealthConditions:
         """The start of every condition of ``rows`` (``[rows, kinds]``, NaN: not open)."""
         k = len(HEALTH_CONDITION_KINDS)
         cells = rows[:, None] * k + np.arange(k)
-        keep = ~np.isin(self._since_cell, cells)
+        judged = np.zeros(len(self.slots), bool)  # a flag per slot: cheaper than sorting the cells (np.isin)
+        judged[rows] = True
+        keep = ~judged[self._since_cell // k]
         open_ = ~np.isnan(since)
         cell = np.concatenate([self._since_cell[keep], cells[open_]])
         t = np.concatenate([self._since_t[keep], since[open_]])
@@ -337,24 +377,66 @@ class HealthConditions:
 
     def _alerts(self, row: np.ndarray, c: np.ndarray, since: np.ndarray, ev: np.ndarray) -> list[dict]:
         """The alerts of the open conditions ``c`` of the slots ``row`` (started at ``since``, showing the evidence
-        ``ev``, its :data:`_SHOWN` columns)."""
-        names, n_names = self.names, len(self.names)
+        ``ev``, its :data:`_SHOWN` columns). Their parts are made a column at a time (the figures of each kind at
+        once, :func:`_nums`); the one loop builds each alert's dict of them."""
+        node = self.node[row].astype(np.int64)
+        known = (node >= 0) & (node < len(self.names))
+        hexes = [f"0x{g:016x}" for g in self.slots.guid[row].tolist()]
+        who = hexes
+        if known.any():
+            named_ = np.asarray(self.names, dtype=object)[np.where(known, node, 0)].tolist()  # free: an array
+            who = [str(x) if k else h for x, k, h in zip(named_, known.tolist(), hexes, strict=True)]
+        whats: list = [None] * row.size
+        evidences: list = [None] * row.size
+        for kind in np.unique(c).tolist():  # the four kinds, each at once
+            at = np.flatnonzero(c == kind)
+            for i, what, evidence in zip(at.tolist(), *self._evidence_of(kind, ev[at]), strict=True):
+                whats[i], evidences[i] = what, evidence
+        kinds = np.array(HEALTH_CONDITION_KINDS, object)[c].tolist()
+        severity = np.array(_SEVERITY, object)[self.critical[row, c].astype(np.int64)].tolist()
+        nodes = np.where(known, node, -1).tolist()
+        starts, at = np.unique(since, return_inverse=True)  # few: the times of the gradings that opened them
+        rounded = [round(x, 3) for x in starts.tolist()]
         out = []
-        for kind, guid, port, node, crit, start, count, e in zip(
-                c.tolist(), self.slots.guid[row].tolist(), self.slots.port[row].tolist(), self.node[row].tolist(),
-                self.critical[row, c].tolist(), since.tolist(), self.count[row, c].tolist(),
-                ev.tolist(), strict=True):
-            known = 0 <= node < n_names
-            hex_guid = f"0x{guid:016x}"
-            who = str(names[node]) if known else hex_guid
-            what, evidence = self._evidence(kind, e)
+        for w, hex_guid, port, nd, kind, sev, start, count, what, evidence in zip(
+                who, hexes, self.slots.port[row].tolist(), nodes, kinds, severity, at.reshape(-1).tolist(),
+                self.count[row, c].tolist(), whats, evidences, strict=True):
             text = f"{{0}} port {port}: {what}"
             # the parts :func:`~fabric_engine.telemetry.alerts.named` gives (text, nodes, message), made in place
-            out.append({"port": f"{who} port {port}", "guid": hex_guid, "ports": [port],
-                        "kind": HEALTH_CONDITION_KINDS[kind], "severity": _SEVERITY[crit], "condition": True,
-                        "since": round(start, 3), "count": count, "evidence": evidence, "text": text,
-                        "nodes": [node if known else -1], "message": text.format(who)})
+            out.append({"port": f"{w} port {port}", "guid": hex_guid, "ports": [port], "kind": kind, "severity": sev,
+                        "condition": True, "since": rounded[start], "count": count, "evidence": evidence,
+                        "text": text, "nodes": [nd], "message": f"{w} port {port}: {what}"})
         return out
+
+    def _evidence_of(self, c: int, e: np.ndarray) -> tuple[list[str], list[dict]]:
+        """The messages and evidence of alerts of kind ``c`` from their figures ``e`` (``[k, 3]``, the :data:`_SHOWN`
+        evidence columns), all at once."""
+        r = self.rules
+        cols = [e[:, j].tolist() for j in range(3)]
+        if c == _BER:  # raw, effective
+            cg = r.clear_gradings
+            evs = [{"raw_ber": a, "effective_ber": b, "clear_gradings": cg}
+                   for a, b in zip(_nums(e[:, 0]), _nums(e[:, 1]), strict=True)]
+            return [f"high bit error rate (raw {a:.2e}, effective {b:.2e}; clears after {cg} normal gradings)"
+                    for a, b in zip(cols[0], cols[1], strict=True)], evs
+        if c == _TEMP:  # temperature, warning, alarm
+            m = r.temp_margin_c
+            evs = [{"temperature_c": a, "warning_c": b, "alarm_c": d, "margin_c": m}
+                   for a, b, d in zip(_nums(e[:, 0]), _nums(e[:, 1]), _nums(e[:, 2]), strict=True)]
+            return [f"module at {a:.1f} °C (warning {b:.0f} °C, alarm {d:.0f} °C; clears under {b - m:.0f} °C)"
+                    for a, b, d in zip(*cols, strict=True)], evs
+        if c == _POWER:  # lowest, highest lane
+            cg = r.clear_gradings
+            evs = [{"power_min": a, "power_max": b, "clear_gradings": cg}
+                   for a, b in zip(_nums(e[:, 0]), _nums(e[:, 1]), strict=True)]
+            return [f"module RX/TX power out of range (lanes {a:.2f} .. {b:.2f})"
+                    for a, b in zip(cols[0], cols[1], strict=True)], evs
+        rep = r.repeated
+        downs = np.nan_to_num(e[:, 0])
+        counted = [int(x) for x in downs.tolist()]
+        evs = [{"downs_24h": k if not math.isnan(x) else None, "repeated": rep}
+               for k, x in zip(counted, cols[0], strict=True)]
+        return [f"{k} downs in 24 h (condition at {rep})" for k in counted], evs
 
     def _port(self, row: int) -> dict:
         guid, port = int(self.slots.guid[row]), int(self.slots.port[row])
@@ -367,24 +449,6 @@ class HealthConditions:
     def _named(self, row: int, what: str) -> dict:
         node = int(self.node[row]) if 0 <= int(self.node[row]) < len(self.names) else -1
         return named(f"{{0}} port {int(self.slots.port[row])}: {what}", [node], [self._who(row)])
-
-    def _evidence(self, c: int, e: Sequence[float]) -> tuple[str, dict]:
-        """The message and evidence of kind ``c`` from its figures ``e`` (its :data:`_SHOWN` evidence columns)."""
-        r = self.rules
-        if c == _BER:  # raw, effective
-            ev = {"raw_ber": _num(e[0]), "effective_ber": _num(e[1]), "clear_gradings": r.clear_gradings}
-            return (f"high bit error rate (raw {e[0]:.2e}, effective {e[1]:.2e}; clears after "
-                    f"{r.clear_gradings} normal gradings)"), ev
-        if c == _TEMP:  # temperature, warning, alarm
-            ev = {"temperature_c": _num(e[0]), "warning_c": _num(e[1]), "alarm_c": _num(e[2]),
-                  "margin_c": r.temp_margin_c}
-            return (f"module at {e[0]:.1f} °C (warning {e[1]:.0f} °C, alarm {e[2]:.0f} °C; clears under "
-                    f"{e[1] - r.temp_margin_c:.0f} °C)"), ev
-        if c == _POWER:  # lowest, highest lane
-            ev = {"power_min": _num(e[0]), "power_max": _num(e[1]), "clear_gradings": r.clear_gradings}
-            return f"module RX/TX power out of range (lanes {e[0]:.2f} .. {e[1]:.2f})", ev
-        ev = {"downs_24h": int(e[0]) if not math.isnan(e[0]) else None, "repeated": r.repeated}
-        return f"{int(np.nan_to_num(e[0]))} downs in 24 h (condition at {r.repeated})", ev
 
     def downs_long(self, tracker: DownTracker,
                    jobs_of: Callable[[np.ndarray], list[list[dict]]] | None = None) -> list[dict]:

@@ -59,7 +59,7 @@ class DownTracker:
 
     def __init__(self, config: DownsConfig | None = None) -> None:
         self.config = config or DownsConfig()
-        self.slots = PortSlots()
+        self.slots = PortSlots(remember=False)  # after the first, an observation has the changed ports only
         n = 0
         self._state = np.zeros(n, np.int8)  # -1 never read, 0 down, 1 up
         self._last_t = np.zeros(n)

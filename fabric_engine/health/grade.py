@@ -19,7 +19,8 @@ import numpy as np
 from .records import CATEGORIES, LANE_GBPS, HealthRecords
 from .thresholds import Thresholds
 
-__all__ = ["NORMAL", "WARNING", "ERROR", "UNKNOWN", "GRADES", "COUNTERS", "grade_ber", "module_status", "worst_raw",
+__all__ = ["NORMAL", "WARNING", "ERROR", "UNKNOWN", "GRADES", "COUNTERS", "grade_ber", "module_status", "module_limits",
+           "worst_raw",
            "ber_from_deltas", "counter_baseline", "own_ber", "summary"]
 
 UNKNOWN, NORMAL, WARNING, ERROR = -1, 0, 1, 2
@@ -76,7 +77,11 @@ def grade_ber(rec: HealthRecords, th: Thresholds, raw: np.ndarray | None = None)
     worst = np.full(n, UNKNOWN, np.int8)
     window = rec["window_s"]
     nf, nc = len(CATEGORIES["fec"]), len(CATEGORIES["cable"])
-    combo = (np.asarray(rec["speed"], np.intp) * nf + rec["fec"]) * nc + rec["cable"]  # one table row per port
+    cats = [rec[f] for f in ("speed", "fec", "cable")]
+    if n and all(c.strides[0] == 0 for c in cats):  # one speed, FEC and cable for every port: one table row
+        combo = (int(cats[0][0]) * nf + int(cats[1][0])) * nc + int(cats[2][0])
+    else:
+        combo = (np.asarray(cats[0], np.intp) * nf + cats[1]) * nc + cats[2]  # one table row per port
     up = rec["up"] != 0
     for measure in _MEASURE_FIELD:
         value = raw if measure == "raw" and raw is not None else _measure_value(rec, measure)
@@ -92,11 +97,27 @@ def grade_ber(rec: HealthRecords, th: Thresholds, raw: np.ndarray | None = None)
     return out
 
 
+def module_limits(rec: HealthRecords, th: Thresholds, quantity: str, rows: np.ndarray | None = None) -> np.ndarray:
+    """A module quantity's thresholds per port (``rows`` of ``rec``, None: all): the module's own, else the table's
+    fallback, ``[n, 4]`` (:data:`~.records.TH_COLUMNS`). Thresholds alike for every port (one row, broadcast: most
+    fabrics' modules give none, or all the same) stay one row, broadcast (read-only)."""
+    limits = rec[f"{quantity}_th"]
+    fallback = th.module_fallback(quantity)
+    n = limits.shape[0] if rows is None else len(rows)
+    if limits.shape[0] and limits.strides[0] == 0:
+        return np.broadcast_to(np.where(np.isnan(limits[0]), fallback, limits[0]), (n, limits.shape[1]))
+    limits = limits if rows is None else limits[rows]
+    return np.where(np.isnan(limits), fallback[None, :], limits)
+
+
 def module_status(rec: HealthRecords, th: Thresholds) -> dict[str, np.ndarray]:
     """Per port: ``module`` (a module is there), ``alarm`` and ``warning`` (readings out of the module's
-    alarm or warning range, or flags it raised; a port in alarm is not also counted as warning)."""
+    alarm or warning range, or flags it raised; a port in alarm is not also counted as warning); ``ranges``: the
+    lowest and highest lane of each per-lane quantity some port has (``bias``, ``rx_power``, ``tx_power``; NaN where
+    a port has none), for the health conditions to judge without reducing the lanes again."""
     alarm = rec["flag_alarms"] > 0
     warn = rec["flag_warnings"] > 0
+    ranges: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for quantity in ("temp", "voltage", "bias", "rx_power", "tx_power"):
         values = rec[quantity]
         if values.ndim == 2:  # the lowest and highest lane (NaN where the port has no readings)
@@ -104,14 +125,13 @@ def module_status(rec: HealthRecords, th: Thresholds) -> dict[str, np.ndarray]:
             if _empty(cols[0]):  # no port has a reading: nothing out of range
                 continue
             low, high = _lane_reduce(np.fmin, values, cols), _lane_reduce(np.fmax, values, cols)
+            ranges[quantity] = (low, high)
         elif _empty(values):
             continue
         else:
             low = high = values
-        limits = rec[f"{quantity}_th"]
-        fallback = th.module_fallback(quantity)
-        lim = [limits[:, j] if np.isnan(fallback[j]) else np.where(np.isnan(limits[:, j]), fallback[j], limits[:, j])
-               for j in range(4)]
+        limits = module_limits(rec, th, quantity)
+        lim = [limits[:, j] for j in range(4)]
         # NaN compares false: a reading or threshold not given is never out of range
         alarm |= (low < lim[0]) | (high > lim[3])
         warn |= (low < lim[1]) | (high > lim[2])
@@ -121,7 +141,7 @@ def module_status(rec: HealthRecords, th: Thresholds) -> dict[str, np.ndarray]:
     if rest.size:
         module[rest] = (rec["vendor"][rest] != "") | (rec["sn"][rest] != "")
     module &= present != 0
-    return {"module": module, "alarm": alarm & module, "warning": warn & ~alarm & module}
+    return {"module": module, "alarm": alarm & module, "warning": warn & ~alarm & module, "ranges": ranges}
 
 
 #: The counters BER is computed from (:func:`ber_from_deltas`), as :data:`~.records.FIELDS` names: error counts
@@ -160,8 +180,8 @@ def ber_from_deltas(before: HealthRecords | dict[str, np.ndarray], after: Health
       ``FECCorrectableBlockCtrLane<n>``;
     * effective (post-FEC) BER: ``eff_errors`` = ``PortFECUncorrectableBlockCtr`` (or the lanes'
       ``FECUncorrectableBlockCtrLane<n>``) plus ``SyncHeaderErrorCounter`` and ``UnknownBlockCounter``;
-    * symbol BER: ``sym_errors`` where a reader gives it (``perfquery -T`` has none; ``SymbolErrorCounter`` of
-      PortCounters or PortCountersExtended would be its count).
+    * symbol BER: ``sym_errors`` where a reader gives it (``perfquery -T`` has none: the sweep's
+      ``SymbolErrorCounter`` of PortCounters or PortCountersExtended is its count, :mod:`.port_counters`).
 
     The RS-FEC counters are 32 bits wide and the per-lane error detection counters 16 (libibmad ``fields.c``): a
     wrap shows as a lower value, so that interval is unknown, as after a clear.

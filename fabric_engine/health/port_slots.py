@@ -26,7 +26,10 @@ def column(name: str, value, n: int | None, kind: str) -> np.ndarray:
 class PortSlots:
     """Port identities (GUID, port number) to dense slot numbers; lookups vectorized with ``searchsorted``."""
 
-    def __init__(self) -> None:
+    def __init__(self, remember: bool = True) -> None:
+        #: keep the last lookup of many ports (a copy of them, ~10 bytes a port) for the same ports looked up again:
+        #: worth it where every grading looks the same ports up (conditions), not where few are after the first
+        self.remember = remember
         self.guid = np.zeros(0, np.uint64)
         self.port = np.zeros(0, np.int64)
         self._guids = np.zeros(0, np.uint64)  # sorted unique GUIDs
@@ -67,17 +70,28 @@ class PortSlots:
                 and port.shape == last[1].shape and np.array_equal(guid, last[0]) and np.array_equal(port, last[1]))
 
     def lookup(self, guid: np.ndarray, port: np.ndarray) -> np.ndarray:
-        """Slot of each (guid, port), new identities given new slots; a repeated identity is a ValueError."""
+        """Slot of each (guid, port), new identities given new slots; a repeated identity is a ValueError.
+
+        Only the GUIDs not seen before are sorted in (none, mostly): a lookup costs two ``searchsorted`` of its
+        rows. The last lookup of many rows (a grading's, a sweep's) is kept, so the same ports in the same order
+        again cost one comparison; lookups of a few rows (the downs of a sweep) do not replace it."""
         last = self._last
-        if last is not None and np.array_equal(guid, last[0]) and np.array_equal(port, last[1]):
+        if last is not None and last[0].shape == np.shape(guid) and np.array_equal(guid, last[0]) and np.array_equal(
+                port, last[1]):
             return last[2]  # the same ports in the same order as the last sweep: the usual case
-        new_guids = np.setdiff1d(guid, self._guids, assume_unique=False)
-        if new_guids.size:
-            self._guids = np.union1d(self._guids, new_guids)
+        guid, port = np.asarray(guid), np.asarray(port)
+        if self._guids.size:
+            rank = np.minimum(self._rank(guid), self._guids.size - 1)
+            known = self._guids[rank] == guid
+        else:
+            rank, known = np.zeros(guid.size, np.int64), np.zeros(guid.size, bool)
+        if not known.all():  # GUIDs never seen: sorted in, the slots' keys made again
+            self._guids = np.union1d(self._guids, np.unique(guid[~known]).astype(np.uint64))
             self._reindex()
-        keys = self._rank(guid) * 256 + port
+            rank = self._rank(guid)
+        keys = rank * 256 + port
         pos = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))
-        found = (self._keys.size > 0) & (self._keys[pos] == keys) if self._keys.size else np.zeros(keys.size, bool)
+        found = (self._keys[pos] == keys) if self._keys.size else np.zeros(keys.size, bool)
         slots = np.where(found, self._order[pos] if self._keys.size else 0, -1)
         if not found.all():
             fresh, first, inverse = np.unique(keys[~found], return_index=True, return_inverse=True)
@@ -89,6 +103,7 @@ class PortSlots:
             self._reindex()
         if np.bincount(slots, minlength=1).max() > 1:
             raise ValueError("guid/port: a port identity appears twice in one observation")
-        small = port.size and port.min() >= 0 and port.max() <= 255  # kept as bytes: a copy per port
-        self._last = (guid.copy(), port.astype(np.uint8) if small else port.copy(), slots)
+        if self.remember and (slots.size >= 4096 or last is None):
+            small = port.size and port.min() >= 0 and port.max() <= 255  # kept as bytes: a copy per port
+            self._last = (guid.copy(), port.astype(np.uint8) if small else port.copy(), slots)
         return slots

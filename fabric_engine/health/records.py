@@ -9,6 +9,10 @@ Per-lane fields have :data:`LANES` columns (PortExtendedSpeedsCounters counts 12
 lane of all ports is contiguous; module
 thresholds have four columns, :data:`TH_COLUMNS` (alarm low, warning low, warning high, alarm high).
 
+In memory a record set can be made compact (:func:`compact`, what a telemetry-fed source keeps): lanes no port has are
+left out (:func:`same_lanes` widens such columns where they meet others), a column alike for every row is one
+broadcast row, float counts are float32; every value stays what it was.
+
 A record set pickles compactly (the readings store keeps one per fabric in the cache): a field alike for every row
 (most are "not given") is one row, read back as a read-only broadcast column; a field alike but for a few rows keeps
 those; lanes no row has are left out; float64 values float32 holds exactly are stored as float32; strings are a
@@ -27,7 +31,7 @@ from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS
 
 __all__ = ["LANES", "HIST_BINS", "TH_COLUMNS", "TH_COLUMN_OF", "TH_FIELD_OF", "FIELDS", "LANE_GBPS", "CATEGORIES",
-           "HealthRecords", "Builder", "merge", "empty", "take_rows"]
+           "HealthRecords", "Builder", "merge", "empty", "take_rows", "compact", "same_lanes"]
 
 #: Lanes of per-lane columns (PortExtendedSpeedsCounters has lanes 0..11).
 LANES = 12
@@ -130,6 +134,74 @@ def take_rows(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.take(col.T, rows, axis=1).T if col.ndim == 2 else col[rows]
 
 
+#: The fields with a column per lane (or histogram bin), which :func:`compact` may leave narrower (not thresholds).
+_BY_LANE = frozenset(f for f, (_dtype, cols, _fill) in FIELDS.items() if cols in (LANES, HIST_BINS))
+
+
+def same_lanes(field: str, cols: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The columns ``cols`` of ``field`` with as many lanes each (the narrower ones widened with lanes "not given",
+    as :func:`compact` leaves them narrower), so they concatenate or combine row by row."""
+    if field not in _BY_LANE or len({c.shape[1] for c in cols}) <= 1:
+        return list(cols)
+    width = max(c.shape[1] for c in cols)
+    out = []
+    for c in cols:
+        if c.shape[1] < width:
+            wide = np.empty((c.shape[0], width), c.dtype, order="F")
+            wide[:, c.shape[1]:] = FIELDS[field][2]
+            wide[:, :c.shape[1]] = c
+            c = wide
+        out.append(c)
+    return out
+
+
+def _alike(col: np.ndarray) -> bool:
+    """Every row of ``col`` the same (floats bit for bit: NaN equal to NaN), one pass that stops at a difference
+    only per chunk of rows."""
+    if not col.shape[0] or (col.ndim and col.strides[0] == 0):
+        return True
+    if col.dtype.kind == "O":
+        return bool((col == col[0]).all()) if col.ndim == 1 else False
+    bits = col.view(np.dtype(f"u{col.dtype.itemsize}")) if col.dtype.kind == "f" else col
+    first = bits[:1]
+    step = 8192  # chunks of rows, never a loop over ports: most columns that differ do so within the first rows
+    return all((bits[start:start + step] == first).all() for start in range(0, col.shape[0], step))
+
+
+def compact(rec: HealthRecords) -> HealthRecords:
+    """``rec`` as few bytes hold it, every value as it was: a column alike for every row becomes that row,
+    broadcast (read-only, as the readings store gives a field no port has); a per-lane column keeps only its leading
+    lanes some row has (at least one: :func:`same_lanes` widens it again where columns meet). A port without lane
+    readings then costs nothing in the lanes it lacks, and 4-lane ports cost 4 lanes of the 12
+    (PortExtendedSpeedsCounters') or 4 bins of the 16 of the FEC histogram. What a grading reads of it is the same:
+    lanes no row has are skipped there too (:mod:`.grade`). A float column whose every value float32 holds exactly
+    (counts: the FEC histogram, lane error counters, ``LinkDownedCounter``) is kept as float32: the same values,
+    read as float64 by every computation that mixes it with one (grading thresholds are float64)."""
+    n = len(rec)
+    data = {}
+    for f, col in rec.data.items():
+        col = np.asarray(col)
+        spec = FIELDS.get(f)
+        if spec is None or not n:
+            data[f] = col
+            continue
+        if f in _BY_LANE and col.ndim == 2 and col.strides[0] != 0:
+            given = _given(col, spec[2]).any(axis=0)
+            keep = max(int(np.flatnonzero(given)[-1]) + 1 if given.any() else 1, 1)
+            if keep < col.shape[1]:
+                col = np.asfortranarray(col[:, :keep]).copy(order="F")  # not a view: the wide buffer goes
+        if _alike(col) and col.strides[0] != 0:
+            col = np.broadcast_to(col[0], col.shape)
+        elif col.dtype == np.float64 and col.strides[0] != 0:  # counts (histogram, lane errors, downs): float32
+            small = _narrow(col)
+            col = np.asfortranarray(small) if small.ndim == 2 else small
+        data[f] = col
+    source = rec.source
+    if n and _alike(np.asarray(source)):
+        source = np.broadcast_to(np.asarray(source)[:1], (n,))
+    return HealthRecords(rec.guid, rec.name, rec.port, data, source)
+
+
 def empty(n: int, source: str = "") -> HealthRecords:
     """``n`` rows with every field "not given" (``n`` checked against the bound of one subnet first)."""
     if n > MAX_FABRIC_PORTS:
@@ -193,7 +265,8 @@ def _concat(parts: Sequence[HealthRecords]) -> HealthRecords:
     return HealthRecords(np.concatenate([p.guid for p in parts]) if parts else np.zeros(0, np.uint64),
                          np.concatenate([p.name for p in parts]) if parts else np.zeros(0, object),
                          np.concatenate([p.port for p in parts]) if parts else np.zeros(0, np.int16),
-                         {f: np.concatenate([p.data[f] for p in parts]) if parts else _column(f, 0) for f in FIELDS},
+                         {f: np.concatenate(same_lanes(f, [p.data[f] for p in parts])) if parts else _column(f, 0)
+                          for f in FIELDS},
                          np.concatenate([p.source for p in parts]) if parts else np.zeros(0, object))
 
 

@@ -11,7 +11,8 @@ the ports whose readings do not give their state: a cut cable is a down whose in
 Each new down keeps the jobs on its port at that moment (:mod:`fabric_engine.health.down_jobs`, from the runtime
 record's job catalog of the fabric before this tick: the twin's attribution on a telemetry-fed fabric, the
 emulator's paths on an emulated one). At most once per ``IBWEB_HEALTH_INTERVAL_S`` of the readings' time (grading
-200,000 ports costs about 40 ms) the readings are graded into a report (:mod:`ibweb.live.health.report`) and
+196,608 ports: about 60 ms CPU emulated, 115 ms telemetry-fed with 6,000 conditions open, ``tests/bench/
+bench_health_sweep.py`` on 2 shared cores) the readings are graded into a report (:mod:`ibweb.live.health.report`) and
 per-port series for ``/metrics``, stored for the fabric (:mod:`ibweb.runtime.health`), and the ports' health
 conditions are judged (:mod:`fabric_engine.health.conditions`: high BER, module temperature and power, repeated
 downs, downs longer than the job-killing time ``IBWEB_HEALTH_JOB_KILLING_S``, default 7 s; and one ``cable_swap``
@@ -34,6 +35,7 @@ from django.conf import settings
 from fabric_engine.health.conditions import HealthConditions, PortHealth, cable_swap_alerts
 from fabric_engine.health.down_jobs import DownJobs
 from fabric_engine.health.downs import DownsConfig, DownTracker
+from fabric_engine.health.grade import module_limits
 from fabric_engine.health.records import HealthRecords
 from fabric_engine.health.thresholds import load
 from fabric_engine.topology import Fabric
@@ -110,14 +112,15 @@ class HealthKeeper:
         """Readings ``rec`` of the ports of ``fabric`` at ``t``."""
         last = self._last
         self._last = rec
-        new = (rec.guid.astype(np.uint64), rec.port.astype(np.int64), rec["up"], rec["link_down"].astype(np.float64))
+        new = (rec.guid.astype(np.uint64, copy=False), rec.port.astype(np.int64), rec["up"],
+               rec["link_down"].astype(np.float64))
         if last is None:
             self._feed(None, new, None, t)
         elif last.guid is rec.guid and last["up"] is rec["up"] and last["link_down"] is rec["link_down"]:
             pass  # the same readings again (a source re-times them every tick): nothing to diff
         else:
             t0 = float(last["t"][0]) if len(last) else t
-            self._feed((last.guid.astype(np.uint64), last.port.astype(np.int64), last["up"],
+            self._feed((last.guid.astype(np.uint64, copy=False), last.port.astype(np.int64), last["up"],
                         last["link_down"].astype(np.float64)), new, t0, t)
         same = last is not None and len(last) == len(rec) and (last.guid is rec.guid or np.array_equal(
             last.guid, rec.guid)) and (last.port is rec.port or np.array_equal(last.port, rec.port))
@@ -197,11 +200,6 @@ def site_thresholds():
     return load(settings.IBWEB_HEALTH_THRESHOLDS)
 
 
-def _limits(rec: HealthRecords, th, quantity: str) -> np.ndarray:
-    """A module quantity's thresholds per port (the module's own, else the table's fallback), ``[n, 4]``."""
-    return np.where(np.isnan(rec[f"{quantity}_th"]), th.module_fallback(quantity)[None, :], rec[f"{quantity}_th"])
-
-
 def port_health(rec: HealthRecords, fabric: Fabric, th, graded: dict) -> PortHealth:
     """What :class:`~fabric_engine.health.conditions.HealthConditions` judges of ``rec`` graded (``graded``:
     :func:`~ibweb.live.health.report.grade_ports`), its ports named by the nodes of ``fabric``."""
@@ -212,8 +210,9 @@ def port_health(rec: HealthRecords, fabric: Fabric, th, graded: dict) -> PortHea
         downs[known] = status["downs_24h"][slots[known]]
     return PortHealth(rec.guid.astype(np.uint64), rec.port.astype(np.int64), node_indices(fabric, rec.guid),
                       fabric.node_name, graded["ber"]["grade"], graded["raw"], rec["eff_ber"], rec["temp"],
-                      _limits(rec, th, "temp"), rec["rx_power"], _limits(rec, th, "rx_power"), rec["tx_power"],
-                      _limits(rec, th, "tx_power"), downs)
+                      module_limits(rec, th, "temp"), rec["rx_power"], module_limits(rec, th, "rx_power"),
+                      rec["tx_power"], module_limits(rec, th, "tx_power"), downs,
+                      tuple(graded["module"]["ranges"].get(q) for q in ("rx_power", "tx_power")))
 
 
 class HealthPublisher:

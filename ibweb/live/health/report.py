@@ -19,7 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from fabric_engine.health.downs import DownTracker
-from fabric_engine.health.grade import ERROR, GRADES, NORMAL, WARNING, grade_ber, module_status, worst_raw
+from fabric_engine.health.grade import (
+    ERROR,
+    GRADES,
+    NORMAL,
+    WARNING,
+    grade_ber,
+    module_limits,
+    module_status,
+    worst_raw,
+)
 from fabric_engine.health.records import HealthRecords
 from fabric_engine.health.thresholds import Thresholds
 from fabric_engine.topology import KIND_HOST, Fabric
@@ -32,20 +41,37 @@ WORST = 50
 EPISODES = 5
 
 
-_SORTED: list = [None, None, None]  # the last fabric's node GUIDs, their sort order and the GUIDs sorted
+# the last fabric's node GUIDs, their sort order and the GUIDs sorted; the last many GUIDs looked up (a copy), on
+# which fabric's GUIDs, and their node indices. Each replaced as one tuple: publishers of several fabrics run in
+# threads, and a reader takes the tuple once.
+_sorted: tuple = (None, None, None)
+_last: tuple = (None, None, None)
 
 
 def node_indices(fabric: Fabric, guid: np.ndarray) -> np.ndarray:
-    """Node index of each node GUID in ``fabric`` (-1 where it has no such node)."""
+    """Node index of each node GUID in ``fabric`` (-1 where it has no such node); read-only when many were asked.
+
+    A grading looks the same ports up several times (conditions, ``/metrics`` series, trend and inventory): the
+    last lookup of many GUIDs is kept and given again for the same GUIDs (one comparison instead of a search)."""
+    global _sorted, _last
     guid = np.asarray(guid, np.uint64)
-    if _SORTED[0] is not fabric.guid:  # sorted once per fabric (a grading looks nodes up several times)
+    many = guid.size >= 4096
+    last = _last
+    if many and last[1] is fabric.guid and last[0].shape == guid.shape and np.array_equal(last[0], guid):
+        return last[2]
+    sort = _sorted
+    if sort[0] is not fabric.guid:  # sorted once per fabric (a grading looks nodes up several times)
         order = np.argsort(fabric.guid, kind="stable")
-        _SORTED[:] = [fabric.guid, order, np.asarray(fabric.guid, np.uint64)[order]]
-    _, order, known = _SORTED
+        sort = _sorted = (fabric.guid, order, np.asarray(fabric.guid, np.uint64)[order])
+    _, order, known = sort
     if not known.size:
         return np.full(guid.size, -1, np.int64)
     pos = np.minimum(np.searchsorted(known, guid), known.size - 1)
-    return np.where(known[pos] == guid, order[pos], -1).astype(np.int64)
+    out = np.where(known[pos] == guid, order[pos], -1).astype(np.int64)
+    if many:
+        out.flags.writeable = False  # given again to the next caller: nobody's to change
+        _last = (guid.copy(), fabric.guid, out)
+    return out
 
 
 def port_end(fabric: Fabric, node: int, port: int) -> dict:
@@ -75,13 +101,6 @@ def _num(x) -> float | None:
 def _counts(grade: np.ndarray) -> dict:
     c = np.bincount(grade.astype(np.int64) + 1, minlength=4)
     return {"normal": int(c[1]), "warning": int(c[2]), "error": int(c[3]), "unknown": int(c[0])}
-
-
-def _temp_limits(rec: HealthRecords, th: Thresholds) -> np.ndarray:
-    """Module temperature thresholds per port (the module's own, else the table's fallback), ``[n, 4]``."""
-    limits = rec["temp_th"]
-    fallback = th.module_fallback("temp")
-    return np.where(np.isnan(limits), fallback[None, :], limits)
 
 
 def _episodes(e: dict, slot: int, jobs_of: Callable[[np.ndarray], list[list[dict]]] | None) -> list[dict]:
@@ -159,7 +178,7 @@ def build_report(rec: HealthRecords, fabric: Fabric, th: Thresholds, downs: Down
     bad = np.flatnonzero(overall >= WARNING)
     bad = bad[np.lexsort((-np.nan_to_num(raw[bad], nan=-1.0), -overall[bad]))][:worst]
     nodes = node_indices(fabric, rec.guid[bad])
-    temp_th = _temp_limits(rec, th)[bad]
+    temp_th = module_limits(rec, th, "temp", bad)  # the worst ports' only
     entries = []
     for k, i in enumerate(bad.tolist()):  # the worst ports only (at most ``worst``)
         node, port, slot = int(nodes[k]), int(rec.port[i]), int(slots[i])

@@ -11,12 +11,13 @@ was pushed for it, and a fabric with neither readings nor downs has no report.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from fabric_engine.health.port_slots import PortSlots
-from fabric_engine.health.records import FIELDS, HealthRecords, empty
+from fabric_engine.health.records import FIELDS, HealthRecords, empty, same_lanes
 from fabric_engine.topology import Fabric
 
 from .report import node_indices
@@ -75,21 +76,43 @@ def swept_ports(fabric: Fabric, down: list[dict], t: float) -> SweptPorts:
                       np.r_[np.ones(src.size, np.int16), np.zeros(dn_guid.size, np.int16)], float(t))
 
 
-def _rows(guid: np.ndarray, port: np.ndarray, wanted_guid: np.ndarray, wanted_port: np.ndarray) -> np.ndarray:
-    """Row of (``guid``, ``port``) (one row per port) holding each wanted port (-1: none)."""
-    slots = PortSlots()
-    row_of = np.empty(guid.size, np.int64)
-    row_of[slots.lookup(guid.astype(np.uint64), port.astype(np.int64))] = np.arange(guid.size)
-    found = slots.find(wanted_guid.astype(np.uint64), wanted_port.astype(np.int64))
-    return np.where(found >= 0, row_of[np.maximum(found, 0)], -1)
+class _Table:
+    """The ports of one :class:`SweptPorts` as :class:`~fabric_engine.health.port_slots.PortSlots` and each slot's
+    row: built once per sweep state (the publisher keeps one ``SweptPorts`` until the cables down change), and
+    ``PortSlots.find`` keeps its last answer, so the readings of every sweep (the same ports) are matched once."""
+
+    def __init__(self, swept: SweptPorts) -> None:
+        self.slots = PortSlots(remember=False)  # looked up once; found (``find``) every grading
+        self.row_of = np.empty(len(swept), np.int64)
+        self.row_of[self.slots.lookup(swept.guid.astype(np.uint64), swept.port.astype(np.int64))] = np.arange(
+            len(swept))
+
+    def rows(self, guid: np.ndarray, port: np.ndarray) -> np.ndarray:
+        """Row of the swept ports holding each port (``guid``, ``port``), -1: none."""
+        found = self.slots.find(np.asarray(guid).astype(np.uint64, copy=False), np.asarray(port).astype(np.int64))
+        return np.where(found >= 0, self.row_of[np.maximum(found, 0)], -1)
+
+
+_tables: weakref.WeakKeyDictionary[SweptPorts, _Table] = weakref.WeakKeyDictionary()
+
+
+def _rows(swept: SweptPorts, rec: HealthRecords) -> np.ndarray:
+    """Row of ``swept`` holding each row's port of ``rec`` (-1: none; one row per port on both sides)."""
+    table = _tables.get(swept)
+    if table is None:
+        table = _tables[swept] = _Table(swept)
+    return table.rows(rec.guid, rec.port)
 
 
 def read_by(rec: HealthRecords | None, swept: SweptPorts) -> np.ndarray:
     """Which rows of ``swept`` ``rec`` gives the state of (its own readings then stand)."""
+    out = np.zeros(len(swept), bool)
     if rec is None or not len(rec):
-        return np.zeros(len(swept), bool)
-    row = _rows(rec.guid, rec.port, swept.guid, swept.port)
-    return (row >= 0) & (rec["up"][np.maximum(row, 0)] >= 0)
+        return out
+    row = _rows(swept, rec)  # the row of ``swept`` of each port of ``rec``: read the other way round
+    hit = row >= 0
+    out[row[hit]] = rec["up"][hit] >= 0
+    return out
 
 
 def _records(swept: SweptPorts, rows: np.ndarray, t: float) -> HealthRecords:
@@ -110,7 +133,7 @@ def with_swept(rec: HealthRecords | None, swept: SweptPorts | None,
     if rec is None or not len(rec):
         rows = np.flatnonzero(extra)
         return _records(swept, rows, swept.t) if rows.size else rec
-    row = _rows(swept.guid, swept.port, rec.guid, rec.port)
+    row = _rows(swept, rec)
     up = rec["up"].copy()
     fill = (row >= 0) & (up < 0)
     up[fill] = swept.up[row[fill]]
@@ -119,7 +142,7 @@ def with_swept(rec: HealthRecords | None, swept: SweptPorts | None,
         return HealthRecords(rec.guid.astype(np.uint64, copy=False), rec.name, rec.port.astype(np.int16, copy=False),
                              {**{f: rec.data[f] for f in FIELDS}, "up": up}, rec.source)
     more = _records(swept, np.flatnonzero(extra), float(rec["t"][0]))
-    data = {f: np.concatenate([rec.data[f] if f != "up" else up, more.data[f]]) for f in FIELDS}
+    data = {f: np.concatenate(same_lanes(f, [rec.data[f] if f != "up" else up, more.data[f]])) for f in FIELDS}
     return HealthRecords(np.concatenate([rec.guid.astype(np.uint64), more.guid]), np.concatenate([rec.name, more.name]),
                          np.concatenate([rec.port.astype(np.int16), more.port]), data,
                          np.concatenate([rec.source, more.source]))

@@ -82,7 +82,7 @@ class BerTrend:
     def observe(self, t: float, fabric: Fabric, ports: dict[str, np.ndarray], lanes: np.ndarray | None,
                 lane_rows: np.ndarray | None = None) -> None:
         """One grading at ``t``: ``ports`` as :func:`~ibweb.live.health.report.port_series` gives them (``node``,
-        ``port``, ``raw``, ``grade``, rows of nodes of ``fabric``), ``lanes`` the per-lane raw BER ``[n, LANES]``
+        ``port``, ``raw``, ``grade``, rows of nodes of ``fabric``), ``lanes`` the per-lane raw BER ``[n, <= LANES]``
         of the readings (None: not read), ``lane_rows`` the row of ``lanes`` of each row of ``ports`` (None: the
         same rows)."""
         node, port = ports["node"].astype(np.int64), ports["port"].astype(np.int64)
@@ -103,8 +103,11 @@ class BerTrend:
         r = rows[read]
         self.log_raw[read, slot] = _log10(ports["raw"][r])
         self.grade[read, slot] = grade[r]
-        if lanes is not None:
-            self.lanes[read] = _log10(lanes[r if lane_rows is None else lane_rows[r]])
+        if lanes is not None:  # readings may leave out the trailing lanes no port has (records.compact)
+            got = _log10(lanes[r if lane_rows is None else lane_rows[r]])
+            width = min(got.shape[1], LANES)
+            self.lanes[read, width:] = np.nan
+            self.lanes[read, :width] = got[:, :width]
         self._drop()
 
     def _append(self, guid: np.ndarray, port: np.ndarray) -> None:

@@ -23,36 +23,74 @@ def require_chromium() -> None:
         pytest.skip(message)
 
 
+#: The browser of the test module running (:func:`module_browser`), shared by its pages; None outside one.
+_MODULE_BROWSER: list = []
+
+
+@contextmanager
+def module_browser():
+    """One headless Chromium for the pages of a whole test module (``tests/e2e/conftest.py``): each
+    :func:`chromium_page` opens its own context in it (its own cookies, storage and cache, as a browser of its
+    own would have) instead of starting Playwright and Chromium again (seconds a page)."""
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        yield None  # chromium_page skips (or fails under CI) as before
+        return
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        _MODULE_BROWSER.append(browser)
+        try:
+            yield browser
+        finally:
+            _MODULE_BROWSER.remove(browser)
+            browser.close()
+
+
 @contextmanager
 def chromium_page(viewport: dict | None = None, bypass_csp: bool = True, signed_in=None):
-    """A fresh page in headless Chromium; closes everything afterwards.
+    """A fresh page in headless Chromium, in a context of its own; closes everything afterwards.
 
     ``signed_in``: a :class:`tests.support.server.Server` whose operator session the page uses
     (anonymous visitors see the fabric-wide view only, without tenants, jobs or host names).
 
     Playwright's ``wait_for_function`` evaluates strings, which the dashboard's
     content security policy forbids; tests bypass the policy by default and
-    ``tests/e2e/test_csp.py`` checks the dashboard under it.
+    ``tests/e2e/test_csp.py`` checks the dashboard under it. The browser is the module's
+    (:func:`module_browser`) when one runs, else one started for this page.
     """
+    require_chromium()
+    if _MODULE_BROWSER:
+        with _page(_MODULE_BROWSER[-1], viewport, bypass_csp, signed_in) as page:
+            yield page
+        return
     from playwright.sync_api import sync_playwright
 
-    require_chromium()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport=viewport or {"width": 1400, "height": 900}, bypass_csp=bypass_csp)
-            if signed_in is not None:
-                context.add_cookies([{"name": "sessionid", "value": signed_in.session_key, "url": signed_in.url}])
-            page = context.new_page()
-            errors: list[str] = []
-            console_errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
-            page.errors = errors
-            page.console_errors = console_errors
-            yield page
+            with _page(browser, viewport, bypass_csp, signed_in) as page:
+                yield page
         finally:
             browser.close()
+
+
+@contextmanager
+def _page(browser, viewport: dict | None, bypass_csp: bool, signed_in):
+    context = browser.new_context(viewport=viewport or {"width": 1400, "height": 900}, bypass_csp=bypass_csp)
+    try:
+        if signed_in is not None:
+            context.add_cookies([{"name": "sessionid", "value": signed_in.session_key, "url": signed_in.url}])
+        page = context.new_page()
+        errors: list[str] = []
+        console_errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
+        page.errors = errors
+        page.console_errors = console_errors
+        yield page
+    finally:
+        context.close()
 
 
 def poll(page, expression: str, timeout_s: float = 30.0, interval_s: float = 0.1):

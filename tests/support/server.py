@@ -83,18 +83,29 @@ user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
 
 
 
-#: A migrated SQLite database per test process, copied for each server instead of migrating again.
-_MIGRATED: list[Path] = []
+#: Per test process: a migrated SQLite database, and one with the demo and the operator's session besides
+#: (``demo``: its session key), each made once and copied for each server instead of migrating again.
+_TEMPLATES: dict[str, tuple[Path, str]] = {}
+#: The databases :func:`running_server` wrote: migrated already when a later server of the test opens one.
+_MADE: set[Path] = set()
 
 
-def _copy_migrated(target: Path) -> None:
-    """Write a migrated, empty SQLite database at ``target`` (migrated once per process, then copied)."""
-    if not _MIGRATED:
-        folder = Path(tempfile.mkdtemp(prefix="ibweb-test-migrated-"))
+def _template(kind: str) -> tuple[Path, str]:
+    """The database file of template ``kind`` (``migrated`` or ``demo``) and the operator's session key in it."""
+    if kind not in _TEMPLATES:
+        folder = Path(tempfile.mkdtemp(prefix=f"ibweb-test-{kind}-"))
         env = {**os.environ, "IBWEB_VAR_DIR": str(folder), "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}"}
-        _manage(env, "migrate", "--verbosity", "0")
-        _MIGRATED.append(folder / "db.sqlite3")
-    source = _MIGRATED[0]
+        if kind == "migrated":
+            _manage(env, "migrate", "--verbosity", "0")
+            key = ""
+        else:
+            _copy(_template("migrated")[0], folder / "db.sqlite3")
+            key = _manage(env, "shell", "-c", _rows_script([], None)).split()[-1]
+        _TEMPLATES[kind] = (folder / "db.sqlite3", key)
+    return _TEMPLATES[kind]
+
+
+def _copy(source: Path, target: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         if Path(f"{source}{suffix}").exists():
             shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
@@ -148,11 +159,18 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
     database = f"sqlite:///{tmp_path / 'server.sqlite3'}"
     env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "DATABASE_URL": database,
            "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path), "PYTHONUNBUFFERED": "1", **(extra_env or {})}
-    if env["DATABASE_URL"] == database and not (tmp_path / "server.sqlite3").exists():
-        _copy_migrated(tmp_path / "server.sqlite3")
-    else:
-        _manage(env, "migrate", "--verbosity", "0")
-    session_key = _manage(env, "shell", "-c", _rows_script(fabrics or [], setup)).split()[-1]
+    target, session_key = tmp_path / "server.sqlite3", ""
+    if env["DATABASE_URL"] != database or (target.exists() and target not in _MADE):
+        _manage(env, "migrate", "--verbosity", "0")  # another database, or one the test made: migrated here
+    elif not target.exists():
+        # a test's first server; without rows or settings of its own, the demo and the session as the script
+        # below writes them are copied too (no manage.py process at all)
+        plain = not (fabrics or setup or extra_env or env.get("REDIS_URL"))
+        source, session_key = _template("demo" if plain else "migrated")
+        _copy(source, target)
+        _MADE.add(target)
+    if not session_key:
+        session_key = _manage(env, "shell", "-c", _rows_script(fabrics or [], setup)).split()[-1]
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from ibweb.notify.senders.base import Notice
+from tests.support.processes import stop_process
 from tests.support.server import free_port
 
 RSYSLOGD = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
@@ -179,12 +180,7 @@ def rsyslog(folder: Path) -> Iterator[Rsyslog]:
         _wait_listening(proc, receiver.tcp_port, log)
         yield receiver
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def _wait_listening(proc: subprocess.Popen, port: int, log: Path) -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import stop_process
+
 __all__ = ["ALERTMANAGER", "Alertmanager", "WebhookReceiver", "Received", "free_port", "alertmanager",
            "webhook_receiver", "wait_for"]
 
@@ -147,13 +149,7 @@ class Alertmanager:
         return self
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        stop_process(self.process)
 
     def alerts(self, query: str = "") -> list[dict]:
         """``GET /api/v2/alerts`` (``query``: e.g. ``?active=true``)."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.support.processes import stop_process
 from tests.support.server import free_port
 
 __all__ = ["PROMETHEUS", "PROMTOOL", "Prometheus", "running_prometheus"]
@@ -84,12 +85,7 @@ def running_prometheus(tmp_path: Path, config: dict) -> Iterator[Prometheus]:
         server.wait(_ready, 30, "Prometheus to be ready")
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def _ready(p: Prometheus) -> bool:

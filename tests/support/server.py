@@ -15,6 +15,8 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.processes import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -41,13 +43,7 @@ class Server:
             return json.load(response)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def _manage(env: dict, *args: str) -> str:

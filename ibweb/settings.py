@@ -66,6 +66,15 @@ IBWEB_TSDB_PATH = VAR_DIR / "tsdb.sqlite3"
 IBWEB_TSDB_RETENTION_DAYS = env.integer("IBWEB_TSDB_RETENTION_DAYS", 90, minimum=1)
 #: Bound of the embedded store's file, MiB: past it the oldest spans go, finest first.
 IBWEB_TSDB_MAX_MB = env.integer("IBWEB_TSDB_MAX_MB", 20480, minimum=16)
+#: Seconds between two writes of a fabric's per-port series by its leader (telemetry-fed: at most once per sweep).
+IBWEB_TSDB_INTERVAL_S = env.integer("IBWEB_TSDB_INTERVAL_S", 10, minimum=1)
+#: Sweeps a fabric's writer queues while the store is busy (past it the oldest are dropped, counted, logged).
+IBWEB_TSDB_QUEUE = env.integer("IBWEB_TSDB_QUEUE", 6, minimum=1)
+#: Sweeps sent to VictoriaMetrics in one remote-write request (each port's labels once for all: 6 costs a third of
+#: the ingest CPU of 1; the newest sweeps are readable there up to that many sweeps later).
+IBWEB_TSDB_SWEEPS_PER_REQUEST = env.integer("IBWEB_TSDB_SWEEPS_PER_REQUEST", 6, minimum=1)
+#: Bound of the remote-write backlog kept in memory while VictoriaMetrics is unreachable, MiB (oldest dropped past it).
+IBWEB_TSDB_BACKLOG_MB = env.integer("IBWEB_TSDB_BACKLOG_MB", 1024, minimum=1)
 
 INSTALLED_APPS = [
     "ibweb.dashboard",  # first: its templates theme Django's admin (admin/base_site.html)

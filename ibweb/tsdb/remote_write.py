@@ -9,7 +9,9 @@ compressed with snappy's block format (not framed) and sent with ``Content-Encod
 
 Every sample of one sweep has the same timestamp and a series' label set differs between ports only in
 ``guid`` and ``port``: :class:`PortLabels` encodes a port set's labels once, :func:`write_request` lays out one
-series' messages with numpy (no loop over ports). A NaN value (not measured) is not sent.
+series' messages with numpy (no loop over ports), one sample per sweep or several sweeps' samples per port (its
+labels once for them all: the server parses a port's labels once per request). A NaN value (not measured) is not
+sent.
 """
 
 from __future__ import annotations
@@ -60,19 +62,34 @@ def _spread(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - firsts, lengths) + np.arange(total, dtype=np.int64)
 
 
-def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int) -> bytes:
-    """The (uncompressed) WriteRequest of one series' samples ``values`` ``[K]`` at ``t_ms``, NaN left out."""
+def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int | np.ndarray) -> bytes:
+    """The (uncompressed) WriteRequest of one series: ``values`` ``[K]`` at ``t_ms``, or ``[K, S]`` at the ``S``
+    times ``t_ms`` (several sweeps in one request: each port's labels sent once for its ``S`` samples); NaN left
+    out."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[:, None] if values.ndim == 1 else values
+    times = np.atleast_1d(np.asarray(t_ms, dtype=np.int64))
+    if values.shape[1] != len(times):
+        raise ValueError(f"{metric}: {values.shape[1]} samples per port, {len(times)} timestamps")
     keep = ~np.isnan(values)
-    if not keep.any():
+    count = keep.sum(axis=1)
+    rows = count > 0
+    if not rows.any():
         return b""
-    plen = labels.length[keep]
-    pflat = labels.flat[np.repeat(keep, labels.length)]
+    stamps = [varint(int(t)) for t in times.tolist()]  # S timestamps
+    if len({len(ts) for ts in stamps}) != 1:
+        raise ValueError(f"{metric}: timestamps {times.tolist()} differ in encoded length; send them apart")
+    ts_len = len(stamps[0])
+    # Sample: tag 0x12, length, 0x09 + 8 value bytes, 0x10 + timestamp varint
+    templates = np.frombuffer(b"".join(bytes([0x12, 1 + 8 + 1 + ts_len, 0x09]) + bytes(8) + b"\x10" + ts
+                                       for ts in stamps), dtype=np.uint8).reshape(len(stamps), -1)
+    width = templates.shape[1]
+    plen = labels.length[rows]
+    pflat = labels.flat[np.repeat(rows, labels.length)]
     name = np.frombuffer(_label("__name__", metric), dtype=np.uint8)
-    ts = varint(int(t_ms))
-    sample = np.frombuffer(bytes([0x12, 1 + 8 + 1 + len(ts), 0x09]) + bytes(8) + b"\x10" + ts, dtype=np.uint8)
-    body = len(name) + plen + len(sample)  # TimeSeries length
+    body = len(name) + plen + count[rows] * width  # TimeSeries length
     if body.max() >= 1 << 14:
-        raise ValueError(f"{metric}: a label set of {int(body.max())} bytes")
+        raise ValueError(f"{metric}: a time series of {int(body.max())} bytes")
     head = 2 + (body >= 0x80)  # tag and 1 or 2 varint bytes
     size = head + body
     start = np.cumsum(size) - size
@@ -84,9 +101,12 @@ def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int
     pos = start + head
     out[pos[:, None] + np.arange(len(name))] = name
     out[_spread(pos + len(name), plen)] = pflat
-    spos = pos + len(name) + plen
-    out[spos[:, None] + np.arange(len(sample))] = sample
-    out[spos[:, None] + 3 + np.arange(8)] = values[keep].astype("<f8").view(np.uint8).reshape(-1, 8)
+    spos = pos + len(name) + plen  # where each kept row's samples start
+    k, j = np.nonzero(keep[rows])  # row-major: each row's samples in time order
+    first = np.cumsum(count[rows]) - count[rows]
+    dest = spos[k] + (np.arange(len(k)) - first[k]) * width
+    out[dest[:, None] + np.arange(width)] = templates[j]
+    out[dest[:, None] + 3 + np.arange(8)] = values[rows][k, j].astype("<f8").view(np.uint8).reshape(-1, 8)
     return out.tobytes()
 
 

@@ -13,15 +13,28 @@ point covers ``(t - w, t]``, the bin that starts at ``t - w``. ``top`` asks ``/a
 ``topk`` (``bottomk`` for ``min`` series) of the series over ``(start, end]``. ``nocache=1`` keeps answers out of
 VictoriaMetrics' rollup cache (and its alignment of ``start`` to the step). Open-source VictoriaMetrics does not
 downsample: a 90-day chart reads every raw sample of its port (about 780k at 10 s), which it does fast.
+
+While the server cannot be reached (or answers 5xx), the encoded requests of each sweep wait in a bounded backlog
+in memory (``backlog_bytes``) and are sent again, in order, before the next sweep's: a minute of outage loses
+nothing. Past the bound the oldest sweeps go first, counted in ``dropped`` and logged. A request the server refuses
+(4xx) would be refused again: it is dropped and raised.
+
+``sweeps_per_request`` (``IBWEB_TSDB_SWEEPS_PER_REQUEST``) sweeps of a fabric are held and sent together, each
+port's labels once for its samples of them all: the server parses a sample's labels once per request, not per
+sample. Measured (``tests/bench/bench_tsdb.py``, 25,000 ports x 32 series, 10 s sweeps): client encode and server
+ingest 23% of a core at 1 sweep per request, 12.5% at 3, 8.7% at 6. What is held is readable once sent.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections import deque
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -32,6 +45,8 @@ from .store import TOP, Range, SwitchRange, bin_edges, fabric_list, top_order
 
 __all__ = ["METRIC_PREFIX", "VictoriaStore", "TsdbError"]
 
+log = logging.getLogger(__name__)
+
 METRIC_PREFIX = "ibweb_port_"
 #: The MetricsQL rollup of each aggregation.
 ROLLUP = {"mean": "avg_over_time", "max": "max_over_time", "min": "min_over_time"}
@@ -40,16 +55,28 @@ BATCH = 100_000
 
 
 class TsdbError(RuntimeError):
-    """The time-series server refused or failed a request (the message names the URL and its answer)."""
+    """The time-series server refused or failed a request (the message names the URL and its answer);
+    ``retry``: it may succeed later (unreachable, 5xx)."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
 
 
 class VictoriaStore:
     """:class:`~.store.TimeSeriesStore` on the VictoriaMetrics single node (or ``vminsert``/``vmselect``) at ``url``."""
 
-    def __init__(self, url: str, *, retention_days: int = 90, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, retention_days: int = 90, timeout: float = 30.0,
+                 backlog_bytes: int = 1 << 30, sweeps_per_request: int = 1) -> None:
         self.url = url.rstrip("/")
         self.retention_days = retention_days
         self.timeout = timeout
+        self.backlog_bytes = int(backlog_bytes)
+        self.dropped = 0
+        self.sweeps_per_request = max(1, int(sweeps_per_request))
+        self._held: dict[int, list[tuple[np.ndarray, int, dict[str, np.ndarray]]]] = {}  # per fabric, not encoded
+        self._lock = threading.RLock()  # one store for every fabric's writer thread
+        self._backlog: deque[tuple[float, deque[bytes], int]] = deque()  # (t, requests not yet sent, bytes)
         self._labels: dict[tuple[int, int], tuple[bytes, PortLabels]] = {}
 
     # -- HTTP ----------------------------------------------------------------------------------------------
@@ -61,9 +88,10 @@ class VictoriaStore:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return resp.read()
         except urllib.error.HTTPError as exc:
-            raise TsdbError(f"{url}: HTTP {exc.code}: {exc.read()[:500].decode(errors='replace')}") from exc
+            raise TsdbError(f"{url}: HTTP {exc.code}: {exc.read()[:500].decode(errors='replace')}",
+                            retry=exc.code >= 500) from exc
         except (urllib.error.URLError, OSError) as exc:
-            raise TsdbError(f"{url}: {exc}") from exc
+            raise TsdbError(f"{url}: {exc}", retry=True) from exc
 
     def _query(self, path: str, params: Mapping[str, object]) -> list[dict]:
         answer = json.loads(self._request(path, params={**params, "nocache": 1}))
@@ -82,15 +110,81 @@ class VictoriaStore:
         return cached[1]
 
     def write(self, fabric_id: int, t: float, ports: np.ndarray, values: Mapping[str, np.ndarray]) -> None:
-        """Send one sweep as remote-write requests of at most :data:`BATCH` samples; :class:`TsdbError` if refused."""
+        """Send one sweep as remote-write requests of at most :data:`BATCH` ports, after the backlog's; kept in the
+        backlog while the server is unreachable; :class:`TsdbError` if refused (4xx). With ``sweeps_per_request``
+        above 1 the sweeps of a fabric's same ports are held and sent together, each port's labels once for all
+        their samples (readable once sent)."""
         keys, values = checked_sweep(ports, values)
-        t_ms = int(round(t * 1000))
+        fabric = int(fabric_id)
+        with self._lock:
+            held = self._held.setdefault(fabric, [])
+            if held and not np.array_equal(held[0][0], keys):
+                self._encode_held(fabric)
+            self._held.setdefault(fabric, []).append((keys, int(round(t * 1000)), values))
+            if len(self._held[fabric]) >= self.sweeps_per_request:
+                self._encode_held(fabric)
+                self.flush()
+
+    def _encode_held(self, fabric: int) -> None:
+        """The held sweeps of ``fabric`` into the backlog, as one request per series and batch of ports."""
+        held = self._held.pop(fabric, None)
+        if not held:
+            return
+        keys = held[0][0]
+        times = np.array([h[1] for h in held], dtype=np.int64)
+        names = list(dict.fromkeys(name for h in held for name in h[2]))
+        bodies: deque[bytes] = deque()
         for lo in range(0, len(keys), BATCH):
-            labels = self._port_labels(int(fabric_id), lo // BATCH, keys[lo:lo + BATCH])
-            for name, array in values.items():
-                body = write_request(METRIC_PREFIX + name, labels, array[lo:lo + BATCH], t_ms)
+            labels = self._port_labels(fabric, lo // BATCH, keys[lo:lo + BATCH])
+            hi = min(lo + BATCH, len(keys))
+            for name in names:
+                stacked = np.column_stack([h[2][name][lo:hi] if name in h[2] else np.full(hi - lo, np.nan)
+                                           for h in held])  # [ports, sweeps]
+                body = write_request(METRIC_PREFIX + name, labels, stacked, times)
                 if body:
-                    self._request("/api/v1/write", body=compressed(body), headers=HEADERS)
+                    bodies.append(compressed(body))
+        self._backlog.append((float(times[-1]) / 1000, bodies, sum(len(b) for b in bodies)))
+        self._bound()
+
+    def backlog(self) -> tuple[int, int]:
+        """Sweeps and bytes waiting to be sent."""
+        return len(self._backlog), sum(b for _, _, b in self._backlog)
+
+    def _bound(self) -> None:
+        total = sum(b for _, _, b in self._backlog)
+        while total > self.backlog_bytes and len(self._backlog) > 1:
+            t, _, size = self._backlog.popleft()
+            total -= size
+            self.dropped += 1
+            log.warning("%s: backlog over %d bytes: sweep of t=%.3f dropped (%d so far)", self.url,
+                        self.backlog_bytes, t, self.dropped)
+
+    def flush(self, held: bool = False) -> bool:
+        """Send the backlog in order (``held``: the held sweeps too); True when it is empty, False when the server
+        is still unreachable."""
+        with self._lock:
+            for fabric in list(self._held) if held else ():
+                self._encode_held(fabric)
+            return self._send()
+
+    def _send(self) -> bool:
+        while self._backlog:
+            t, bodies, _ = self._backlog[0]
+            while bodies:
+                try:
+                    self._request("/api/v1/write", body=bodies[0], headers=HEADERS)
+                except TsdbError as exc:
+                    if exc.retry:
+                        log.warning("%s unreachable, %d sweeps kept to send again: %s", self.url,
+                                    len(self._backlog), exc)
+                        return False
+                    bodies.popleft()
+                    if not bodies:
+                        self._backlog.popleft()
+                    raise
+                bodies.popleft()
+            self._backlog.popleft()
+        return True
 
     # -- reads ---------------------------------------------------------------------------------------------
     @staticmethod
@@ -151,4 +245,11 @@ class VictoriaStore:
         return top_order(rows, n, agg == "min")
 
     def close(self) -> None:
+        """Send what is held and waiting (a last try), and forget the encoded labels."""
+        try:
+            self.flush(held=True)
+        except TsdbError as exc:
+            log.warning("%s: %s", self.url, exc)
+        if self._backlog:
+            log.warning("%s: closed with %d sweeps not sent", self.url, len(self._backlog))
         self._labels.clear()

@@ -20,6 +20,11 @@ but on 0.1% of ports, links up but 0.01%, BER, temperature and power slowly wand
 4. **VictoriaMetrics** (``--victoria-ports``, default 25,000; skipped without ``victoria-metrics``): remote-write
    encode + send per sweep, and the server's CPU per sweep (``/proc/<pid>/stat``).
 
+5. **The leader's publisher** (``--publisher-gpus``, default 32,768: a loaded rail-optimized fabric,
+   ``fabric_engine.scenario.loaded_rail_spec``): what a tick's thread spends (copying the arrays and queueing:
+   ``ibweb.live.history.tsdb_publisher.Sweep``), and what the writer's thread spends per write (the port rows from
+   the state and the graded health, ``port_sweep``; the embedded store's write, packing spread over its span).
+
 Run: ``.venv/bin/python tests/bench/bench_tsdb.py [--ports 25000 200000] [--day-ports 1024]``.
 """
 
@@ -227,18 +232,20 @@ def bench_queries(n: int, workdir: Path) -> tuple[float, float]:
     return 1000 * max(c[0] for c in chart.values()), top[0]
 
 
-def bench_victoria(n: int, workdir: Path) -> float | None:
-    """Ingest CPU (client encode + send, server) per sweep of ``n`` ports, % of a core at 10 s sweeps."""
+def bench_victoria(n: int, workdir: Path, per_request: int = 1) -> float | None:
+    """Ingest CPU (client encode + send, server) per sweep of ``n`` ports, % of a core at 10 s sweeps, sending
+    ``per_request`` sweeps per request."""
     if shutil.which("victoria-metrics") is None:
         print("victoria-metrics not installed: VictoriaMetrics ingest not measured")
         return None
     from ibweb.tsdb.victoria import VictoriaStore
     from tests.support.victoria import Victoria
 
-    (workdir / "victoria").mkdir()
-    server = Victoria(workdir / "victoria")
+    where = workdir / f"victoria-{per_request}"
+    where.mkdir()
+    server = Victoria(where)
     try:
-        store, ports, sweeps = VictoriaStore(server.url), fabric_ports(n), Sweeps(n, 4)
+        store, ports, sweeps = VictoriaStore(server.url, sweeps_per_request=per_request), fabric_ports(n), Sweeps(n, 4)
         t0 = float(int(time.time() // 600) * 600 - 1800)
         ticks = os.sysconf("SC_CLK_TCK")
 
@@ -247,21 +254,26 @@ def bench_victoria(n: int, workdir: Path) -> float | None:
             return (int(fields[11]) + int(fields[12])) / ticks
 
         store.write(1, t0, ports, sweeps.values())  # new series registered outside the measure
+        store.flush(held=True)
         server.flush()
         cpu0, client = server_cpu(), []
-        sweeps_n = 6
+        sweeps_n = 12
         for i in range(1, sweeps_n + 1):
             values = sweeps.values()
             start = time.process_time()
             store.write(1, t0 + STEP * i, ports, values)
             client.append(time.process_time() - start)
+        start = time.process_time()
+        store.flush(held=True)
+        client[-1] += time.process_time() - start
         server.flush()
         time.sleep(1)
         server_s = (server_cpu() - cpu0) / sweeps_n
-        client_s = float(np.median(client))
-        disk = sum(f.stat().st_size for f in (workdir / "victoria" / "data").rglob("*") if f.is_file())
+        client_s = float(np.mean(client))
+        disk = sum(f.stat().st_size for f in (where / "data").rglob("*") if f.is_file())
         samples = (sweeps_n + 1) * n * len(SERIES)
-        print(f"VictoriaMetrics, {n} ports x {len(SERIES)} series per sweep: client encode + send "
+        print(f"VictoriaMetrics, {n} ports x {len(SERIES)} series per sweep, {per_request} sweeps per request: "
+              f"client encode + send "
               f"{1000 * client_s:.0f} ms CPU/sweep, server {1000 * server_s:.0f} ms CPU/sweep "
               f"({(client_s + server_s) / STEP * 100:.1f}% of a core at one sweep per {STEP} s); data dir "
               f"{disk / 1e6:.0f} MB after {samples / 1e6:.1f} M samples (before its background merges)", flush=True)
@@ -270,12 +282,56 @@ def bench_victoria(n: int, workdir: Path) -> float | None:
         server.stop()
 
 
+def bench_publisher(gpus: int, workdir: Path) -> tuple[float, float]:
+    """ms on the tick's thread per write, and ms (CPU) on the writer's thread per write, at ``gpus`` GPUs."""
+    from fabric_engine.scenario import build_fabric, loaded_rail_spec
+    from fabric_engine.state import FabricState
+    from ibweb.live.engine.publishing import Tick
+    from ibweb.live.history.tsdb_publisher import Sweep, port_sweep
+
+    f = build_fabric(loaded_rail_spec(gpus)["topology"])
+    n, rng = 2 * f.num_links, np.random.default_rng(3)
+    health = {"node": f.dl_src.astype(np.int32), "port": f.dl_src_port.astype(np.uint8),
+              "effective": 10.0 ** rng.uniform(-15, -10, n), "temp": rng.uniform(40, 70, n),
+              "raw": 10.0 ** rng.uniform(-12, -8, n), "grade": np.zeros(n, np.int8)}
+    store = EmbeddedStore(workdir / "publisher.sqlite3")
+    t0 = float(int(time.time() // 600) * 600 - 3600)
+    on_tick, compose, write, pack = [], [], [], 0.0
+    for i in range(62):
+        rate = rng.uniform(0, 400, n).astype(np.float32)
+        st = FabricState(seq=i, t=t0 + STEP * i + 1, tick_s=1.0, rate_gbps=rate, util=rate / 400,
+                         xmit_wait=rate * 100, stale=rng.random(n) < 0.001)
+        start = time.perf_counter()
+        sweep = Sweep.of("v", Tick(st, f, {}))
+        on_tick.append(time.perf_counter() - start)
+        start = time.process_time()
+        ports, values = port_sweep(sweep, health)
+        compose.append(time.process_time() - start)
+        start = time.process_time()
+        store.write(1, sweep.t, ports, values)
+        spent = time.process_time() - start
+        if i == 61:
+            pack = spent
+        elif i:  # the first sighting (slots assigned) left out
+            write.append(spent)
+    per_write = (float(np.median(compose)) + (sum(write) + pack) / len(write)) * 1000
+    print(f"publisher at {gpus} GPUs ({n} ports, {len(values)} series): tick thread "
+          f"{1000 * float(np.median(on_tick)):.1f} ms per write (copy + queue); writer thread: port rows "
+          f"{1000 * float(np.median(compose)):.0f} ms, embedded write {1000 * float(np.median(write)):.0f} ms "
+          f"(median), packing a span {1000 * pack:.0f} ms: {per_write:.0f} ms CPU per write = "
+          f"{per_write / (STEP * 1000) * 100:.1f}% of a core at one write per {STEP} s", flush=True)
+    store.close()
+    return 1000 * float(np.median(on_tick)), per_write
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--ports", type=int, nargs="+", default=[25_000, 200_000])
     p.add_argument("--day-ports", type=int, default=1024)
     p.add_argument("--victoria-ports", type=int, default=25_000)
-    p.add_argument("--skip", nargs="*", default=[], choices=["day", "writes", "queries", "victoria"])
+    p.add_argument("--victoria-batch", type=int, nargs="+", default=[1, 6], help="sweeps per request, compared")
+    p.add_argument("--publisher-gpus", type=int, default=32_768)
+    p.add_argument("--skip", nargs="*", default=[], choices=["day", "writes", "queries", "victoria", "publisher"])
     a = p.parse_args()
     print(machine())
     workdir = Path(tempfile.mkdtemp(prefix="bench-tsdb-"))
@@ -294,9 +350,16 @@ def main() -> None:
                 target(f"embedded tsdb top-20 over 7 days, {n} ports (CPU)", top_s, 2, "s")
             for f in workdir.glob("*.sqlite3*"):
                 f.unlink()
-        ingest = bench_victoria(a.victoria_ports, workdir) if "victoria" not in a.skip else None
-        if ingest is not None:
-            target(f"VictoriaMetrics ingest per 10 s sweep, {a.victoria_ports} ports (% of a core)", ingest, 5, "%")
+        if "publisher" not in a.skip:
+            on_tick, per_write = bench_publisher(a.publisher_gpus, workdir)
+            target(f"tsdb publisher on the tick's thread per write, {a.publisher_gpus} GPUs", on_tick, 20, "ms")
+            target(f"tsdb publisher writer thread per 10 s write, {a.publisher_gpus} GPUs (% of a core)",
+                   per_write / (STEP * 1000) * 100, 5, "%")
+        for per_request in a.victoria_batch if "victoria" not in a.skip else ():
+            ingest = bench_victoria(a.victoria_ports, workdir, per_request)
+            if ingest is not None:
+                target(f"VictoriaMetrics ingest per 10 s sweep, {a.victoria_ports} ports, {per_request} sweeps per "
+                       f"request (% of a core)", ingest, 5, "%")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -10,6 +10,7 @@ from ibweb.live.api.jobs_views import JobsView
 from ibweb.live.api.path_views import PathView
 from ibweb.live.api.rollup_views import LinkRollupsView, PortRollupsView
 from ibweb.live.api.routing_views import RoutingReportView
+from ibweb.live.api.tsdb_views import PortTsdbView, TsdbTopView
 
 app_name = "live-api"
 
@@ -19,6 +20,8 @@ urlpatterns = [
     path("fabrics/<slug:slug>/links/-1/rollups/", LinkRollupsView.as_view(), {"link": -1}, name="fabric-rollups"),
     path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/history/", PortHistoryView.as_view(), name="port-history"),
     path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/rollups/", PortRollupsView.as_view(), name="port-rollups"),
+    path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/tsdb/", PortTsdbView.as_view(), name="port-tsdb"),
+    path("fabrics/<slug:slug>/tsdb/top/", TsdbTopView.as_view(), name="fabric-tsdb-top"),
     path("fabrics/<slug:slug>/path/", PathView.as_view(), name="fabric-path"),
     path("fabrics/<slug:slug>/jobs/", JobsView.as_view(), name="fabric-jobs"),
     path("fabrics/<slug:slug>/routing/", RoutingReportView.as_view(), name="fabric-routing"),

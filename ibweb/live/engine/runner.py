@@ -43,6 +43,7 @@ from ibweb.live.feed.frame_store import broadcast_progress, broadcast_snapshot, 
 from ibweb.live.feed.publisher import FeedPublisher
 from ibweb.live.history import ring
 from ibweb.live.history.publisher import HistoryPublisher
+from ibweb.live.history.tsdb_publisher import TsdbPublisher
 from ibweb.live.signals_publisher import SignalsPublisher
 
 __all__ = ["FabricRunner"]
@@ -81,6 +82,7 @@ class FabricRunner:
         self.publishers: list[Publisher] = [MetricsPublisher(self.fabric_id),
                                             HealthPublisher(self.fabric_id, lambda: self.source), FeedPublisher(row),
                                             HistoryPublisher(self.fabric_id, self.slug),
+                                            TsdbPublisher(row),
                                             SignalsPublisher(self.fabric_id, self.slug, sender=FabricRunner)]
         self._step_ms: float | None = None  # the engine's last step, wall time (frames' totals.step_ms)
         self._stopping = False

@@ -148,6 +148,11 @@ ROUTES: dict[str, Probe] = {
                                                             NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/health/ports/<str:node>/<int:port>/":
         Probe("/api/fabrics/fabrics/shared/health/ports/{globex_leaf}/1/", API, NOT_ALLOWED),
+    # per-port history over any window (issue 40): hidden hosts' ports are 404 and left out of the top-N
+    "api/fabrics/fabrics/<slug:slug>/ports/<str:node>/<int:port>/tsdb/":
+        Probe("/api/fabrics/fabrics/shared/ports/{globex_leaf}/1/tsdb/?series=utilization", API, NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/tsdb/top/":
+        Probe("/api/fabrics/fabrics/shared/tsdb/top/?series=utilization", API, NOT_ALLOWED),
     # the new-fabric form's helpers: generator ranges for anyone who may view, previews for who may add a fabric
     "api/fabrics/generators/": Probe("/api/fabrics/generators/", API, by_role(403, 403, 403, 403, 403, 403, 405)),
     "api/fabrics/preview/": Probe("/api/fabrics/preview/", by_role(405, 403, 405, 405, 405, 405, 405),

@@ -88,10 +88,17 @@ def test_victoria_holds_one_series_per_port_and_metric(victoria):
     assert {frozenset(s) for s in series} == {frozenset({"__name__", "fabric", "guid", "port"})}
 
 
-def test_a_refused_write_names_the_server():
+def test_an_unreachable_server_is_named_and_the_sweep_kept(caplog):
     store = VictoriaStore(f"http://127.0.0.1:{free_port()}")
-    with pytest.raises(TsdbError, match="127.0.0.1.*/api/v1/write"):
+    store.write(1, time.time(), switch_ports(1, 2), {"utilization": np.ones(2)})
+    assert store.backlog()[0] == 1 and "127.0.0.1" in caplog.text and "/api/v1/write" in caplog.text
+
+
+def test_a_refused_write_names_the_server(victoria):
+    store = VictoriaStore(f"{victoria.url}/no/such/prefix")
+    with pytest.raises(TsdbError, match="127.0.0.1.*/api/v1/write: HTTP 4"):
         store.write(1, time.time(), switch_ports(1, 2), {"utilization": np.ones(2)})
+    assert store.backlog() == (0, 0)  # refused: it would be refused again
 
 
 def test_a_sweep_larger_than_a_request_goes_in_batches(victoria, monkeypatch):
@@ -106,3 +113,23 @@ def test_a_sweep_larger_than_a_request_goes_in_batches(victoria, monkeypatch):
     side = store.ports_of_switch(901, 0xBA7C, "utilization", t - 5, t + 25, 3)
     assert side.ports.tolist() == list(range(1, 11))
     np.testing.assert_allclose(side.values, np.repeat(np.arange(1, 11)[:, None] / 100.0, 3, axis=1))
+
+
+def test_several_sweeps_in_one_request_arrive_each(victoria):
+    """Three sweeps per request: each port's labels once with up to three samples, NaN (a hole) left out."""
+    store = VictoriaStore(victoria.url, sweeps_per_request=3)
+    ports, t = switch_ports(0x5EE9, 4), float(int(time.time() - 1800) // 600 * 600) + 1
+    for i in range(7):
+        util = ports["port"] / 100.0 + i
+        util[1] = np.nan if i % 2 else util[1]  # port 2 measured every other sweep
+        store.write(902, t + 10 * i, ports, {"utilization": util, "link_up": np.ones(4)})
+        assert store.backlog() == (0, 0) and len(store._held.get(902, [])) == (i + 1) % 3
+    store.flush(held=True)
+    victoria.flush()
+    side = store.ports_of_switch(902, 0x5EE9, "utilization", t - 1, t + 69, 7)
+    np.testing.assert_allclose(side.values[0], 0.01 + np.arange(7))
+    np.testing.assert_allclose(side.values[1], np.where(np.arange(7) % 2, np.nan, 0.02 + np.arange(7)))
+    body = write_request("m", PortLabels(1, ports["guid"][:2], ports["port"][:2]),
+                         np.array([[1.0, np.nan], [np.nan, np.nan]]), np.array([1000, 2000]))
+    (tag, series), = list(fields(body))  # the second port has no sample: not sent
+    assert tag == 1 and sum(1 for k, _ in fields(series) if k == 2) == 1

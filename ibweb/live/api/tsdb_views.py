@@ -1,0 +1,139 @@
+"""Per-port history of a fabric over any window, from the time-series store (:mod:`ibweb.tsdb`, issue 40).
+
+Routes (under ``/api/fabrics/``)::
+
+    fabrics/<slug>/ports/<node>/<port>/tsdb/?series=&start=&end=&points=   a port's series in ``points`` bins
+    fabrics/<slug>/tsdb/top/?series=&start=&end=&n=                        the ``n`` ports highest in a series
+
+``series``: a name of :data:`ibweb.tsdb.series.SERIES`; ``start`` and ``end``: seconds since the epoch (default: the
+last hour); ``points``: bins of the chart (default 500). ``node`` as :func:`ibweb.access.find_node` takes it; a node
+the user may not see is 404. The top-N leaves out the ports of hosts the view may not see (below ``ALL``; a GUID no
+longer in the fabric is left out too: the view cannot tell whether it was a host it may see), and ranks the ports
+it may see. Values are null where nothing was stored.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.response import Response
+
+from fabric_engine.topology.limits import MAX_NODE_PORTS
+from ibweb.access import find_node, node_name, redaction, view_of
+from ibweb.live.api.base import FabricView, query_number
+from ibweb.tsdb.series import SERIES, series_of
+
+__all__ = ["PortTsdbView", "TsdbTopView"]
+
+#: The longest window asked for, s (the longest retention one may set is far shorter in practice).
+MAX_WINDOW_S = 400 * 86400.0
+
+
+class TsdbUnavailable(APIException):
+    """The time-series store did not answer (VictoriaMetrics down): try again."""
+
+    status_code = 503
+    default_code = "tsdb_unavailable"
+
+
+def _store():
+    from ibweb.tsdb.open import store
+
+    return store()
+
+
+def _window(request) -> tuple[str, float, float]:
+    """The ``series``, ``start`` and ``end`` of a request; 400 naming the parameter otherwise."""
+    name = request.query_params.get("series", "")
+    if name not in SERIES:
+        raise ValidationError({"series": f"unknown series {name!r}; known: {', '.join(sorted(SERIES))}"})
+    now = time.time()
+    end = query_number(request, "end", now, 0.0, now + 86400.0)
+    start = query_number(request, "start", end - 3600.0, 0.0, now + 86400.0)
+    if not 0 < end - start <= MAX_WINDOW_S:
+        raise ValidationError({"start": f"window {start:g}..{end:g}: end must be after start, at most "
+                                        f"{MAX_WINDOW_S / 86400:g} days"})
+    return name, start, end
+
+
+def _values(a: np.ndarray) -> list[float | None]:
+    out = a.astype(np.float64).astype(object)
+    out[np.isnan(a)] = None
+    return out.tolist()
+
+
+def _ask(call):
+    from ibweb.tsdb.victoria import TsdbError
+
+    try:
+        return call()
+    except TsdbError as exc:
+        raise TsdbUnavailable(f"per-port history unavailable: {exc}") from exc
+
+
+@extend_schema(responses=OpenApiTypes.OBJECT)
+class PortTsdbView(FabricView):
+    """A port's stored series over a window, downsampled to ``points`` bins (``t``: bin starts, s; ``values``:
+    each bin reduced by the series' aggregation, null where nothing was stored), by port identity: a re-cabled
+    port keeps its history."""
+
+    def get(self, request, slug: str, node: str, port: int):
+        name, start, end = _window(request)
+        points = int(query_number(request, "points", 500, 1, 4000))
+        fabric = self.fabric(request, slug)
+        f = self.engine_fabric(fabric)
+        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
+        i = find_node(f, node, hidden)
+        if i is None:
+            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        if not 1 <= port <= min(int(f.nports[i]), MAX_NODE_PORTS):
+            raise NotFound(f"{node} has no port {port}")
+        got = _ask(lambda: _store().range(fabric.pk, (int(f.guid[i]), port), name, start, end, points))
+        s = series_of(name)
+        return Response({"fabric": fabric.slug, "node": node_name(f, i, hidden), "port": port, "series": name,
+                         "unit": s.unit, "agg": s.agg, "start": start, "end": end,
+                         "t": np.round(got.t, 3).tolist(), "values": _values(got.values)})
+
+
+@extend_schema(responses=OpenApiTypes.OBJECT)
+class TsdbTopView(FabricView):
+    """The ``n`` ports of the fabric highest in a series over a window (a ``min`` series, such as ``link_up``: the
+    lowest), among the ports the user may see: ``ports``: ``{"node", "guid", "port", "value"}`` ranked."""
+
+    def get(self, request, slug: str):
+        name, start, end = _window(request)
+        n = int(query_number(request, "n", 20, 1, 1000))
+        fabric = self.fabric(request, slug)
+        f = self.engine_fabric(fabric)
+        shown = redaction(view_of(request.user), fabric, f)
+        hidden = shown.hidden_nodes(f)
+        k = n
+        while True:  # ask again for more while hidden ports take places among the first k
+            rows = _ask(lambda k=k: _store().top(fabric.pk, name, start, end, k))
+            nodes = _nodes(f, rows["guid"])
+            keep = (nodes >= 0) & ~hidden[np.maximum(nodes, 0)] if not shown.shows_all else np.ones(len(rows), bool)
+            if keep.sum() >= n or len(rows) < k or k >= 1 << 20:
+                break
+            k *= 4
+        rows, nodes = rows[keep][:n], nodes[keep][:n]
+        out = [{"node": node_name(f, int(i), hidden) if i >= 0 else None, "guid": f"0x{int(g):016x}",
+                "port": int(p), "value": None if np.isnan(v) else float(v)}
+               for i, g, p, v in zip(nodes.tolist(), rows["guid"].tolist(), rows["port"].tolist(),
+                                     rows["value"].tolist(), strict=True)]  # at most n (<= 1000) rows
+        s = series_of(name)
+        return Response({"fabric": fabric.slug, "series": name, "unit": s.unit, "agg": s.agg, "start": start,
+                         "end": end, "n": n, "ports": out})
+
+
+def _nodes(f, guids: np.ndarray) -> np.ndarray:
+    """Node index of each node GUID in ``f``, -1 where absent."""
+    order = np.argsort(f.guid, kind="stable")
+    ordered = f.guid[order]
+    if not len(ordered):
+        return np.full(len(guids), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(ordered, guids), len(ordered) - 1)
+    return np.where(ordered[pos] == guids, order[pos], -1).astype(np.int64)

@@ -1,0 +1,95 @@
+"""The leader's per-port history (issue 40): a tick's per-link arrays become one row per out port, written at most
+every interval, off the tick's thread, with the graded health where it is published."""
+
+import asyncio
+import time
+
+import numpy as np
+import pytest
+
+from fabric_engine.state import FabricState
+from fabric_engine.topology.generate import fat_tree
+from ibweb.fabrics.demo import ensure_demo
+from ibweb.live.engine.publishing import Tick
+from ibweb.live.history.tsdb_publisher import Sweep, SweepWriter, TsdbPublisher, port_sweep
+from ibweb.runtime import health, record
+from ibweb.tsdb.embedded import EmbeddedStore
+
+F = fat_tree(hosts=8, radix=4)
+N = 2 * F.num_links
+T0 = float(int(time.time() // 600) * 600 - 1200)
+
+
+def state(t: float, scale: float = 1.0, stale: np.ndarray | None = None) -> FabricState:
+    rate = (np.arange(N, dtype=np.float32) + 1) * scale
+    return FabricState(seq=int(t), t=t, tick_s=1.0, rate_gbps=rate, util=rate / 1000, xmit_wait=rate * 10,
+                       stale=stale)
+
+
+
+def test_port_rows_are_out_ports_both_ways():
+    stale = np.zeros(N, dtype=bool)
+    stale[5] = True
+    a = F.a_node[2]
+    down = [{"kind": "link_down", "condition": True, "guids": [f"0x{int(F.guid[a]):016x}",
+                                                                f"0x{int(F.guid[F.b_node[2]]):016x}"],
+             "ports": [int(F.a_port[2]), int(F.b_port[2])]}]
+    s = Sweep.of("v1", Tick(state(T0, stale=stale), F, {}, down=down))
+    hp = {"node": np.array([F.dl_src[7]], np.int32), "port": np.array([F.dl_src_port[7]], np.uint8),
+          "effective": np.array([1e-12]), "temp": np.array([55.0]), "raw": np.array([1e-9]),
+          "grade": np.array([0], np.int8)}
+    ports, values = port_sweep(s, hp)
+    assert len(ports) == N
+    np.testing.assert_array_equal(ports["guid"], F.guid[F.dl_src])
+    np.testing.assert_array_equal(ports["port"], F.dl_src_port)
+    d, r = 3, int(F.reverse(3))
+    assert values["tx_bytes_per_s"][d] == pytest.approx((d + 1) * 1e9 / 8)
+    assert values["rx_bytes_per_s"][d] == pytest.approx((r + 1) * 1e9 / 8)
+    assert values["utilization"][d] == pytest.approx((d + 1) / 1000, rel=1e-6)
+    assert values["xmit_wait_per_s"][d] == pytest.approx((d + 1) * 10)
+    assert np.isnan(values["tx_bytes_per_s"][5]) and np.isnan(values["utilization"][5])
+    assert np.isnan(values["rx_bytes_per_s"][int(F.reverse(5))])
+    assert set(np.flatnonzero(values["link_up"] == 0).tolist()) == {2, int(F.reverse(2))}
+    assert values["effective_ber"][7] == 1e-12 and values["module_temperature_c"][7] == 55.0
+    assert np.isnan(np.delete(values["effective_ber"], 7)).all()
+
+
+@pytest.mark.django_db
+def test_publisher_writes_once_per_interval_off_the_tick(tmp_path):
+    row, _ = ensure_demo()
+    version = record.publish(row.pk, record.row_identity(row), F, None)
+    store = EmbeddedStore(tmp_path / "tsdb.sqlite3")
+    pub = TsdbPublisher(row, interval_s=10, store=lambda: store)
+    health.write_ports(row.pk, version, T0, {"node": np.array([F.dl_src[0]], np.int32),
+                                            "port": np.array([F.dl_src_port[0]], np.uint8),
+                                            "effective": np.array([2e-13]), "temp": np.array([40.0]),
+                                            "raw": np.array([1e-9]), "grade": np.array([0], np.int8)})
+
+    async def run() -> None:
+        for i in range(31):  # 1 s ticks: written at T0, T0+10, T0+20, T0+30
+            await pub.publish(version, Tick(state(T0 + i + 1, scale=1 + i // 10), F, {}))
+
+    asyncio.run(run())
+    assert pub.writer.drain(30)
+    assert pub.writer.written == 4 and pub.writer.dropped == 0 and pub.writer.failed == 0
+    key = (int(F.guid[F.dl_src[0]]), int(F.dl_src_port[0]))
+    got = store.range(row.pk, key, "tx_bytes_per_s", T0, T0 + 40, 4)
+    np.testing.assert_allclose(got.values, np.array([1, 2, 3, 4]) * 1e9 / 8, rtol=1e-3)
+    ber = store.range(row.pk, key, "effective_ber", T0, T0 + 40, 4)
+    np.testing.assert_allclose(ber.values, 2e-13, rtol=1e-3)
+    store.close()
+
+
+def test_writer_drops_oldest_when_full(tmp_path, caplog):
+    store = EmbeddedStore(tmp_path / "tsdb.sqlite3")
+    writer = SweepWriter(1, "f", lambda: store, lambda s: None, capacity=2)
+    with store._lock:  # the store is busy: the writer's thread waits in its first write
+        for i in range(5):
+            writer.put(Sweep.of(None, Tick(state(T0 + 10 * i + 1), F, {})))
+            time.sleep(0.05)
+    assert writer.drain(10)
+    assert writer.dropped == 2 and writer.written == 3
+    got = store.range(1, (int(F.guid[F.dl_src[0]]), int(F.dl_src_port[0])), "link_up", T0, T0 + 50, 5)
+    np.testing.assert_array_equal(np.isnan(got.values), [False, True, True, False, False])
+    assert "oldest queued sweep dropped" in caplog.text
+    store.close()

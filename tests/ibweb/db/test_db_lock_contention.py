@@ -164,7 +164,8 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
                          what="partition change")
 
     def sweeps() -> None:  # the collector: a drop-directory sweep at a time (discovery, counters, record)
-        for _ in range(SWEEPS):
+        for k in range(SWEEPS):  # each of new counters (files not rewritten since the last sweep: a failure)
+            fill_drop_dir(tmp_path / "drop", time.time() + k, dump=None)
             run_sweep(CollectorConfig.objects.get(pk=config.pk))
 
     def rollups() -> None:  # the engine's minute rollups (idempotent, so retried whole)

@@ -127,54 +127,13 @@ def _starts_servers(path: str) -> bool:
     return source.suffix == ".py" and source.is_file() and "running_server(" in source.read_text()
 
 
-def _database_use(item) -> int:
-    """0: the test uses the database in a transaction rolled back, 1: a transactional test (it empties its worker's
-    tables), 2: no database (pytest-django's classes, which order the tests by them)."""
-    marker = item.get_closest_marker("django_db")
-    fixtures = getattr(item, "fixturenames", ())
-    if (marker is not None and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")
-                                or (marker.args and marker.args[0]))) \
-            or {"transactional_db", "live_server"} & set(fixtures):
-        return 1
-    return 0 if marker is not None or "db" in fixtures else 2
-
-
-def _waits(item) -> bool:
-    """Whether the test waits on processes it starts: ibweb servers, ibsim and OpenSM, or a browser (tens of
-    seconds each, where most tests take well under one)."""
-    return bool(_starts_servers(item.nodeid.split("::", 1)[0]) or "ibsim" in getattr(item, "fixturenames", ())
-                or item.get_closest_marker("browser") or item.get_closest_marker("services"))
-
-
-def _timeout(item) -> float:
-    """The test's own ``timeout`` mark (0 without one): the longest tests say so."""
-    marker = item.get_closest_marker("timeout")
-    return float(marker.args[0]) if marker is not None and marker.args else 0.0
-
-
-def _long_first(items) -> list:
-    """``items`` (in pytest-django's order: database tests, transactional tests, the others) with the long tests
-    first, so that under xdist no long test starts last and runs alone while the other workers idle: the tests
-    without a database that wait on processes (servers, ibsim, browsers) before everything, and within each of
-    pytest-django's classes the long ones first; a test with a larger ``timeout`` mark before one with less.
-    Transactional tests stay after the rolled-back ones (they empty their worker's tables)."""
-    def key(pair):
-        index, item = pair
-        use, waits = _database_use(item), _waits(item)
-        return (use if not (use == 2 and waits) else -1, not waits and _timeout(item) == 0, -_timeout(item), index)
-
-    return [item for _, item in sorted(enumerate(items), key=key)]
-
-
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark ``server`` the tests of modules that start their own ibweb servers: those run the settings as shipped
     on their own SQLite database whatever ``DATABASE_URL`` the pass has, so ``make test-services`` (the in-process
-    tests again on PostgreSQL and Redis) leaves them to the main pass; ``services`` tests choose their own.
-    Then order the long tests first (:func:`_long_first`; this hook runs after pytest-django's ordering)."""
+    tests again on PostgreSQL and Redis) leaves them to the main pass; ``services`` tests choose their own."""
     for item in items:
         if _starts_servers(item.nodeid.split("::", 1)[0]) and item.get_closest_marker("services") is None:
             item.add_marker(pytest.mark.server)
-    items[:] = _long_first(items)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -182,9 +141,11 @@ def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` (``make test``) with the modules that flush a Redis database (``require_redis``) as
     one group: their tests run on one worker, one after another; and each module whose tests share a
     module-scoped server as its own group (one server start, not one per worker). The group is chosen here, by
-    the module's path, as xdist 3.8's ``xdist_group`` marks do not reach pytest 9's node ids. The groups are sent
-    first (xdist's ``--loadscope-reorder``: most tests first), then every other test as its own unit in collection
-    order (:func:`_long_first`: the long tests first, transactional tests after the rolled-back ones)."""
+    the module's path, as xdist 3.8's ``xdist_group`` marks do not reach pytest 9's node ids. Every other test is
+    its own unit, sent in collection order (pytest-django's: transactional tests, which empty their worker's
+    tables, last). (Sending the long tests first was tried: run together at the start, the tests that wait on
+    servers, ibsim and browsers slowed each other down, the isolation crawl from 204 s to 352 s, and a socket
+    test timed by the server's close grace failed.)"""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling

@@ -55,13 +55,16 @@ def test_a_client_that_reads_nothing_is_held_to_the_mark_and_closed(tmp_path, la
 
             tasks = [asyncio.create_task(read()), asyncio.create_task(ping())]
             closed_at = None
+            not_all_closed_at = time.monotonic()  # when a sample last showed a stalled socket not closed yet
             deadline = time.monotonic() + STALL_S + 40
             while time.monotonic() < deadline:
                 await asyncio.sleep(0.25)
+                asked = time.monotonic()
                 samples.append(await asyncio.to_thread(feed_metrics, server))
                 if total(samples[-1], "ibweb_feed_stalled_closes_total") >= len(KINDS) + 1:
                     closed_at = time.monotonic()
                     break
+                not_all_closed_at = asked
             # each stalled client reads again: the one closed last (within its grace) gets its buffer, then the
             # close frame; those closed earlier were aborted after their grace (no close frame)
             codes = await asyncio.gather(*(drain(ws) for ws in [*stalled, pinger]))
@@ -72,9 +75,9 @@ def test_a_client_that_reads_nothing_is_held_to_the_mark_and_closed(tmp_path, la
             await reader.close()
             for ws in [*stalled, pinger]:
                 ws.transport.abort()
-            return max(sizes), samples, got, closed_at, codes, after
+            return max(sizes), samples, got, closed_at, codes, after, closed_at - not_all_closed_at
 
-        largest, samples, got, closed_at, codes, after = asyncio.run(scenario())
+        largest, samples, got, closed_at, codes, after, seen_within = asyncio.run(scenario())
 
     assert closed_at is not None, "the stalled sockets were not closed"
     # every kind stalled: its buffer went above the mark, and the server held no more than the mark and one message
@@ -87,8 +90,12 @@ def test_a_client_that_reads_nothing_is_held_to_the_mark_and_closed(tmp_path, la
     # the one reading client was not held up: frames at the engine's pace, with little lag
     assert len(got) >= 8 * (STALL_S + 2), f"the reading client got only {len(got)} frames"
     assert max(lag for lag, _ in got[5:]) < 2.0
-    # the late reader saw the documented code; afterwards only the reading socket is left
-    assert CLOSE_TOO_SLOW in codes and set(codes) <= {CLOSE_TOO_SLOW, None}, codes
+    # the late reader saw the documented code when it read within the grace of the last close (the last close
+    # happened after the last sample that had a socket open: on a machine loaded enough to see the closes more than
+    # the grace late, every socket is aborted before it reads); afterwards only the reading socket is left
+    assert set(codes) <= {CLOSE_TOO_SLOW, None}, codes
+    if seen_within < CLOSE_GRACE_S - 1:
+        assert CLOSE_TOO_SLOW in codes, (codes, seen_within)
     assert total(after, "ibweb_feed_sockets") == 1
     assert total(after, "ibweb_feed_stalled_closes_total") == len(KINDS) + 1
     assert total(after, "ibweb_feed_frames_sent_total") >= len(got)

@@ -30,7 +30,7 @@ import re
 import numpy as np
 
 from ..formats.ibdiagnet_db_csv import Section, sections
-from ..health.ibdiagnet_phy import _IB_FEC  # ibdm IBFECMode -> FEC name, read there for the link health rows
+from ..health.ibdiagnet_phy import IB_FEC_MODES  # ibdm IBFECMode -> FEC name, read there for the link health rows
 from ..health.thresholds import normalize_fec
 from ._text import MAX_FIELD_CHARS, device_type, float_of, guid_of, int_of
 from .nodes_info import NODE_INFO_FIELDS, node_info
@@ -146,7 +146,7 @@ def _fec_name(cell: str) -> str | None:
     if cell.upper() in _MISSING:
         return None
     try:
-        return _IB_FEC.get(int(cell, 16) if cell[:2].lower() == "0x" else int(cell))
+        return IB_FEC_MODES.get(int(cell, 16) if cell[:2].lower() == "0x" else int(cell))
     except ValueError:
         return normalize_fec(cell[:MAX_FIELD_CHARS]) or None
 

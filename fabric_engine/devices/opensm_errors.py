@@ -21,7 +21,7 @@ from datetime import tzinfo
 from ..captured import noise
 from ..errors import FormatError
 from ..health._lines import lines_of
-from ..health.opensm_log import _epoch  # the log's time, read one way for link downs and for errors
+from ..health.opensm_log import log_epoch  # the log's time, read one way for link downs and for errors
 from .vitals import OpensmError
 
 __all__ = ["read", "looks_like", "MAX_ERRORS", "MAX_TEXT_CHARS"]
@@ -75,7 +75,7 @@ def read(text: str, source: str = "opensm.log", warnings: list | None = None, *,
             more += 1
             continue
         try:
-            t = _epoch(*head.group(1, 2, 3, 4, 5, 6), now, tz)
+            t = log_epoch(*head.group(1, 2, 3, 4, 5, 6), now, tz)
         except ValueError as exc:
             raise FormatError(source, line, f"entry time {text[start:start + 21]!r}: {exc}") from None
         out.append(OpensmError(t, m.group(1).upper(), " ".join(p for p in parts if p)[:MAX_TEXT_CHARS],

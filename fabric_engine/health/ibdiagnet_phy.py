@@ -79,8 +79,8 @@ _PHY16 = {"time_since_last_clear": 0, "phy_received_bits": 1, "phy_symbol_errors
 _BER = (("raw_ber", "raw_ber"), ("eff_ber", "effective_ber"), ("sym_ber", "symbol_ber"))
 # ibdm ``IBFECMode`` (ibutils2 ``Fabric.h``: the Mellanox Extended PortInfo ``FECModeActive``) -> table FEC name;
 # 8 (strong RS), 10 (adaptive), 11 (COD) and 12 (ZL) have no row of their own: not given
-_IB_FEC = {0: "none", 1: "fc_fec", 2: "rs_fec", 3: "ll_rs_fec", 4: "kp4_rs_fec", 9: "ll_rs_fec",
-           13: "ll_rs_fec_plr", 14: "ll_rs_fec_plr"}
+IB_FEC_MODES = {0: "none", 1: "fc_fec", 2: "rs_fec", 3: "ll_rs_fec", 4: "kp4_rs_fec", 9: "ll_rs_fec",
+                13: "ll_rs_fec_plr", 14: "ll_rs_fec_plr"}
 _CABLE_TEXT = {"vendor": ("vendor", "vendorname"), "pn": ("pn", "partnumber", "vendorpn"),
                "sn": ("sn", "serialnumber", "vendorsn"), "rev": ("rev", "revision", "vendorrev"),
                "fw": ("fwversion", "fw", "firmwareversion"),
@@ -471,7 +471,7 @@ def _fec(sec: Section, ports: _Ports, rec: HealthRecords) -> None:
 def _fec_name(text: str) -> str:
     """PortInfoExtended ``FECModeActive`` (a number) or a FEC's name as a table name (``""``: not known)."""
     if re.fullmatch(r"0x[0-9a-fA-F]{1,8}|\d{1,9}", text):
-        return _IB_FEC.get(int(text, 0), "")
+        return IB_FEC_MODES.get(int(text, 0), "")
     return normalize_fec(text)
 
 

@@ -104,7 +104,7 @@ def looks_like(text: str) -> bool:
     return any(_HEAD.fullmatch(ln.rstrip()) for ln in text[:4096].splitlines()[:20])
 
 
-def _epoch(month: str, day: str, hh: str, mm: str, ss: str, us: str, now: float, tz: tzinfo | None) -> float:
+def log_epoch(month: str, day: str, hh: str, mm: str, ss: str, us: str, now: float, tz: tzinfo | None) -> float:
     ref = datetime.fromtimestamp(now, tz)
     for year in (ref.year, ref.year - 1):  # a December entry read in January is last year's
         try:
@@ -143,7 +143,7 @@ def read(text: str, source: str = "opensm.log", warnings: list | None = None, *,
             m = _HEAD.fullmatch(ln)
             if m is not None:
                 try:
-                    t = _epoch(*m.group(1, 2, 3, 4, 5, 6), now, tz)
+                    t = log_epoch(*m.group(1, 2, 3, 4, 5, 6), now, tz)
                 except ValueError as exc:
                     raise FormatError(source, i, f"entry time {m.group(0)[:21]!r}: {exc}") from None
                 current = [m.group(8)]

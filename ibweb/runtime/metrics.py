@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 import numpy as np
 from cachetools import LRUCache
@@ -115,13 +114,9 @@ def counters_layout(row) -> tuple[Fabric, dict] | None:
     return f, {**port_labels(row.pk, version, f), "version": version, "t": entry["t"]}
 
 
-def metrics_for(row, nodes: Callable[[Fabric, dict], tuple[int, int]] | None = None
-                ) -> tuple[Fabric, dict, np.ndarray, float] | None:
-    """``(fabric, labels, totals float64 [2L, C], t)`` of a fabric row: its counters on its record's fabric.
-
-    ``labels``: the fabric as :func:`~fabric_engine.telemetry.prometheus.render_metrics` reads it
-    (:func:`port_labels`). ``nodes``: ``(first, end) = nodes(fabric, labels)``; only the counters of the ports of
-    nodes ``first <= n < end`` are read (the others NaN), from the blocks that hold them.
+def metrics_for(row) -> tuple[Fabric, dict, np.ndarray, float] | None:
+    """``(fabric, labels, totals float64 [2L, C], t)`` of a fabric row: its counters on its record's fabric
+    (:func:`counters_layout`, then :func:`read_totals` of every node).
 
     None before its engine's first tick, without a record, or when the counters belong to
     another record version than the newest (a topology change not yet counted): rows of
@@ -131,10 +126,18 @@ def metrics_for(row, nodes: Callable[[Fabric, dict], tuple[int, int]] | None = N
     if layout is None:
         return None
     f, labels = layout
-    version, t = labels["version"], labels["t"]
-    order, by_node = labels["order"], labels["order_node"]
-    first, end = (0, len(order)) if nodes is None else tuple(int(np.searchsorted(by_node, n))
-                                                             for n in nodes(f, labels))
+    return f, labels, read_totals(row, labels), labels["t"]
+
+
+def read_totals(row, labels: dict, nodes: tuple[int, int] | None = None) -> np.ndarray:
+    """The counter totals (float64 ``[2L, C]``) of a fabric row laid out as ``labels`` (:func:`counters_layout`).
+
+    ``nodes``: ``(first, end)``; only the counters of the ports of nodes ``first <= n < end`` are read (the
+    others NaN), from the blocks that hold them; None: every node. A block of another record version than
+    ``labels``' stays NaN.
+    """
+    version, order, by_node = labels["version"], labels["order"], labels["order_node"]
+    first, end = (0, len(order)) if nodes is None else tuple(int(np.searchsorted(by_node, n)) for n in nodes)
     blocks = range(first // BLOCK_ROWS, -(-end // BLOCK_ROWS))
     got = cache.get_many([_block_key(row.pk, k) for k in blocks])
     totals = np.full((len(order), len(COLUMNS)), np.nan)
@@ -145,7 +148,7 @@ def metrics_for(row, nodes: Callable[[Fabric, dict], tuple[int, int]] | None = N
         at = k * BLOCK_ROWS
         lo, hi = max(first, at), min(end, at + len(block["rows"]))
         totals[order[lo:hi]] = block["rows"][lo - at:hi - at]
-    return f, labels, totals, t
+    return totals
 
 
 def down_for(row) -> list[dict]:

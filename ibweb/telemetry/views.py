@@ -24,7 +24,7 @@ from ibweb.auth.permissions import ViewerRead
 from ibweb.events.health import render_event_metrics
 from ibweb.fabrics.choices import ROUTING_ENGINES
 from ibweb.http.body_limits import JSONParser
-from ibweb.runtime.metrics import counters_layout, down_for, metrics_for
+from ibweb.runtime.metrics import counters_layout, down_for, metrics_for, read_totals
 from ibweb.websocket.feed_metrics import render_feed_metrics
 from ibweb.websocket.flow import feed_socket_stats
 
@@ -105,28 +105,20 @@ def _part(request, slug: str | None) -> int | None:
 
 
 def _counters(fabric, part: int | None) -> tuple[tuple | None, tuple[int, int] | None]:
-    """The fabric's counters (:func:`~ibweb.runtime.metrics.metrics_for`, only the part's read) and the node range
-    of ``part`` (None: the whole fabric); 404 for a part of a fabric without counters or without that part."""
+    """The fabric's counters (``(fabric, labels, totals, t)`` of :func:`~ibweb.runtime.metrics.metrics_for`,
+    only the part's read) and the node range of ``part`` (None: the whole fabric); 404 for a part of a fabric
+    without counters or without that part."""
     if part is None:
         return metrics_for(fabric), None
-    chosen: list[tuple[int, int]] = []
-
-    def nodes(f, labels) -> tuple[int, int]:
-        chosen.append(_nodes_of_part(fabric, (f, labels), part))
-        return chosen[0]
-
-    got = metrics_for(fabric, nodes)
-    return got, chosen[0] if got is not None else _nodes_of_part(fabric, None, part)
-
-
-def _nodes_of_part(fabric, got, part: int) -> tuple[int, int]:
-    """The node range of ``part`` of ``fabric``; 404 when its engine has published no counters or no such part."""
-    if got is None:
+    layout = counters_layout(fabric)
+    if layout is None:
         raise NotFound(f"fabric {fabric.slug}: no counters published yet, so no parts (scrape ?fabric= alone)")
     try:
-        return part_of(target_bounds(got), part)
+        nodes = part_of(target_bounds(layout), part)
     except IndexError as exc:
         raise NotFound(f"fabric {fabric.slug}: {exc}") from None
+    f, labels = layout
+    return (f, labels, read_totals(fabric, labels, nodes), labels["t"]), nodes
 
 
 def target_bounds(got) -> np.ndarray:

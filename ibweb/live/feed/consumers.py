@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import time
 from typing import NamedTuple
 from urllib.parse import parse_qs
@@ -36,13 +35,13 @@ from urllib.parse import parse_qs
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
 from rest_framework.exceptions import AuthenticationFailed
 
 from ibweb.access import progress_message, view_from_key, view_of, visible_fabrics
 from ibweb.accounts.authentication import token_user
 from ibweb.fabrics.models import Fabric
 from ibweb.http.json_input import JSONInputError, loads
+from ibweb.live.feed import sign_in_watch
 from ibweb.live.feed import view_registry as viewreg
 from ibweb.live.feed.channel_layer import channel_backlog
 from ibweb.live.feed.encodings import ENCODINGS, encoding_of, unpack_arrays, v1_links
@@ -155,7 +154,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=json.dumps({"v": 1, "type": "progress", **progress}))
         self._tasks = [asyncio.create_task(self._send_newest()), asyncio.create_task(self._keep_registered())]
         if user is not None and user.is_authenticated:
-            self._tasks.append(asyncio.create_task(self._recheck_sign_in()))
+            sign_in_watch.watch(self)
 
     async def dispatch(self, message) -> None:
         """Frames, snapshots and progress go straight to their handler.
@@ -252,13 +251,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
             self._resnapshot = True
             self._wake.set()
 
-    async def _recheck_sign_in(self) -> None:
-        """Every ``IBWEB_SESSION_RECHECK_S`` (the first wait spread, so sockets do not ask at once): close with
-        4401 once the sign-in ended, whichever process ended it."""
-        period = settings.IBWEB_SESSION_RECHECK_S
-        await asyncio.sleep(period * random.uniform(0.5, 1.0))
-        while await database_sync_to_async(still_signed_in)(self.scope):
-            await asyncio.sleep(period)
+    async def sign_in_ended(self) -> None:
+        """The process's sign-in watch (:mod:`ibweb.live.feed.sign_in_watch`) found this socket's sign-in ended."""
         await self.close(code=CLOSE_SIGNED_OUT)
 
     async def _keep_registered(self) -> None:
@@ -379,6 +373,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_BAD_MESSAGE)
 
     async def disconnect(self, code) -> None:
+        sign_in_watch.unwatch(self)
         for task in self._tasks:
             task.cancel()
         for group in list(self._groups):

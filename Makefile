@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
-SYSTEM_PACKAGES := opensm ibsim-utils libumad2sim0 infiniband-diags chromium prometheus-alertmanager prometheus victoria-metrics rsyslog
+SYSTEM_PACKAGES := opensm ibsim-utils libumad2sim0 infiniband-diags chromium prometheus-alertmanager prometheus victoria-metrics rsyslog flex bison
 UMAD2SIM := /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/package.json
 # pytest-xdist workers of `make test`; tests/support/xdist_worker.py gives each its Redis namespace and database

@@ -1,0 +1,152 @@
+"""Rates on a lossless fabric without congestion control: credits, round-robin arbiters, head-of-line blocking.
+
+A fluid model of what a credit-based switch does in steady state, solved as a fixed point over all hops
+at once:
+
+* **Output ports share among input ports.** Each output port's VL arbiter splits the link among its
+  virtual lanes by weight (weighted max-min over the lanes that have data); within a lane the switch
+  arbiter serves the input buffers in turn, so each *input port* gets a max-min share, whatever the
+  number of flows behind it.
+* **Head-of-line blocking.** An input buffer (one per port and VL) is a FIFO: when the packet at its
+  head waits for a saturated output, everything behind it waits too. In steady state a full buffer
+  drains at ``T = share(o) / q(o)`` for the output ``o`` that holds it (``q(o)``: the part of the
+  buffer's traffic going to ``o``), and every flow in it moves at its part of ``T``.
+* **Credit back-pressure.** A full buffer returns credits at the rate it drains, so the link feeding it
+  (on that lane) carries at most ``T``: the upstream output port becomes a bottleneck in its turn and
+  its input buffers fill. Congestion spreads hop by hop up the tree for as long as the root saturates.
+* **Virtual lanes separate.** Buffers and credits are per lane: a lane held back leaves the link's
+  remaining bandwidth to the other lanes by their weights.
+
+One iteration moves rates one hop down every path (arrivals at a hop are the departures of the hop
+before) and back-pressure one hop up (each buffer's drain rate caps the lane feeding it). Iterations stop
+when no flow rate and no binding cap moves by more than ``tol`` of the fastest link. Once an iteration
+stops contracting (arbiters and buffers taking turns), caps move only ``1 - damping`` of the way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SolverError
+from .hops import Hops
+from .waterfill import water_levels
+
+__all__ = ["CreditResult", "credit_rates"]
+
+
+@dataclass(frozen=True)
+class CreditResult:
+    """Rates per row ``[R]`` and per link ``[E]``; per link the cap its downstream buffers put on it.
+
+    ``link_cap``: the rate the link's downstream buffers accept, summed over its lanes (``capacity``
+    where none is full); a link with ``link_cap < capacity`` is held back by credits (a branch of a
+    congestion tree). ``root``: links saturated by their own capacity whose input buffers hold back
+    traffic (where congestion trees start). ``iterations``/``converged``: of the fixed point.
+    """
+
+    rate: np.ndarray
+    link_rate: np.ndarray
+    link_cap: np.ndarray
+    held: np.ndarray
+    root: np.ndarray
+    iterations: int
+    converged: bool
+
+
+def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight: np.ndarray | None = None,
+                 *, max_iter: int = 400, tol: float = 1e-4, damping: float = 0.5) -> CreditResult:
+    """Steady-state rates of ``hops``' rows with credit flow control, round-robin and VL arbitration.
+
+    ``capacity`` per link ``[E]`` (any unit, > 0 on used links); ``demand`` per row ``[R]`` (same unit;
+    ``inf`` for as fast as it can); ``vl_weight`` per VL ``[V]`` (default equal). ``converged`` is False
+    when ``max_iter`` iterations did not settle (the last iterate is returned).
+    """
+    cap = np.asarray(capacity, dtype=np.float64)
+    dem = np.asarray(demand, dtype=np.float64)
+    if cap.shape != (hops.n_links,):
+        raise SolverError(f"capacity has shape {cap.shape}, expected ({hops.n_links},)")
+    if dem.shape != (hops.rows,):
+        raise SolverError(f"demand has shape {dem.shape}, expected ({hops.rows},)")
+    if (cap < 0).any() or np.isnan(cap).any() or (dem < 0).any() or np.isnan(dem).any():
+        raise SolverError("capacity and demand must be >= 0")
+    w = np.ones(hops.n_vls) if vl_weight is None else np.asarray(vl_weight, dtype=np.float64)
+    if w.shape != (hops.n_vls,) or (w <= 0).any():
+        raise SolverError(f"vl_weight needs {hops.n_vls} weights > 0")
+    first_hop = np.flatnonzero(hops.prev < 0)  # one per row, rows in order
+    dem = np.minimum(dem, cap[hops.out[first_hop]])  # a row sends no faster than its first link
+    n_pairs, n_lanes, n_inputs = hops.n_pairs, hops.n_lanes, hops.n_inputs
+    lane_cap = cap[hops.lane_link]
+    lane_w = w[hops.lane_vl]
+    buffers = hops.input_lane >= 0
+    feeding = hops.input_lane[buffers]
+    first = hops.prev < 0
+    prev = np.maximum(hops.prev, 0)
+    row_dem = dem[hops.row]
+    pair_input, pair_lane = hops.pair_input, hops.pair_lane
+    hop_input = pair_input[hops.pair]
+    # A lane (link, VL) feeds exactly one input buffer: the buffer's drain caps that lane.
+    input_starts = np.flatnonzero(np.r_[True, pair_input[1:] != pair_input[:-1]])
+
+    depart = row_dem.copy()
+    held_cap = lane_cap.copy()
+    rate = depart[hops.last]
+    converged = False
+    iterations, damp, last_moved = 0, 0.0, np.inf
+    scale = float(cap.max(initial=0.0)) or 1.0  # tol is a fraction of the fastest link
+    for iterations in range(1, max_iter + 1):  # noqa: B007 (the count is reported)
+        arrive = np.where(first, row_dem, depart[prev])
+        d = np.bincount(hops.pair, weights=arrive, minlength=n_pairs)
+        lane_dem = np.bincount(pair_lane, weights=d, minlength=n_lanes)
+        # VL arbitration: what each lane could carry if it asked for more.
+        if hops.n_vls == 1:
+            k = np.minimum(held_cap, lane_cap)
+        else:
+            asked = np.minimum(lane_dem, held_cap)
+            mu = water_levels(hops.lane_link, asked, lane_w, cap, hops.n_links)[hops.lane_link]
+            slack = np.maximum(cap - np.bincount(hops.lane_link, weights=asked, minlength=hops.n_links), 0.0)
+            k = np.minimum(held_cap, np.where(np.isfinite(mu), lane_w * mu, asked + slack[hops.lane_link]))
+        # Round robin among the input buffers of each lane.
+        level = water_levels(pair_lane, d, None, k, n_lanes)
+        grant = np.minimum(d, level[pair_lane])
+        lane_slack = np.maximum(k - lane_dem, 0.0)
+        avail = np.where(np.isfinite(level[pair_lane]), level[pair_lane], d + lane_slack[pair_lane])
+        total_in = np.bincount(pair_input, weights=d, minlength=n_inputs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(d > 0, grant / d, 1.0)
+            drain = np.where(d > 0, avail * total_in[pair_input] / d, np.inf)
+        # Head of line: a buffer moves at the pace of its most held output; it accepts what it drains.
+        factor_in = np.minimum.reduceat(factor, input_starts) if n_pairs else factor
+        drain_in = np.minimum.reduceat(drain, input_starts) if n_pairs else drain
+        depart = arrive * factor_in[hop_input]
+        new_cap = lane_cap.copy()
+        new_cap[feeding] = np.minimum(lane_cap[feeding], drain_in[buffers])
+        if damp:
+            new_cap = held_cap + (1.0 - damp) * (new_cap - held_cap)
+        new_rate = depart[hops.last]
+        # A cap counts only where it binds (below what the lane is asked to carry).
+        moved = max(float(np.abs(new_rate - rate).max(initial=0.0)),
+                    float(np.abs(np.minimum(new_cap, lane_dem) - np.minimum(held_cap, lane_dem)).max(initial=0.0)))
+        held_cap, rate = new_cap, new_rate
+        if moved <= tol * scale:
+            converged = True
+            break
+        if moved >= last_moved * 0.9:  # not contracting: arbiters and buffers taking turns; damp the caps
+            damp = damping
+        last_moved = moved
+    link_rate = np.bincount(hops.out, weights=depart, minlength=hops.n_links)
+    lane_held = held_cap < lane_cap * (1 - 1e-9)
+    link_cap = np.bincount(hops.lane_link, weights=np.minimum(held_cap, lane_cap), minlength=hops.n_links)
+    touched = np.bincount(hops.lane_link, minlength=hops.n_links) > 0
+    link_cap = np.where(touched, np.minimum(link_cap, cap), cap)
+    held = np.bincount(hops.lane_link, weights=lane_held, minlength=hops.n_links) > 0
+    # Roots: saturated by their own capacity (not held) and holding back a buffer that feeds them.
+    full = np.bincount(hops.lane_link, weights=lane_dem, minlength=hops.n_links) >= cap * (1 - 1e-6)
+    holds = np.zeros(hops.n_links, bool)
+    held_inputs = np.zeros(n_inputs, bool)
+    held_inputs[buffers] = lane_held[feeding]
+    holds[hops.lane_link[pair_lane[held_inputs[pair_input]]]] = True
+    root = full & ~held & holds
+    return CreditResult(rate=rate, link_rate=link_rate, link_cap=link_cap, held=held, root=root,
+                        iterations=iterations, converged=converged)

@@ -42,6 +42,9 @@ import numpy as np
 from fabric_engine.telemetry.alerts import named
 
 from .downs import DownTracker
+from .figures import hex_guids, sci2
+from .figures import num as _num
+from .figures import nums as _nums
 from .grade import ERROR, NORMAL, WARNING
 from .port_slots import PortSlots, column
 
@@ -137,35 +140,11 @@ def _lanes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 _SHOWN = np.array([[0, 1, 1], [2, 3, 4], [5, 6, 6], [7, 7, 7]])
 
 
-def _num(x) -> float | None:
-    """``x`` to 6 significant digits (a BER of 1e-13 stays one); None unless finite (JSON has no NaN)."""
-    x = float(x)
-    return float(f"{x:.6g}") if math.isfinite(x) else None
-
-
-def _nums(x: np.ndarray) -> list[float | None]:
-    """:func:`_num` of every value of ``x``, the same figures, at numpy speed: a value's 6 significant digits ``r``
-    are ``rint(x * 10**k)`` with ``10**k`` exact (``|k| <= 22``), and ``r / 10**k`` is then the double nearest that
-    decimal, which is what ``float(f"{x:.6g}")`` reads back (both steps correctly rounded: IEEE 754 division of two
-    exact values). Values whose digits that could miss (a product within 1e-9 of a half, an exponent outside the
-    exact powers) take :func:`_num`."""
-    x = np.asarray(x, np.float64)
-    if not x.size:
-        return []
-    finite = np.isfinite(x) & (x != 0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        k = 5 - np.floor(np.log10(np.abs(np.where(finite, x, 1.0)))).astype(np.int64)
-        exact = finite & (np.abs(k) <= 22)
-        p = 10.0 ** np.abs(np.where(exact, k, 0))
-        scaled = np.where(k >= 0, x * p, x / p)
-        r = np.rint(scaled)
-        out = np.where(k >= 0, r / p, r * p)
-        frac = np.abs(scaled - np.trunc(scaled))
-    sure = exact & (np.abs(frac - 0.5) > 1e-9) & (np.abs(r) >= 1e5) & (np.abs(r) <= 1e6)
-    out = np.where(x == 0, x, out).tolist()
-    for i in np.flatnonzero(~sure & np.isfinite(x) & (x != 0)).tolist():  # the rare near ties, extreme exponents
-        out[i] = _num(x[i])
-    return [v if f else None for v, f in zip(out, np.isfinite(x).tolist(), strict=True)]
+def _objects(items: list) -> np.ndarray:
+    """``items`` as a one-dimensional object array (dicts each one element)."""
+    out = np.empty(len(items), object)
+    out[:] = items
+    return out
 
 
 class HealthConditions:
@@ -189,7 +168,8 @@ class HealthConditions:
         self.names: Sequence[str] = ()
         self._fired = np.zeros(0, np.complex128)  # link_down_long episodes alerted: slot + 1j * start
         # the alerts of the last call: their cells (ascending), what each showed and the alerts
-        self._built: tuple[np.ndarray, np.ndarray, list[dict]] = (np.zeros(0, np.int64), np.zeros((0, 9), np.int64), [])
+        self._built: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros((0, 9), np.int64),
+                                                                  np.zeros(0, object))
         self._inverse: tuple[np.ndarray, np.ndarray] | None = None  # the last rows and each slot's place in them
         self._in_order: tuple | None = None  # the last rows, the slots then and whether they were every slot in order
 
@@ -223,7 +203,7 @@ class HealthConditions:
             self.node[:] = -1  # node indices of the current fabric only (ports not read: named by GUID)
             self.node[rows] = ph.node
         if ph.node_name is not self.names:  # alerts name nodes: none built with other names is given again
-            self._built = (np.zeros(0, np.int64), np.zeros((0, 9), np.int64), [])
+            self._built = (np.zeros(0, np.int64), np.zeros((0, 9), np.int64), np.zeros(0, object))
         self.names = ph.node_name
         grade = np.asarray(ph.ber_grade)
         temp = np.asarray(ph.temp, np.float64)
@@ -274,7 +254,10 @@ class HealthConditions:
         col = self.evidence[:, j]
         if value.size and value.strides[0] == 0:  # one value for every port (a shared column)
             if not np.isnan(value[0]):
-                col[rows] = value[0]
+                if full:
+                    col.fill(value[0])
+                else:
+                    col[rows] = value[0]
             return
         given = ~np.isnan(value)
         if full:
@@ -355,70 +338,92 @@ class HealthConditions:
         shown = np.column_stack([self.critical[row, c], since.view(np.int64), self.count[row, c], self.node[row],
                                  ev.view(np.int64)])  # NaN == NaN bitwise
         old_cell, old_shown, old_alerts = self._built
-        hit = np.zeros(cell.size, bool)
+        same = hit = np.zeros(cell.size, bool)
+        pos = np.zeros(cell.size, np.int64)
         if old_cell.size and cell.size:
             pos = np.minimum(np.searchsorted(old_cell, cell), old_cell.size - 1)
-            hit = (old_cell[pos] == cell) & (old_shown[pos] == shown).all(axis=1)
-        out = [old_alerts[j] for j in pos[hit].tolist()] if hit.any() else []
-        miss = np.flatnonzero(~hit)
+            before = old_shown[pos]
+            # the same condition, severity, start, count and node: only its figures may have changed
+            same = (old_cell[pos] == cell) & (before[:, :4] == shown[:, :4]).all(axis=1)
+            hit = same & (before[:, 4:] == shown[:, 4:]).all(axis=1)
+        out = np.empty(cell.size, object)  # the alerts in cell order: kept ones and new ones placed at once
+        if hit.any():
+            out[hit] = old_alerts[pos[hit]]
+        refig = np.flatnonzero(same & ~hit)
+        if refig.size:  # the alert before with its figures, message and text made again
+            out[refig] = _objects(self._refigured(row[refig], c[refig], ev[refig], old_alerts[pos[refig]].tolist()))
+        miss = np.flatnonzero(~same)
         if miss.size:  # built from plain Python values, read for these cells at once
-            fresh = self._alerts(row[miss], c[miss], since[miss], ev[miss])
-            if out:
-                merged: list = [None] * cell.size
-                for i, alert in zip(np.flatnonzero(hit).tolist(), out, strict=True):
-                    merged[i] = alert
-                for i, alert in zip(miss.tolist(), fresh, strict=True):
-                    merged[i] = alert
-                out = merged
-            else:
-                out = fresh
+            out[miss] = _objects(self._alerts(row[miss], c[miss], since[miss], ev[miss]))
         self._built = (cell, shown, out)
-        return list(out)
+        return out.tolist()
 
-    def _alerts(self, row: np.ndarray, c: np.ndarray, since: np.ndarray, ev: np.ndarray) -> list[dict]:
-        """The alerts of the open conditions ``c`` of the slots ``row`` (started at ``since``, showing the evidence
-        ``ev``, its :data:`_SHOWN` columns). Their parts are made a column at a time (the figures of each kind at
-        once, :func:`_nums`); the one loop builds each alert's dict of them."""
-        node = self.node[row].astype(np.int64)
-        known = (node >= 0) & (node < len(self.names))
-        hexes = [f"0x{g:016x}" for g in self.slots.guid[row].tolist()]
-        who = hexes
-        if known.any():
-            named_ = np.asarray(self.names, dtype=object)[np.where(known, node, 0)].tolist()  # free: an array
-            who = [str(x) if k else h for x, k, h in zip(named_, known.tolist(), hexes, strict=True)]
-        whats: list = [None] * row.size
-        evidences: list = [None] * row.size
+    def _figures(self, c: np.ndarray, ev: np.ndarray) -> tuple[list[str], list[dict]]:
+        """The message part and evidence of each alert of the kinds ``c`` showing the figures ``ev``, each kind's at
+        once (:meth:`_evidence_of`)."""
+        whats: list = [None] * c.size
+        evidences: list = [None] * c.size
         for kind in np.unique(c).tolist():  # the four kinds, each at once
             at = np.flatnonzero(c == kind)
             for i, what, evidence in zip(at.tolist(), *self._evidence_of(kind, ev[at]), strict=True):
                 whats[i], evidences[i] = what, evidence
+        return whats, evidences
+
+    def _refigured(self, row: np.ndarray, c: np.ndarray, ev: np.ndarray, old: list[dict]) -> list[dict]:
+        """The alerts ``old`` of the slots ``row`` again with the figures ``ev``: a copy of each (its port, node,
+        severity, start and count as they were; its ``ports`` and ``nodes`` lists shared, alerts are read, never
+        changed) with a new ``evidence``, ``text`` and ``message``: what :meth:`_alerts` would build, for less."""
+        out = []
+        add = out.append
+        for alert, port, what, evidence in zip(old, self.slots.port[row].tolist(), *self._figures(c, ev),
+                                               strict=True):
+            alert = alert.copy()
+            alert["evidence"] = evidence
+            alert["text"] = f"{{0}} port {port}: {what}"
+            alert["message"] = f"{alert['port']}: {what}"
+            add(alert)
+        return out
+
+    def _alerts(self, row: np.ndarray, c: np.ndarray, since: np.ndarray, ev: np.ndarray) -> list[dict]:
+        """The alerts of the open conditions ``c`` of the slots ``row`` (started at ``since``, showing the evidence
+        ``ev``, its :data:`_SHOWN` columns). Their parts are made a column at a time (names, GUIDs and the figures of
+        each kind at once, :mod:`.figures`); the one loop builds each alert's dict of them."""
+        node = self.node[row].astype(np.int64)
+        known = (node >= 0) & (node < len(self.names))
+        hexes = hex_guids(self.slots.guid[row])
+        who = hexes
+        if known.any():
+            named_ = np.asarray(self.names, dtype=object)[np.where(known, node, 0)].tolist()  # free: an array
+            who = [str(x) if k else h for x, k, h in zip(named_, known.tolist(), hexes, strict=True)]
+        whats, evidences = self._figures(c, ev)
         kinds = np.array(HEALTH_CONDITION_KINDS, object)[c].tolist()
         severity = np.array(_SEVERITY, object)[self.critical[row, c].astype(np.int64)].tolist()
         nodes = np.where(known, node, -1).tolist()
         starts, at = np.unique(since, return_inverse=True)  # few: the times of the gradings that opened them
-        rounded = [round(x, 3) for x in starts.tolist()]
+        sinces = np.array([round(x, 3) for x in starts.tolist()], object)[at.reshape(-1)].tolist()
         out = []
+        add = out.append
         for w, hex_guid, port, nd, kind, sev, start, count, what, evidence in zip(
-                who, hexes, self.slots.port[row].tolist(), nodes, kinds, severity, at.reshape(-1).tolist(),
+                who, hexes, self.slots.port[row].tolist(), nodes, kinds, severity, sinces,
                 self.count[row, c].tolist(), whats, evidences, strict=True):
-            text = f"{{0}} port {port}: {what}"
+            head = f"{w} port {port}"
             # the parts :func:`~fabric_engine.telemetry.alerts.named` gives (text, nodes, message), made in place
-            out.append({"port": f"{w} port {port}", "guid": hex_guid, "ports": [port], "kind": kind, "severity": sev,
-                        "condition": True, "since": rounded[start], "count": count, "evidence": evidence,
-                        "text": text, "nodes": [nd], "message": f"{w} port {port}: {what}"})
+            add({"port": head, "guid": hex_guid, "ports": [port], "kind": kind, "severity": sev, "condition": True,
+                 "since": start, "count": count, "evidence": evidence, "text": f"{{0}} port {port}: {what}",
+                 "nodes": [nd], "message": f"{head}: {what}"})
         return out
 
     def _evidence_of(self, c: int, e: np.ndarray) -> tuple[list[str], list[dict]]:
         """The messages and evidence of alerts of kind ``c`` from their figures ``e`` (``[k, 3]``, the :data:`_SHOWN`
         evidence columns), all at once."""
         r = self.rules
-        cols = [e[:, j].tolist() for j in range(3)]
-        if c == _BER:  # raw, effective
-            cg = r.clear_gradings
-            evs = [{"raw_ber": a, "effective_ber": b, "clear_gradings": cg}
+        if c == _BER:  # raw, effective: the many (a new 1 % of a fabric's ports is thousands)
+            tail = f"; clears after {r.clear_gradings} normal gradings)"
+            evs = [{"raw_ber": a, "effective_ber": b, "clear_gradings": r.clear_gradings}
                    for a, b in zip(_nums(e[:, 0]), _nums(e[:, 1]), strict=True)]
-            return [f"high bit error rate (raw {a:.2e}, effective {b:.2e}; clears after {cg} normal gradings)"
-                    for a, b in zip(cols[0], cols[1], strict=True)], evs
+            return [f"high bit error rate (raw {a}, effective {b}{tail}"
+                    for a, b in zip(sci2(e[:, 0]), sci2(e[:, 1]), strict=True)], evs
+        cols = [e[:, j].tolist() for j in range(3)]
         if c == _TEMP:  # temperature, warning, alarm
             m = r.temp_margin_c
             evs = [{"temperature_c": a, "warning_c": b, "alarm_c": d, "margin_c": m}

@@ -76,6 +76,8 @@ class DownTracker:
                                 else np.float64) for f in _EPISODE_FIELDS}
         self._count = np.zeros(n, np.int64)  # closed episodes kept per slot
         self.now = -np.inf
+        self._changes = 0  # observations and retags so far: what the episodes kept were made of
+        self._episodes: tuple[int, float, dict[str, np.ndarray]] | None = None
 
     # ------------------------------------------------------------------ state
     def _grow(self) -> None:
@@ -152,6 +154,7 @@ class DownTracker:
         rows = np.arange(n)
         if not known.all():
             s, t, up, ldc, exact, rows = s[known], t[known], up[known], ldc[known], exact[known], rows[known]
+        self._changes += 1
         self._step(s, t, up, ldc, exact, rows, tag)
         if t.size:
             self.now = max(self.now, float(t.max()))
@@ -212,7 +215,20 @@ class DownTracker:
         """Every episode kept, closed then open, as arrays: ``guid``, ``port``, ``start_lo/hi``, ``end_lo/hi``
         (NaN while open), ``open``, ``duration_lo/hi`` (open: up to now), ``duration`` (midpoints; NaN for a
         counter-only down),
-        ``ldc_before/after``, ``ldc_delta``, ``downs``, ``evidence``, ``tag``, ``critical``, ``critical_possible``."""
+        ``ldc_before/after``, ``ldc_delta``, ``downs``, ``evidence``, ``tag``, ``critical``, ``critical_possible``.
+
+        A grading asks several times between two observations: the arrays are made once per state of the tracker
+        and given again, read-only (a new dict each call)."""
+        kept = self._episodes
+        if kept is not None and kept[0] == self._changes and kept[1] == self.now:
+            return dict(kept[2])
+        out = self._make_episodes()
+        for v in out.values():
+            v.flags.writeable = False
+        self._episodes = (self._changes, self.now, out)
+        return dict(out)
+
+    def _make_episodes(self) -> dict[str, np.ndarray]:
         ep = self._ep
         op = np.flatnonzero(self._state == 0)
         now = self.now
@@ -271,6 +287,7 @@ class DownTracker:
 
         self._ep["tag"] = remap(self._ep["tag"])
         self._open_tag = remap(self._open_tag)
+        self._changes += 1
 
     def status(self, now: float | None = None) -> dict[str, np.ndarray]:
         """Per port (one row per slot): ``guid``, ``port``, ``down`` (now), and for the windows ``24h`` and

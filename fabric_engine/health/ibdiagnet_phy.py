@@ -31,8 +31,25 @@ A port is a row here when one of these sections has it:
   are not given; nor is a power or bias limit of zero (one the module does not set: as an alarm limit it would
   raise every reading). Versions that name columns otherwise (``SupplyVoltage``, ``HighTemperatureAlarmThreshold``,
   ``RX1 Power``) are read too;
-* ``PM_INFO``: ``LinkDownedCounter`` (``...Ext`` where present) and ``LinkErrorRecoveryCounter``; the
-  "counter not supported" values (``0xfffffffffffffffe``, ``0xffffffffffffffff``, ``-1``) are not given.
+* ``PM_INFO``: ibdiagnet's port counters, one row per port (``NodeGUID``, ``PortGUID``, ``PortNumber``), the
+  attributes NVIDIA's ibdiagnet documentation lists for it ("Port Counters", IBUtils2 Utility Documentation
+  v2.23: PortCounters, PortCountersExtended, PortRcvErrorDetails, PortXmitDiscardDetails, and with
+  ``--extended_speeds`` PortExtendedSpeedsCounters). The writer (``IBDiag::DumpPortCountersToCSV``, declared in
+  ibutils2 ``ibdiag.h``) is not public; the columns are defined by ibutils2's own reader of the section,
+  ``PMInfoRecord`` (``ibdiag_csv_records.h``: the section read back into ibis's ``PM_PortCounters``,
+  ``PM_PortCountersExtended``, ``PM_PortRcvErrorDetails`` and ``PM_PortXmitDiscardDetails``), whose fields ibis's
+  ``packets/packets_layouts.h`` names and sizes (both as ibutils2 2025 ships them, read in
+  github.com/cisco-system-traffic-generator/trex-core ``external_libs/ibverbs/x86_64/include/infiniband``, commit
+  c7da344): PortCounters' ``LinkDownedCounter`` and ``LinkErrorRecoveryCounter`` are 8 bits wide (they stop at
+  255); PortCountersExtended has 64-bit counters of the same names, which the section tells apart by a suffix,
+  ``Ext`` for the error counters (``SymbolErrorCounterExt``, ``LinkErrorRecoveryCounterExt``,
+  ``LinkDownedCounterExt`` ... ``QP1DroppedExt``) and ``Extended`` for the data counters
+  (``PortXmitDataExtended`` ...), as readers of real files key them (NVIDIA's ``ib_analysis``: its anomaly
+  columns ``LinkDownedCounter`` .. ``VL15Dropped``, ``SymbolErrorCounterExt`` .. ``ExcessiveBufferOverrunErrorsExt``).
+  Read, row by row: ``LinkDownedCounterExt`` else ``LinkDownedCounter``, ``LinkErrorRecoveryCounterExt`` else
+  ``LinkErrorRecoveryCounter``; ``N/A`` (an attribute the port did not answer) and the "counter not supported"
+  values (``0xfffffffffffffffe``, ``0xffffffffffffffff``, ``-1``) are not given. Columns are found by name,
+  so their order and the other counters do not matter.
 
 Then, for those ports only: ``PORTS`` gives the width, lane speed and state (``LinkWidthActv``,
 ``LinkSpeedActv``/``LinkSpeedExtActv``, ``PortPhyState`` 5 or else ``PortState`` 4 is up) and the active FEC

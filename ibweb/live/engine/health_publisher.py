@@ -11,7 +11,7 @@ the ports whose readings do not give their state: a cut cable is a down whose in
 Each new down keeps the jobs on its port at that moment (:mod:`fabric_engine.health.down_jobs`, from the runtime
 record's job catalog of the fabric before this tick: the twin's attribution on a telemetry-fed fabric, the
 emulator's paths on an emulated one). At most once per ``IBWEB_HEALTH_INTERVAL_S`` of the readings' time (grading
-196,608 ports: about 60 ms CPU emulated, 115 ms telemetry-fed with 6,000 conditions open, ``tests/bench/
+196,608 ports: about 45 ms CPU emulated, 85 ms telemetry-fed with 6,000 conditions open, ``tests/bench/
 bench_health_sweep.py`` on 2 shared cores) the readings are graded into a report (:mod:`ibweb.live.health.report`) and
 per-port series for ``/metrics``, stored for the fabric (:mod:`ibweb.runtime.health`), and the ports' health
 conditions are judged (:mod:`fabric_engine.health.conditions`: high BER, module temperature and power, repeated

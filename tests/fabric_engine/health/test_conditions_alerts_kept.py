@@ -40,3 +40,26 @@ def test_a_port_not_read_keeps_its_condition_and_alert():
     assert (b["kind"], b["since"], b["count"]) == ("ber_high", 10.0, 1)
     assert b["port"] == "0x000000000000000a port 3"  # not read: named by its GUID, a new alert
     assert np.array_equal(hc.active.any(axis=1), [True, False, False])
+
+
+def _with_raw(ph, raw: float):
+    return type(ph)(**{**ph.__dict__, "raw_ber": np.full(3, raw)})
+
+
+def test_an_open_condition_with_new_figures_gives_the_alert_a_fresh_build_gives():
+    def run(rename: bool) -> tuple[dict, dict]:
+        hc = HealthConditions(HealthRules(clear_gradings=3))
+        [first] = hc.update(health(grade=(ERROR, NORMAL, NORMAL)), 10.0)
+        ph = _with_raw(health(grade=(NORMAL, NORMAL, NORMAL)), 2.5e-15)  # back to normal: its calm run, new figures
+        if rename:  # other names (equal ones): every alert built afresh
+            ph = type(ph)(**{**ph.__dict__, "node_name": list(ph.node_name)})
+        [again] = hc.update(ph, 20.0)
+        return first, again
+
+    first, refigured = run(rename=False)
+    _, fresh = run(rename=True)
+    assert refigured is not first and refigured["message"] == (
+        "leaf01 port 3: high bit error rate (raw 2.50e-15, effective 1.00e-13; clears after 3 normal gradings)")
+    assert refigured["evidence"] == {"raw_ber": 2.5e-15, "effective_ber": 1e-13, "clear_gradings": 3}
+    assert list(refigured.items()) == list(fresh.items())  # the same keys in the same order, the same values
+    assert (refigured["since"], refigured["count"], refigured["severity"]) == (10.0, 1, "critical")

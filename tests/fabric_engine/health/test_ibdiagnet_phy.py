@@ -110,6 +110,17 @@ def test_pm_info_link_downs_prefer_the_64_bit_counter():
     assert rec["link_down"][_row(rec, LEAF, 1)] == 2
     assert rec["link_down"][_row(rec, LEAF, 2)] == 7  # Ext not supported (0xff..fe): the 8-bit counter
     assert rec["link_down"][_row(rec, SPINE, 2)] == 0x129 and rec["link_recovery"][_row(rec, SPINE, 2)] == 3
+    # N/A in every PortCountersExtended column (the HCA did not answer it): the 8-bit PortCounters values
+    assert rec["link_down"][_row(rec, GPU, 1)] == 1 and rec["link_recovery"][_row(rec, GPU, 1)] == 4
+
+
+def test_pm_info_columns_are_found_by_name_in_any_order():
+    text = ("START_PM_INFO\nNodeGUID,PortGUID,PortNumber,LinkErrorRecoveryCounterExt,PortXmitWaitExt,"
+            "LinkDownedCounterExt,LinkErrorRecoveryCounter,SymbolErrorCounterExt,LinkDownedCounter\n"
+            "0x1,0x1,1,0x0000000000000009,0x0000000000001000,0x0000000000000300,7,0x0000000000000005,255\n"
+            "0x1,0x1,2,N/A,N/A,N/A,7,N/A,3\nEND_PM_INFO\n")
+    rec = ibdiagnet_phy.read(text, "x")
+    assert rec["link_down"].tolist() == [0x300, 3] and rec["link_recovery"].tolist() == [9, 7]
 
 
 def test_detected_by_content_even_without_the_ibdiagnet_header():

@@ -108,14 +108,15 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 def _unit_of(path: str) -> str | None:
     """The scheduling unit of the test module at ``path`` (repository-relative), None for one test a unit:
     ``redis-flush`` for the modules that flush a Redis database, the module itself for one whose tests share a
-    module-scoped server (``running_server`` in a ``scope="module"`` fixture: started once, on one worker)."""
+    module-scoped server or simulator (``running_server`` or ``IbSim`` in a ``scope="module"`` fixture: started
+    once, and OpenSM run once per fabric and engine, on one worker instead of on each)."""
     source = ROOT / path
     if source.suffix != ".py" or not source.is_file():
         return None
     text = source.read_text()
     if "require_redis(" in text:
         return "redis-flush"
-    if "running_server" in text and 'scope="module"' in text:
+    if ("running_server" in text or "IbSim(" in text) and 'scope="module"' in text:
         return path
     return None
 
@@ -140,7 +141,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` (``make test``) with the modules that flush a Redis database (``require_redis``) as
     one group: their tests run on one worker, one after another; and each module whose tests share a
-    module-scoped server as its own group (one server start, not one per worker). The group is chosen here, by
+    module-scoped server or ibsim as its own group (one start, not one per worker). The group is chosen here, by
     the module's path, as xdist 3.8's ``xdist_group`` marks do not reach pytest 9's node ids. Every other test is
     its own unit, sent in collection order (pytest-django's: transactional tests, which empty their worker's
     tables, last). (Sending the long tests first was tried: run together at the start, the tests that wait on

@@ -41,6 +41,9 @@ CollectorConfig.objects.create(fabric=f, environment=json.loads('ENV'), timeout_
 """
 CABLE = {"leaf03 port 5", "spine01 port 3"}
 HELD_S = 20.0  # the outage before the restart: longer than the new engine takes to reach the same sequence number
+#: The link-health grading every 2 s (default 10 s): the down's link_down_long closes at the first grading after the
+#: relink, which :func:`relinked` waits for.
+HEALTH = {"IBWEB_HEALTH_INTERVAL_S": "2"}
 
 
 def get(server, path: str):
@@ -119,7 +122,7 @@ def relinked(sim, server, event: dict, t_cut: float) -> dict:
     assert abs(closed["count"] - (end - start)) <= 1, "one tick a second, counted from the clock"
     assert conditions(server) == []
     # the link-health conditions of the down (link_down_long at both ends) close at the next grading of the
-    # readings, every IBWEB_HEALTH_INTERVAL_S (10 s): then nothing critical is left, a ghost would stay
+    # readings, every IBWEB_HEALTH_INTERVAL_S (:data:`HEALTH`): then nothing critical is left, a ghost would stay
     wait_for("no critical event left", lambda: get(
         server, "/api/fabrics/fabrics/ibsim/events/summary/")["active"]["critical"] == 0, 40)
     card = next(c for c in get(server, "/api/fabrics/overview/")["fabrics"] if c["slug"] == "ibsim")
@@ -141,7 +144,8 @@ def test_a_server_restart_during_an_outage_leaves_one_event_that_closes_at_the_r
     sim = ibsim(design, sim_host="gpu0001", tools=("perfquery", "iblinkinfo"))
     sim.run_opensm(["-o"])
     env = {k: v for k, v in sim.client_env("gpu0001").items() if k in ("LD_PRELOAD", "SIM_HOST", "IBSIM_SOCKNAME")}
-    with running_server(tmp_path, setup=SETUP.replace("ENV", json.dumps(env)), name="before") as server:
+    setup = SETUP.replace("ENV", json.dumps(env))
+    with running_server(tmp_path, extra_env=HEALTH, setup=setup, name="before") as server:
         wait_for("the first discovery to become the reference",
                  lambda: get(server, "/api/telemetry/fabrics/ibsim/reference/")["at"], 90)
         t_cut = time.time()
@@ -149,12 +153,13 @@ def test_a_server_restart_during_an_outage_leaves_one_event_that_closes_at_the_r
         time.sleep(HELD_S)
         server.proc.kill()  # no clean shutdown
         server.proc.wait()
-    with running_server(tmp_path, name="after") as server:
+    with running_server(tmp_path, extra_env=HEALTH, name="after") as server:
         still_open(server, event)
         time.sleep(3.0)
         relinked(sim, server, event, t_cut)
         logs = [server.log]
-    with running_server(tmp_path, name="again") as server:  # a second restart: still one event, closed
+    # a second restart: still one event, closed
+    with running_server(tmp_path, extra_env=HEALTH, name="again") as server:
         time.sleep(5.0)
         [event_again] = events(server, "link_down")
         assert event_again["id"] == event["id"] and not event_again["active"] and conditions(server) == []
@@ -176,7 +181,7 @@ def test_an_engine_restart_with_redis_restarted_during_an_outage_leaves_no_ghost
                  if k in ("LD_PRELOAD", "SIM_HOST", "IBSIM_SOCKNAME")}
     with private_redis(tmp_path) as redis:
         extra = {"REDIS_URL": redis.url, "IBWEB_ENGINE_EMBEDDED": "0", "IBWEB_CELERY_EAGER": "1",
-                 "IBWEB_LOG_LEVEL": "INFO"}
+                 "IBWEB_LOG_LEVEL": "INFO", **HEALTH}
         with running_server(tmp_path, extra_env=extra, setup=SETUP.replace("ENV", json.dumps(collector))) as server:
             env = {**os.environ, "IBWEB_VAR_DIR": str(tmp_path), "IBWEB_REDIS_NAMESPACE": redis_namespace(tmp_path),
                    "DATABASE_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", **extra}

@@ -82,8 +82,9 @@ user.user_permissions.add(Permission.objects.get(codename="view_all_tenants"))
 #: Per test process: a migrated SQLite database, and one with the demo and the operator's session besides
 #: (``demo``: its session key), each made once and copied for each server instead of migrating again.
 _TEMPLATES: dict[str, tuple[Path, str]] = {}
-#: The databases :func:`running_server` wrote: migrated already when a later server of the test opens one.
-_MADE: set[Path] = set()
+#: The databases :func:`running_server` wrote (migrated already when a later server of the test opens one), each
+#: with the key of the operator's session in it: a later server without rows of its own reuses it.
+_MADE: dict[Path, str] = {}
 
 
 def _template(kind: str) -> tuple[Path, str]:
@@ -164,9 +165,15 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
         plain = not (fabrics or setup or extra_env or env.get("REDIS_URL"))
         source, session_key = _template("demo" if plain else "migrated")
         _copy(source, target)
-        _MADE.add(target)
+        _MADE[target] = session_key
+    elif not (fabrics or setup):
+        # a later server of the test (a restart, a second web process): the demo and the operator's session are
+        # in the database already (no manage.py process)
+        session_key = _MADE[target]
     if not session_key:
         session_key = _manage(env, "shell", "-c", _rows_script(fabrics or [], setup)).split()[-1]
+        if target in _MADE:
+            _MADE[target] = session_key
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ibweb.serve", "ibweb.asgi:application", "--host", "127.0.0.1", "--port", str(port),
@@ -180,7 +187,9 @@ def running_server(tmp_path: Path, extra_env: dict | None = None, fabrics: list[
             if proc.poll() is not None:
                 raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text()}")
             try:
-                urllib.request.urlopen(server.url + ready, timeout=1).read()
+                # refused at once until uvicorn listens; then the first answer (URLconf, views imported) may take
+                # seconds on a loaded machine: waited for, not asked again while the server still works on it
+                urllib.request.urlopen(server.url + ready, timeout=15).read()
                 break
             except OSError:
                 if time.monotonic() > deadline:

@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from tests.conftest import require_tool
+from tests.support.processes import stop_process
 from tests.support.server import free_port
 
 BINARY = "victoria-metrics"
@@ -52,11 +53,6 @@ class Victoria:
             pass
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        """SIGTERM, then SIGKILL after 10 s (:func:`tests.support.processes.stop_process`); closes the log."""
+        stop_process(self.proc)
         self.log.close()

@@ -6,7 +6,8 @@ identifiers of each tenant are read from the database and the engine (slug, name
 contacts, partition P_Keys and names, member port GUIDs, their node GUIDs and host
 names, job names): :func:`prepare` writes them, with the rows a crawl needs, next to
 the database. Then, signed in over HTTP as acme's user, as a viewer of no
-tenant, and anonymously (public read on):
+tenant, and anonymously (public read on), one test each (:data:`ROLES`, each on a server of its own,
+so that pytest-xdist runs them side by side):
 
 * every route of the URL resolver is requested, its parameters filled with real values,
   those of the other tenants included (their slugs, partition P_Keys and rows, hosts and
@@ -124,6 +125,7 @@ def prepare(out: str) -> None:
     data = {
         "secrets": secrets, "hosts": hosts, "admin_objects": objects,
         "tenants": list(Tenant.objects.values_list("slug", flat=True)),
+        "jobs": {slug: [j.name for j in emulator.jobs if j.tenant == slug] for slug in secrets},
         "pkeys": [f"0x{p:04x}" for p in Partition.objects.values_list("pkey", flat=True)],
         "partitions": list(Partition.objects.values_list("pk", flat=True)),
         "events": list(Event.objects.values_list("pk", flat=True)),
@@ -234,6 +236,7 @@ def fill(route: str, data: dict, cap: int = 0) -> list[str]:
         "content_type_id": [str(c) for c in data["content_types"]],
         "object_id": data["admin_objects"].get("/".join(admin_model.groups()), ["1"]) if admin_model else ["1"],
         "id": [str(u) for u in data["users"][:3]],
+        "job": [j for slug in data["tenants"] for j in data["jobs"].get(slug, [])],
     }
     values["object_id"] = values["object_id"] if "content_type_id" not in route else data["partitions"][:4]
     urls = [""]
@@ -333,8 +336,11 @@ def crawl(session: Session, role: str, seeds: list[str], pats: list, port: int) 
 
 
 # ------------------------------------------------------------------ the feed
-async def read_feed(server, cookie: str | None, query: str, frames: int, pats, role: str) -> tuple[int, list[str]]:
-    """The snapshot, ``frames`` frames and the progress messages meanwhile: the identifiers they show."""
+async def read_feed(server, cookie: str | None, query: str, frames: int, pats, role: str,
+                    subscribed: asyncio.Event | None = None) -> tuple[int, list[str]]:
+    """The snapshot, ``frames`` frames and the progress messages meanwhile: the identifiers they show.
+
+    ``subscribed`` is set at the first message (the server joins a socket to its groups before it sends one)."""
     headers = {"Cookie": cookie} if cookie else {}
     failures, kinds, tasks, count = [], set(), set(), 0
     async with websockets.connect(f"{server.ws_url}/ws/fabrics/demo/live/{query}", max_size=None,
@@ -343,6 +349,8 @@ async def read_feed(server, cookie: str | None, query: str, frames: int, pats, r
         while seen_frames < frames or "analysis" not in tasks:
             msg = await asyncio.wait_for(ws.recv(), 60)
             count += 1
+            if subscribed is not None:
+                subscribed.set()
             if isinstance(msg, bytes):
                 header, _ = decode_frame(msg)
                 text, kind = json.dumps(header), "frame-v2"
@@ -388,18 +396,29 @@ WRITE_BODY = json.dumps({"guids": ["0x0002c90300000001"], "membership": "full", 
                          "text": "pwned", "comment": "pwned", "members": "0x0002c90300000001 full"}).encode()
 
 
+#: The roles that crawl, one test each (pytest-xdist runs them side by side, each on a server of its own): acme's
+#: user, a viewer of no tenant, and anonymous visitors.
+ROLES = ("acme-user", "viewer", "anonymous")
+
+
+def test_the_crawl_runs_as_every_role_once():
+    assert sorted(ROLES) == sorted(["anonymous", *USERS]) and len(set(ROLES)) == len(ROLES)
+
+
 @pytest.mark.timeout(1800)
-def test_a_hostile_tenant_finds_nothing_of_the_others(tmp_path):
+@pytest.mark.parametrize("role", ROLES)
+def test_a_hostile_tenant_finds_nothing_of_the_others(tmp_path, role):
     out = tmp_path / "crawl.json"
     setup = f"from tests.ibweb.access.test_isolation_crawl import prepare; prepare({str(out)!r})"
     with running_server(tmp_path, setup=setup, name="crawl") as server:
         data = json.loads(out.read_text())
-        pats = forbidden(data)
-        sessions = {"anonymous": Session(server.port)}
-        sessions["anonymous"].request("GET", "/accounts/login/")  # its CSRF cookie: writes get past the CSRF check
-        for user in USERS:
-            sessions[user] = Session(server.port)
-            sessions[user].login(user)
+        every = forbidden(data)
+        pats = every[role]
+        session = Session(server.port)
+        if role in USERS:
+            session.login(role)
+        else:
+            session.request("GET", "/accounts/login/")  # its CSRF cookie: writes get past the CSRF check
         admin = Session(server.port)
         admin.login("crawl-admin")
         # the search can fail: what an operator (every tenant) reads names the other tenants
@@ -407,7 +426,7 @@ def test_a_hostile_tenant_finds_nothing_of_the_others(tmp_path):
         operator.cookies["sessionid"] = server.session_key
         for url in ("/api/tenancy/tenants/", "/api/fabrics/fabrics/demo/jobs/", "/metrics",
                     f"/api/clusters/{CLUSTER}/"):
-            shown = found_in(operator.request("GET", url)[2].decode(), "", pats["acme-user"])
+            shown = found_in(operator.request("GET", url)[2].decode(), "", every["acme-user"])
             assert {"globex", "initech"} <= {w.lower() for w in shown} or url != "/api/tenancy/tenants/", shown
             assert shown, f"the operator's {url} names no other tenant: the search finds nothing"
         routes = resolver_routes()
@@ -416,11 +435,15 @@ def test_a_hostile_tenant_finds_nothing_of_the_others(tmp_path):
 
         # the live feed, v1 and v2, while an analysis runs (its progress reaches every socket)
         async def feeds():
-            cookies = {"anonymous": None, **{u: "sessionid=" + sessions[u].cookies["sessionid"] for u in USERS}}
-            readers = [read_feed(server, cookies[role], q, 4, pats[role], role) for role in cookies
-                       for q in ("", "?v=2")]
-            tasks = [asyncio.ensure_future(r) for r in readers]
-            await asyncio.sleep(3)
+            cookie = "sessionid=" + session.cookies["sessionid"] if role in USERS else None
+            subscribed = [asyncio.Event(), asyncio.Event()]
+            tasks = [asyncio.ensure_future(read_feed(server, cookie, q, 4, pats, role, ready))
+                     for q, ready in zip(("", "?v=2"), subscribed, strict=True)]
+            # the analysis starts once every socket gets what the fabric's groups are sent (or a reader ended)
+            deadline = time.monotonic() + 60
+            while not all(e.is_set() for e in subscribed) and not any(t.done() for t in tasks):
+                assert time.monotonic() < deadline, "no feed message in 60 s"
+                await asyncio.sleep(0.05)
             status, _, body = await asyncio.to_thread(
                 admin.request, "POST", "/api/fabrics/fabrics/demo/analyses/",
                 json.dumps({"kind": "whatif_links", "params": {"failed_cables": [data["hosts"]["initech"][0]["cable"]],
@@ -440,28 +463,24 @@ def test_a_hostile_tenant_finds_nothing_of_the_others(tmp_path):
             failures += found
 
         # every route and the links in what it answers, GET
-        for role, session in sessions.items():
-            n, found = crawl(session, role, urls, pats[role], server.port)
-            counts[f"GET as {role}"] = n
-            failures += found
+        counts[f"GET as {role}"], found = crawl(session, role, urls, pats, server.port)
+        failures += found
 
         # writes: none succeeds, none is a 500, and nothing changes
         before = manage(tmp_path, "shell", "-c", _FINGERPRINT)
         writes = sorted({u for r in routes for u in fill(r, data, cap=4) if "logout" not in u})
         api_writes: dict[int, int] = {}
-        for role, session in sessions.items():
-            for url in writes:
-                for method in ("POST", "PUT", "PATCH", "DELETE"):
-                    status, headers, body = session.request(method, url, WRITE_BODY,
-                                                            {"Content-Type": "application/json"})
-                    counts[f"writes as {role}"] = counts.get(f"writes as {role}", 0) + 1
-                    if url.startswith("/api/"):
-                        api_writes[status] = api_writes.get(status, 0) + 1
-                    if status >= 500 or (url.startswith("/api/") and status not in (401, 403, 404, 405)):
-                        failures.append(f"{method} {url} as {role}: {status} {body[:200]!r}")
-                    shown = found_in(body.decode(errors="replace"), url, pats[role])
-                    if shown:
-                        failures.append(f"{method} {url} as {role} ({status}) shows {shown}")
+        for url in writes:
+            for method in ("POST", "PUT", "PATCH", "DELETE"):
+                status, headers, body = session.request(method, url, WRITE_BODY, {"Content-Type": "application/json"})
+                counts[f"writes as {role}"] = counts.get(f"writes as {role}", 0) + 1
+                if url.startswith("/api/"):
+                    api_writes[status] = api_writes.get(status, 0) + 1
+                if status >= 500 or (url.startswith("/api/") and status not in (401, 403, 404, 405)):
+                    failures.append(f"{method} {url} as {role}: {status} {body[:200]!r}")
+                shown = found_in(body.decode(errors="replace"), url, pats)
+                if shown:
+                    failures.append(f"{method} {url} as {role} ({status}) shows {shown}")
         after = manage(tmp_path, "shell", "-c", _FINGERPRINT)
         failures += [f"{line.split()[0]} changed by a role that may write nothing"
                      for line in set(after.splitlines()) - set(before.splitlines())]

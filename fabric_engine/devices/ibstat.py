@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 
 from ..errors import FormatError
-from ..health._lines import Skipper, lines_of
-from ._text import MAX_FIELD_CHARS, firmware, float_of, guid_of, int_of, prompt_host
+from ._adapters import Scan, scan
+from ._text import MAX_FIELD_CHARS, firmware, float_of, guid_of, int_of
 from .vitals import HcaPort
 
 __all__ = ["read", "looks_like", "MAX_PORTS"]
@@ -43,46 +43,37 @@ def looks_like(text: str) -> bool:
                      re.M) is not None
 
 
+def _line(st: Scan, lineno: int, ln: str, s: str) -> bool:
+    """One line of ibstat's grammar read into ``st`` (False: not one)."""
+    m = _CA.fullmatch(s)
+    if m is not None and not ln[0].isspace():
+        st.open(m.group(1))
+        return True
+    if st.adapter is None:
+        return False
+    m = _PORT.fullmatch(s)
+    if m is not None:
+        st.port(m.group(1), lineno)
+        return True
+    m = _FIELD.fullmatch(s)
+    if m is None:
+        return False
+    key = m.group(1)
+    value = st.value(key, m.group(2), lineno)
+    if key in _PORT_FIELDS and st.in_port():
+        st.port_field(key, value, lineno)
+        return True
+    if key in _CA_FIELDS:
+        st.adapter[key] = (value, lineno)
+        return True
+    return False
+
+
 def read(text: str, source: str = "ibstat", warnings: list | None = None,
          types: dict[str, str] | None = None) -> list[HcaPort]:
     """The ports of ibstat output (one or more adapters, one or more captures); ``types`` (if given) gets each
     adapter's CA type (``MT4129``) by the ports' ``node``."""
-    warnings = warnings if warnings is not None else []
-    lines = lines_of(text, source, warnings)
-    skip = Skipper(source, "ibstat", warnings)
-    ca: dict[str, tuple[str, int]] | None = None
-    name, host = "", None
-    ports: list[tuple[int, str, dict, dict[str, tuple[str, int]]]] = []
-    for lineno, ln in enumerate(lines, 1):
-        s = ln.strip()
-        if not s:
-            continue
-        m = _CA.fullmatch(s)
-        if m is not None and not ln[0].isspace():
-            name, ca = f"{host}/{m.group(1)}" if host else m.group(1), {}
-            continue
-        m = _PORT.fullmatch(s)
-        if m is not None and ca is not None:
-            if len(ports) >= MAX_PORTS:
-                raise FormatError(source, lineno, f"more than {MAX_PORTS} ports")
-            ports.append((lineno, name, ca, {"#": (m.group(1), lineno)}))
-            continue
-        m = _FIELD.fullmatch(s)
-        if m is not None and ca is not None:
-            key, value = m.group(1), m.group(2).strip()
-            if len(value) > MAX_FIELD_CHARS:
-                raise FormatError(source, lineno, f"{key}: value longer than {MAX_FIELD_CHARS} characters")
-            if key in _PORT_FIELDS and ports and ports[-1][2] is ca:
-                ports[-1][3][key] = (value, lineno)
-                continue
-            if key in _CA_FIELDS:
-                ca[key] = (value, lineno)
-                continue
-        before = len(warnings)
-        skip.skip(lineno, ln, inside=ca is not None and ln[:1].isspace())
-        if len(warnings) > before and warnings[-1]["reason"] == "shell prompt":
-            host, ca = prompt_host(ln) or host, None
-    skip.finish()
+    ports = scan(text, source, "ibstat", warnings, MAX_PORTS, _line, indented_inside=True)
     if types is not None:
         types.update((n, c["CA type"][0][:MAX_FIELD_CHARS]) for _, n, c, _ in ports if c.get("CA type", ("",))[0])
     return [_port(line, n, c, f, source) for line, n, c, f in ports]

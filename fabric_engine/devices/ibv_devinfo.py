@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 
 from ..errors import FormatError
-from ..health._lines import Skipper, lines_of
-from ._text import MAX_FIELD_CHARS, device_type, firmware, float_of, guid_of, int_of, prompt_host
+from ._adapters import Scan, scan
+from ._text import device_type, firmware, float_of, guid_of, int_of
 from .vitals import HcaPort
 
 __all__ = ["read", "looks_like", "MAX_PORTS", "SPEEDS"]
@@ -42,47 +42,35 @@ def looks_like(text: str) -> bool:
     return re.search(r"^hca_id:\t\S+\r?\n\ttransport:", text[:1 << 16], re.M) is not None
 
 
+def _line(st: Scan, lineno: int, ln: str, s: str) -> bool:
+    """One line of ibv_devinfo's grammar read into ``st`` (False: not one)."""
+    if ln.startswith("hca_id:"):
+        hca = s[7:].strip()
+        if not hca or len(hca) > 64:
+            raise FormatError(st.source, lineno, "hca_id without a device name")
+        st.open(hca)
+        return True
+    if st.adapter is None or ln[0] != "\t":
+        return False
+    m = _FIELD.fullmatch(s)
+    if m is None:
+        return True  # a capability flag line of -v
+    key = m.group(1)
+    value = st.value(key, m.group(2), lineno)
+    if key == "port" and ln.startswith("\t\tport:"):
+        st.port(value, lineno)
+    elif ln.startswith("\t\t\t") and st.in_port():
+        st.port_field(key, value, lineno)
+    elif not ln.startswith("\t\t"):
+        st.adapter[key] = (value, lineno)
+    return True
+
+
 def read(text: str, source: str = "ibv_devinfo", warnings: list | None = None,
          types: dict[str, str] | None = None) -> list[HcaPort]:
     """The ports of ibv_devinfo output (one or more adapters and captures); ``types`` (if given) gets each
     adapter's device type (``MT`` and its ``vendor_part_id``, as ibstat's CA type) by the ports' ``node``."""
-    warnings = warnings if warnings is not None else []
-    lines = lines_of(text, source, warnings)
-    skip = Skipper(source, "ibv_devinfo", warnings)
-    dev: dict[str, tuple[str, int]] | None = None
-    name, host = "", None
-    ports: list[tuple[int, str, dict, dict[str, tuple[str, int]]]] = []
-    for lineno, ln in enumerate(lines, 1):
-        s = ln.strip()
-        if not s:
-            continue
-        if ln.startswith("hca_id:"):
-            hca = s[7:].strip()
-            if not hca or len(hca) > 64:
-                raise FormatError(source, lineno, "hca_id without a device name")
-            name, dev = f"{host}/{hca}" if host else hca, {}
-            continue
-        if dev is not None and ln[0] == "\t":
-            m = _FIELD.fullmatch(s)
-            if m is None:
-                continue  # a capability flag line of -v
-            key, value = m.group(1), m.group(2).strip()
-            if len(value) > MAX_FIELD_CHARS:
-                raise FormatError(source, lineno, f"{key}: value longer than {MAX_FIELD_CHARS} characters")
-            if key == "port" and ln.startswith("\t\tport:"):
-                if len(ports) >= MAX_PORTS:
-                    raise FormatError(source, lineno, f"more than {MAX_PORTS} ports")
-                ports.append((lineno, name, dev, {"#": (value, lineno)}))
-            elif ln.startswith("\t\t\t") and ports and ports[-1][2] is dev:
-                ports[-1][3][key] = (value, lineno)
-            elif ln.startswith("\t") and not ln.startswith("\t\t"):
-                dev[key] = (value, lineno)
-            continue
-        before = len(warnings)
-        skip.skip(lineno, ln)
-        if len(warnings) > before and warnings[-1]["reason"] == "shell prompt":
-            host, dev = prompt_host(ln) or host, None
-    skip.finish()
+    ports = scan(text, source, "ibv_devinfo", warnings, MAX_PORTS, _line)
     if types is not None:
         for _, n, d, _ in ports:
             if "vendor_part_id" in d:

@@ -6,11 +6,16 @@ Every record names where it was read (``source``: ``file:line``). A value the to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:  # the validation readers' records, kept here by the web side's store
+    from ..validation.pkeys import PKeyTable
+    from ..validation.sminfo import SmInfo
+
 __all__ = ["Fan", "Psu", "Temperature", "DeviceVitals", "HcaPort", "NodeInfo", "FecModes", "FabricWarning",
-           "OpensmError", "DeviceReadings"]
+           "OpensmError", "DeviceReadings", "IsolatedPort"]
 
 
 @dataclass(frozen=True)
@@ -134,12 +139,29 @@ class OpensmError:
     source: str
 
 
+@dataclass(frozen=True)
+class IsolatedPort:
+    """A port seen administratively disabled (physical state ``Disabled``): taken out of service, by an operator
+    or an isolation plugin. ``guid``: its node's GUID (a CA's as its port lines name it), ``t``: when it was
+    first seen so (epoch seconds), ``source``: what showed it (``file:line`` or the command)."""
+
+    guid: int
+    port: int
+    t: float
+    node: str
+    source: str
+
+
 @dataclass
 class DeviceReadings:
     """Everything :func:`fabric_engine.devices.read_devices` read, per kind. ``warnings``: ibdiagnet's own
     warnings and errors; ``adapter_types``: the device type of each host adapter (``MT4129``) by its ports'
     ``node``; ``skipped``: the lines the readers skipped (``{line, text, reason, source}``);
-    ``files``: each input, its kind and how many records it gave."""
+    ``files``: each input, its kind and how many records it gave. ``sms`` and ``pkeys``: what ``sminfo`` and
+    ``smpquery pkeys`` gave (:class:`~fabric_engine.validation.sminfo.SmInfo`,
+    :class:`~fabric_engine.validation.pkeys.PKeyTable`), filled by a collector, not by the device readers;
+    ``read_at``: when each list was last read or written (epoch seconds, by list name: ``"sms"``, ``"vitals"``...);
+    ``isolated``: the ports seen administratively disabled (:class:`IsolatedPort`), kept by the web side's store."""
 
     vitals: list[DeviceVitals] = field(default_factory=list)
     hca_ports: list[HcaPort] = field(default_factory=list)
@@ -150,3 +172,7 @@ class DeviceReadings:
     adapter_types: dict[str, str] = field(default_factory=dict)
     files: list[dict] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
+    sms: list[SmInfo] = field(default_factory=list)
+    pkeys: list[PKeyTable] = field(default_factory=list)
+    read_at: dict[str, float] = field(default_factory=dict)
+    isolated: list[IsolatedPort] = field(default_factory=list)

@@ -12,8 +12,11 @@ return to service once the link "cross[es] the 126 m test cleanly"; links that f
 * capped at ``max(10, 0.5% of the fabric's cabled ports)`` at once (``cap``); the rest are listed as held back;
 * each with the operator's commands: ``ibportstate <lid> <port> disable`` now, ``ibportstate <lid> <port>
   enable`` after a clean test period (``clean_test_s``, 126 minutes by default);
-* a port advised before (``history``: the ports isolated earlier, as ``(guid, port)``) and failing again is
-  flagged ``failing_again`` and given no re-enable command: its cable or module is to be replaced first.
+* a port isolated before (``history``: the ports seen administratively disabled earlier, as ``{"guid", "port",
+  "t"}`` or ``(guid, port[, t])``, :func:`ibweb.runtime.device_readings.isolated_history`) and failing again is
+  flagged ``failing_again`` with that isolation's time (``isolated_at``), ranked first and advised for
+  replacement (``action`` ``"replace"``: the cable or transceiver) with no disable or re-enable command, since
+  another disable would only repeat what did not help.
 
 Nothing here runs a command. :func:`whatif_inputs` gives the cable what-if
 (:func:`fabric_engine.analysis.whatif.whatif_report`, ``failed_cables``) what it needs to show what cutting the
@@ -23,6 +26,7 @@ advised links does to the running jobs.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -56,15 +60,22 @@ class Advice:
     grade: str
     score: float | None
     failing_again: bool
+    isolated_at: float | None
     disconnects: tuple[str, ...]
-    isolate: str
+    isolate: str | None
     reenable: str | None
     note: str
+
+    @property
+    def action(self) -> str:
+        """``"replace"`` (the cable or transceiver) for a port failing again after an isolation, else ``"isolate"``."""
+        return "replace" if self.failing_again else "isolate"
 
     def as_dict(self) -> dict:
         return {"rank": self.rank, "cable": self.cable, "link": self.link, "node": self.node, "port": self.port,
                 "lid": self.lid, "guid": f"0x{self.guid:016x}", "grade": self.grade, "score": self.score,
-                "failing_again": self.failing_again, "disconnects": list(self.disconnects),
+                "failing_again": self.failing_again, "isolated_at": self.isolated_at, "action": self.action,
+                "disconnects": list(self.disconnects),
                 "commands": {"isolate": self.isolate, "reenable": self.reenable}, "note": self.note}
 
 
@@ -89,11 +100,20 @@ def default_cap(fabric: Fabric) -> int:
     return max(MIN_CAP, math.ceil(CAP_SHARE * 2 * fabric.num_links))
 
 
-def _history_keys(history: Iterable) -> set[tuple[int, int]]:
-    out = set()
-    for h in history:  # one entry per port isolated before
-        guid, port = (h["guid"], h["port"]) if isinstance(h, dict) else h
-        out.add((int(guid, 16) if isinstance(guid, str) else int(guid), int(port)))
+def _history(history: Iterable) -> dict[tuple[int, int], float | None]:
+    """``{(guid, port): time of the isolation (None: unknown)}``; raises ValueError naming a bad entry."""
+    out: dict[tuple[int, int], float | None] = {}
+    for i, h in enumerate(history):  # one entry per port isolated before
+        try:
+            if isinstance(h, dict):
+                guid, port, t = h["guid"], h["port"], h.get("t")
+            else:
+                guid, port, t = (*h, None)[:3]
+            key = (int(guid, 16) if isinstance(guid, str) else int(guid), int(port))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"history[{i}]: {h!r}: expected {{'guid', 'port', 't'}} ({exc})") from None
+        t = None if t is None else float(t)
+        out[key] = t if out.get(key) is None else min(out[key], t if t is not None else out[key])
     return out
 
 
@@ -115,34 +135,45 @@ def advise(fabric: Fabric, port_grade: np.ndarray, *, score: np.ndarray | None =
     use_b = np.where(ka != kb, kb == KIND_SWITCH, gb[cand] > ga[cand])
     slot = np.where(use_b, b[cand], a[cand])
     cable_score = np.fmax(sc[a[cand]], sc[b[cand]])
-    order = np.lexsort((cand, -np.nan_to_num(cable_score, nan=-np.inf), -worst[cand].astype(np.int64)))
-    cand, slot, cable_score = cand[order], slot[order], cable_score[order]
+    before = _history(history)
+    sg, sp, spg = fabric.guid[fabric.port_node[slot]], fabric.port_num[slot], fabric.port_guid[slot]
+    keys = [(g, p) if (g, p) in before else (pg, p) for g, pg, p in
+            zip(sg.tolist(), spg.tolist(), sp.tolist(), strict=True)]  # candidates only; a dict lookup each
+    again = np.array([k in before for k in keys], dtype=bool)
+    again_t = np.array([np.nan if before.get(k) is None else before[k] for k in keys], dtype=np.float64)
+    # failing again first (a replacement, not a disable), then by grade, score and cable
+    order = np.lexsort((cand, -np.nan_to_num(cable_score, nan=-np.inf), -worst[cand].astype(np.int64), ~again))
+    cand, slot, cable_score, again, again_t = cand[order], slot[order], cable_score[order], again[order], \
+        again_t[order]
     # hosts whose only cabled port a candidate cable is
     cabled = fabric.port_out_link >= 0
     host_ports = np.bincount(fabric.port_node[cabled & (fabric.kind[fabric.port_node] == KIND_HOST)],
                              minlength=fabric.num_nodes)
-    before = _history_keys(history)
     listed = cand[:cap + held_back_listed]
     out: list[Advice] = []
-    for rank, (c, s, v) in enumerate(zip(listed.tolist(), slot[:len(listed)].tolist(),
-                                         cable_score[:len(listed)].tolist(), strict=True), 1):  # listed only
+    n = len(listed)
+    for rank, (c, s, v, re_, at) in enumerate(zip(listed.tolist(), slot[:n].tolist(), cable_score[:n].tolist(),
+                                                  again[:n].tolist(), again_t[:n].tolist(), strict=True), 1):
         node, port = int(fabric.port_node[s]), int(fabric.port_num[s])
         lid = int(fabric.lid[node]) if fabric.kind[node] == KIND_SWITCH else int(fabric.port_lid[s])
         guid = int(fabric.guid[node])
         ends = (int(fabric.a_node[c]), int(fabric.b_node[c]))
         lost = tuple(str(fabric.node_name[h]) for h in ends if fabric.kind[h] == KIND_HOST and host_ports[h] <= 1)
-        again = (guid, port) in before or (int(fabric.port_guid[s]), port) in before
-        isolate = f"ibportstate {lid} {port} disable"
-        reenable = None if again else f"ibportstate {lid} {port} enable"
-        if again:
-            note = "isolated before and failing again: replace the cable or module before returning it to service"
+        at_ = None if math.isnan(at) else float(at)
+        isolate = None if re_ else f"ibportstate {lid} {port} disable"
+        reenable = None if re_ else f"ibportstate {lid} {port} enable"
+        if re_:
+            when = "" if at_ is None else " at " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at_))
+            note = (f"isolated before{when} and failing again: replace the cable or transceiver rather than "
+                    "disable it again")
         else:
             note = f"re-enable after a clean test period of {clean_test_s // 60} minutes"
         if lost:
             note += f"; cuts {', '.join(lost)} off the fabric"
         out.append(Advice(rank, c, str(fabric.node_name[node]), port, lid, guid, link_name(fabric, c),
                           GRADES[int(max(port_grade[a[c]], port_grade[b[c]])) + 1],
-                          None if v is None or math.isnan(v) else float(v), again, lost, isolate, reenable, note))
+                          None if v is None or math.isnan(v) else float(v), bool(re_), at_, lost, isolate, reenable,
+                          note))
     return IsolationPlan(out[:cap], out[cap:], cap, int(cand.size), clean_test_s)
 
 

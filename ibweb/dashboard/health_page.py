@@ -1,7 +1,8 @@
 """The Health pages: of a fabric, its link health report (:mod:`ibweb.live.health`) as the visitor may see it,
 server-rendered (the counts by grade, the worst ports with their evidence, the cable swaps, the cable inventory
 with its CSV download); of a cluster, the worst ports of all its planes ranked together
-(:mod:`.cluster_health`)."""
+(:mod:`.cluster_health`). Both carry a Validation section (issue 38), drawn in the browser from the fabric's
+validation API (``frontend/src/pages/validation.js``) or the cluster's (:mod:`.cluster_validation`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from ibweb.auth.permissions import view_required
 from ibweb.live.api.health_cables import FILTERS, cable_rows
 from ibweb.live.health.cables import TEXT
 from ibweb.live.health.shown import report_for
+from ibweb.live.validation import store as validation_store
+from ibweb.twin.models import CablingPlan
 
 from .cluster import visible_clusters
 from .cluster_health import cluster_health, port_anchor
@@ -80,7 +83,17 @@ def fabric_health(request, slug: str):
     return render(request, "dashboard/health.html", {
         "fabric": fabric, "fabric_nav": fabric, "nav": "health", "report": _page_rows(report) if report else None,
         "interval_s": settings.IBWEB_HEALTH_INTERVAL_S, "cables": _cables(request, fabric),
-        "cable_filters": [(k, text, request.GET.get(k, "")) for k, text in FILTERS.items()]})
+        "cable_filters": [(k, text, request.GET.get(k, "")) for k, text in FILTERS.items()],
+        **_validation(request, fabric)})
+
+
+def _validation(request, fabric) -> dict:
+    """What the Validation section's frame says (the section itself is drawn from its API by the page's module):
+    whether the fabric has a cabling plan, the interval, and whether the visitor may start the cable what-if of an
+    advised port (the analyses API's permission)."""
+    return {"has_plan": CablingPlan.objects.filter(fabric=fabric).exists(),
+            "validation_interval_min": max(1, round(validation_store.interval_s() / 60)),
+            "may_whatif": request.user.has_perm("fabrics.add_analysis")}
 
 
 def _cell(value) -> object:

@@ -17,20 +17,25 @@ view runs, and DRF parses JSON from the stream without
 The cap of a path is the first of :data:`BODY_LIMITS` whose pattern matches, else
 ``settings.IBWEB_MAX_BODY_BYTES``. Sizes, all from the environment:
 
-=============================  =========  ====================================================
-setting                        default    what needs it
-=============================  =========  ====================================================
-``IBWEB_MAX_BODY_BYTES``       8 MiB      any other body: a P_Key with all 49,151 GUIDs of a
-                                          subnet is about 1.2 MB of JSON
-``IBWEB_MAX_UPLOAD_BYTES``     65 MiB     topology, partitions.conf, cabling plan, job pushes:
-                                          the 64 MiB file limit plus the form around it; the
-                                          ibnetdiscover file of the largest radix-64 subnet
-                                          (45,248 hosts, 3,878 switches) is 24 MiB
-``IBWEB_MAX_PUSH_BYTES``       256 MiB    a counter push of every cabled port of that subnet
-                                          (273,152 ports, 22 counters each, ~716 bytes) with
-                                          its iblinkinfo: about 240 MB
-``IBWEB_MAX_WS_MESSAGE_BYTES`` 64 KiB     a browser sends only small control messages
-=============================  =========  ====================================================
+===============================  =========  ====================================================
+setting                          default    what needs it
+===============================  =========  ====================================================
+``IBWEB_MAX_BODY_BYTES``         8 MiB      any other body: a P_Key with all 49,151 GUIDs of a
+                                            subnet is about 1.2 MB of JSON
+``IBWEB_MAX_UPLOAD_BYTES``       65 MiB     topology, partitions.conf, cabling plan, job pushes:
+                                            the 64 MiB file limit plus the form around it; the
+                                            ibnetdiscover file of the largest radix-64 subnet
+                                            (45,248 hosts, 3,878 switches) is 24 MiB
+``IBWEB_MAX_PUSH_BYTES``         256 MiB    a counter push of every cabled port of that subnet
+                                            (273,152 ports, 22 counters each, ~716 bytes) with
+                                            its iblinkinfo: about 240 MB
+``IBWEB_MAX_DEVICE_PUSH_BYTES``  512 MiB    a device push with a whole-fabric ``ibdiagnet2.db_csv``
+                                            of that subnet: about 1.5 kB per cabled port in its
+                                            PORTS (189 B), PM_INFO (547 B), CABLE_INFO (369 B),
+                                            PHY_DB16 (152 B) and LINKS (42 B) rows (widths of the
+                                            fixtures in tests/data), ~410 MB, plus JSON escapes
+``IBWEB_MAX_WS_MESSAGE_BYTES``   64 KiB     a browser sends only small control messages
+===============================  =========  ====================================================
 
 Why hand-written (a functional reason, not a measured one): none of the servers and frameworks in
 ``requirements.lock`` caps a request body. uvicorn (0.55) has ``--ws-max-size`` for websocket
@@ -58,6 +63,7 @@ __all__ = ["BODY_LIMITS", "body_limit", "too_large_message", "BodyLimitMiddlewar
 BODY_LIMITS: tuple[tuple[re.Pattern, str, str], ...] = (
     (re.compile(r"^/api/telemetry/fabrics/[^/]+/samples/$"), "IBWEB_MAX_PUSH_BYTES", "a counter push"),
     (re.compile(r"^/api/telemetry/fabrics/[^/]+/health/$"), "IBWEB_MAX_PUSH_BYTES", "a link health push"),
+    (re.compile(r"^/api/telemetry/fabrics/[^/]+/devices/$"), "IBWEB_MAX_DEVICE_PUSH_BYTES", "a device push"),
     (re.compile(r"^/api/fabrics/fabrics/(?:[^/]+/)?$"), "IBWEB_MAX_UPLOAD_BYTES", "a fabric with its topology"),
     (re.compile(r"^/fabrics/(?:add|[^/]+/edit|[^/]+/plan)/$"), "IBWEB_MAX_UPLOAD_BYTES", "an uploaded file"),
     (re.compile(r"^/tenancy/fabrics/[^/]+/import/$"), "IBWEB_MAX_UPLOAD_BYTES", "an uploaded partitions.conf"),

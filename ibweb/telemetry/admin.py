@@ -26,7 +26,7 @@ class CollectorConfigForm(forms.ModelForm):
         model = CollectorConfig
         fields = ["fabric", "source", "enabled", "command_prefix", "environment", "drop_dir", "timeout_s", "lfts_path",
                   "interval_s", "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds",
-                  "health_counters", "opensm_log_path"]
+                  "health_counters", "opensm_log_path", "validation_every"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -36,6 +36,7 @@ class CollectorConfigForm(forms.ModelForm):
             self.initial[name] = None
             keep = "leave empty to keep the current value, " if self.instance.pk else ""
             field.help_text = f"{field.help_text} Write-only: {keep}write [] or {{}} to clear it."
+        self.fields["validation_every"].required = False
 
     def _keep(self, name: str):
         value = self.cleaned_data.get(name)
@@ -46,6 +47,10 @@ class CollectorConfigForm(forms.ModelForm):
 
     def clean_command_prefix(self):
         return self._keep("command_prefix")
+
+    def clean_validation_every(self):
+        """Left empty (a form of before the field): the collector's value, or the default."""
+        return self._keep("validation_every")
 
     def clean_environment(self):
         return self._keep("environment")
@@ -65,7 +70,7 @@ class CollectorConfigAdmin(IssuesTokens, AllTenantsAdmin):
         ("Where the data comes from", {"fields": ("command_prefix", "environment", "secrets_set", "drop_dir",
                                                   "timeout_s")}),
         ("Routing", {"fields": ("lfts_path", "routing")}),
-        ("Schedule", {"fields": ("interval_s", "stale_after_s", "shard_size")}),
+        ("Schedule", {"fields": ("interval_s", "stale_after_s", "shard_size", "validation_every")}),
         ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds", "health_counters", "opensm_log_path")}),
     ]
 

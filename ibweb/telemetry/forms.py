@@ -122,11 +122,12 @@ class CollectorForm(forms.ModelForm):
     class Meta:
         model = CollectorConfig
         fields = ["source", "command_prefix", "environment", "drop_dir", "lfts_path", "interval_s", "timeout_s",
-                  "health_counters", "opensm_log_path"]
+                  "health_counters", "opensm_log_path", "validation_every"]
         widgets = {"source": forms.RadioSelect}
         labels = {"source": "The tools are reached by", "drop_dir": "Drop directory", "lfts_path": "LFT dump",
                   "interval_s": "Sweep interval (s)", "timeout_s": "Command timeout (s)",
-                  "health_counters": "Read link health counters", "opensm_log_path": "OpenSM log"}
+                  "health_counters": "Read link health counters", "opensm_log_path": "OpenSM log",
+                  "validation_every": "Validation reads every (sweeps)"}
         help_texts = {
             "drop_dir": "An absolute path on the ibweb server where an external collector writes iblinkinfo.txt and "
                         "perfquery*.txt (and optionally opensm-lfts.dump).",
@@ -142,13 +143,16 @@ class CollectorForm(forms.ModelForm):
                                "default) as the collector sees it, read each sweep for link downs (run OpenSM with "
                                "-V or -D 0x07 to log the ports it unlinks). Empty: opensm.log in the drop directory, "
                                "if any.",
+            "validation_every": "sminfo and smpquery pkeys (both ends of every switch-to-host cable) once per this "
+                                "many sweeps, for the fabric validation: SM mastership, P_Key mismatches. A drop "
+                                "directory's sminfo.txt and pkeys*.txt are read as often. 0: never. Empty: 10.",
         }
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.fields["source"].choices = CollectorSource.choices  # no empty choice: a radio list
-        for name in ("interval_s", "timeout_s"):  # empty: the collector's default
+        for name in ("interval_s", "timeout_s", "validation_every"):  # empty: the collector's default
             self.fields[name].required = False
         timeout = self.fields["timeout_s"]
         timeout.validators.append(MaxValueValidator(MAX_TIMEOUT_S))
@@ -163,6 +167,9 @@ class CollectorForm(forms.ModelForm):
 
     def clean_timeout_s(self) -> float:
         return self._or_default("timeout_s")
+
+    def clean_validation_every(self) -> int:
+        return self._or_default("validation_every")
 
     def clean_drop_dir(self) -> str:
         return _absolute(self.cleaned_data.get("drop_dir", "").strip(), "the collector reads it on the ibweb server")

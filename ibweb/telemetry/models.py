@@ -32,7 +32,8 @@ class CollectorConfig(models.Model):
     or ``ibroute``/``dump_fts`` output) as a file readable by the engine process; a
     drop-directory collector also finds ``opensm-lfts.dump`` in its directory.
     ``opensm_log_path`` names OpenSM's log, read each sweep for link downs (a drop directory's
-    ``opensm.log`` when empty).
+    ``opensm.log`` when empty). ``validation_every``: ``sminfo`` and ``smpquery pkeys`` are read once per this
+    many sweep intervals (:mod:`.device_sweep`).
     """
 
     fabric = models.OneToOneField(Fabric, on_delete=models.CASCADE, related_name="collector")
@@ -68,6 +69,11 @@ class CollectorConfig(models.Model):
     health_counters = models.BooleanField(
         default=False, help_text="Also read perfquery -T (PortExtendedSpeedsCounters: FEC and per-lane errors) of "
                                  "every switch each sweep, for link health; a switch that cannot answer is a warning.")
+    validation_every = models.PositiveIntegerField(
+        default=10, validators=[MaxValueValidator(10_000)], verbose_name="Validation reads every (sweeps)",
+        help_text="Run sminfo and smpquery pkeys (every switch-to-host link's two ends) once per this many sweep "
+                  "intervals, for the fabric validation (SM mastership, P_Key mismatches); a drop directory's "
+                  "sminfo.txt and pkeys*.txt are read as often. 0: never. A push collector pushes them instead.")
     reference = models.TextField(
         blank=True, editable=False,
         help_text="The discovery (iblinkinfo output) the fabric's conditions are measured against: its last good "

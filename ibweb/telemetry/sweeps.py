@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from django.db import transaction
 from django.utils import timezone
 
 from fabric_engine.captured import capped
@@ -30,7 +31,7 @@ from fabric_engine.telemetry import (
 from fabric_engine.topology import KIND_SWITCH
 from ibweb.db.retry import retry_locked
 
-from . import store
+from . import device_sweep, store
 from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError, CommandRunner, SwitchTarget, perfquery_commands, read_drop_dir
 from .health_sweep import read_ext_speeds, store_ext_speeds, store_opensm_log
@@ -160,7 +161,23 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     sweep.status = SweepStatus.OK if not failures else (SweepStatus.PARTIAL if len(samples) else SweepStatus.FAILED)
     retry_locked(sweep.save, what=f"sweep of {config.fabric}")
     store.put_sweep(fabric_id, sweep.pk, finished.timestamp(), linkinfo, samples, events, failures)
+    if device_sweep.claim(config, time.time()):  # sminfo, smpquery pkeys: on their slower interval, on their own
+        from .tasks import validation_reads
+
+        if validation_reads.delay(config.pk, sweep.pk).ready():  # run here (eager): its warnings are the sweep's
+            sweep.refresh_from_db(fields=["warnings"])
     return sweep
+
+
+def add_warnings(sweep_pk: int, found: list[dict]) -> None:
+    """Put ``found`` (a later read's warnings) first among the sweep's warnings."""
+    def add() -> None:
+        with transaction.atomic():
+            sweep = Sweep.objects.select_for_update().get(pk=sweep_pk)
+            sweep.warnings = capped([*found, *sweep.warnings])
+            sweep.save(update_fields=["warnings"])
+
+    retry_locked(add, what=f"warnings of sweep {sweep_pk}")
 
 
 def fail(sweep: Sweep, error: str) -> Sweep:

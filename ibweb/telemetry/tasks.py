@@ -1,8 +1,9 @@
 """Celery tasks of telemetry sweeps: beat starts the due sweeps; shards run in parallel; one merge.
 
 Tasks take primary keys and JSON only. A sweep is a chord: ``sweep_shard`` for
-each shard of switches, then ``merge_sweep`` with their results. Under
-``CELERY_TASK_ALWAYS_EAGER`` (the embedded default) it all runs in the caller.
+each shard of switches, then ``merge_sweep`` with their results; once per ``validation_every`` sweeps the merge
+also starts ``validation_reads`` (``sminfo``, ``smpquery pkeys``). Under ``CELERY_TASK_ALWAYS_EAGER`` (the
+embedded default) it all runs in the caller.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from django.core.cache import cache
 from fabric_engine.errors import FabricEngineError
 from ibweb.fabrics.choices import FabricMode
 
-from . import sweeps
+from . import device_sweep, store, sweeps
 from .cadence import Cadence
 from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError
 from .models import CollectorConfig, Sweep
 
-__all__ = ["schedule_sweeps", "sweep_fabric", "sweep_shard", "merge_sweep"]
+__all__ = ["schedule_sweeps", "sweep_fabric", "sweep_shard", "merge_sweep", "validation_reads"]
 
 log = logging.getLogger("ibweb.telemetry")
 
@@ -103,3 +104,17 @@ def merge_sweep(results: list[dict], sweep_pk: int) -> int:
         cache.delete_many([f"ibweb:telemetry:sweep:{sweep.pk}:linkinfo",
                            f"ibweb:telemetry:{sweep.config.fabric_id}:sweeping"])
     return sweep.pk
+
+
+@shared_task
+def validation_reads(config_pk: int, sweep_pk: int) -> int:
+    """The validation reads a sweep's merge claimed (:mod:`.device_sweep`: ``sminfo``, ``smpquery pkeys``), on the
+    fabric's newest discovery; their warnings go to that sweep. Returns how many warnings."""
+    config = CollectorConfig.objects.select_related("fabric").get(pk=config_pk)
+    _, newest = store.sweeps(config.fabric_id)
+    if newest is None:
+        return 0
+    found = device_sweep.run_validation(config, newest["linkinfo"])
+    if found:
+        sweeps.add_warnings(sweep_pk, found)
+    return len(found)

@@ -28,6 +28,7 @@ from ibweb.runtime.metrics import counters_layout, down_for, metrics_for, read_t
 from ibweb.websocket.feed_metrics import render_feed_metrics
 from ibweb.websocket.flow import feed_socket_stats
 
+from .device_metrics import DEVICE_HELP, vitals_families
 from .forms import CollectorForm
 from .health_metrics import HEALTH_HELP, health_families
 from .trial import may_try, trial_sweep
@@ -53,7 +54,8 @@ class MetricsView(APIView):
     ports between switches and those of (and facing) its tenants' hosts; ``FABRIC``
     (anonymous where public read is on) the ports between switches only. A port of a
     host the view does not see is left out with the switch port facing it, so no
-    name, GUID or counter of another tenant's host appears. ``ALL`` also gets this web
+    name, GUID or counter of another tenant's host appears. Device vitals (switch fans, power supplies,
+    temperatures: :mod:`.device_metrics`) follow the same levels by device. ``ALL`` also gets this web
     process's live-feed sockets (``ibweb_feed_*``, :mod:`ibweb.websocket.feed_metrics`) and each fabric's failed
     event writes (``ibweb_event_write*``, :mod:`ibweb.events.health`).
     """
@@ -77,6 +79,7 @@ class MetricsView(APIView):
         for fabric in fabrics:  # one entry per fabric
             got, nodes = _counters(fabric, part)
             families.append(health_families(view, fabric, nodes))  # link health (issue 37)
+            families.append(vitals_families(view, fabric, nodes))  # switch fans, PSUs, temperatures (issue 38)
             if got is None:
                 continue
             f, labels, totals, t = got
@@ -158,7 +161,7 @@ class MetricsTargetsView(APIView):
 
 
 _HELP = {"infiniband_counters_age_seconds": "Seconds since the fabric's counters were read (telemetry-fed) or "
-                                           "integrated (emulated).", **HEALTH_HELP}
+                                           "integrated (emulated).", **HEALTH_HELP, **DEVICE_HELP}
 
 
 def _shown_down(view: View, fabric, f, down: list[dict]) -> list[dict]:

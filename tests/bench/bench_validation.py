@@ -6,27 +6,42 @@ port it is cabled to (default partition plus one tenant partition a node, 40 swi
 two SMs, vitals of every switch (fans, PSUs, ASIC and module temperatures, four firmware versions) and a link-health
 grade per port (1 % warning, 0.2 % error, one switch with most ports bad). Times :func:`validate` with the JSON
 rendering and :func:`advise` together (median of ``--repeat``) against 2 s, and reads the P_Key captures' text
-once (reported, not a target). No Django. Run: ``.venv/bin/python tests/bench/bench_validation.py [--nodes 4096]``.
+once (reported, not a target).
+
+The web's path is timed too, against the same 2 s: :func:`ibweb.live.validation.build.build_report` (the checks,
+each finding placed on the map, the advice) on the same inputs as the web hands it (a ``DeviceReadings``), then
+what a viewer below ``ALL`` reads (:func:`ibweb.live.validation.shown.shown_report`: every host hidden, only the
+default P_Key shown) and its JSON. Run: ``.venv/bin/python tests/bench/bench_validation.py [--nodes 4096]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ibweb.settings")
+
+import django  # noqa: E402
+
+django.setup()
 
 import numpy as np  # noqa: E402
 
-from fabric_engine.devices.vitals import DeviceVitals, Fan, Psu, Temperature  # noqa: E402
+from fabric_engine.devices.vitals import DeviceReadings, DeviceVitals, Fan, Psu, Temperature  # noqa: E402
 from fabric_engine.scenario import build_fabric, loaded_rail_spec  # noqa: E402
 from fabric_engine.topology import KIND_HOST, SPEEDS, Fabric  # noqa: E402
 from fabric_engine.twin.plan import plan_from_fabric  # noqa: E402
 from fabric_engine.validation import advise, read_pkeys, validate  # noqa: E402
 from fabric_engine.validation.pkeys import PKeyTable  # noqa: E402
 from fabric_engine.validation.sminfo import SmInfo  # noqa: E402
+from ibweb.access import Redaction  # noqa: E402
+from ibweb.live.validation.build import build_report  # noqa: E402
+from ibweb.live.validation.shown import shown_report  # noqa: E402
 from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
 
@@ -130,6 +145,22 @@ def main() -> int:
     took_read = time.perf_counter() - start
     print(f"read_pkeys of {len(read.tables):,} tables ({len(sample) / 1e6:.0f} MB): {took_read:.2f} s")
     ok = target(f"validation report at {a.nodes * 8:,} GPUs (all checks, JSON, advice)", took, 2.0, "s")
+    readings = DeviceReadings(vitals=devices, sms=sms, pkeys=tables)
+    nobody = Redaction(frozenset(), frozenset())  # a viewer of no tenant: every host hidden
+    web = []
+    for _ in range(a.repeat):
+        start = time.perf_counter()
+        stored = build_report(f, plan=plan, devices=readings, port_grade=port_grade, score=score, t=time.time())
+        shown = shown_report(stored, "bench", f, nobody, set(), problems_only=False)
+        body = json.dumps(shown)
+        web.append(time.perf_counter() - start)
+    took_web = float(np.median(web))
+    print(f"web path: {len(stored['report']['findings']):,} findings, {len(stored['isolation']['advised'])} advised; "
+          f"the viewer's JSON {len(body) / 1e6:.1f} MB")
+    print(f"build_report + shown_report (viewer) + JSON: {took_web:.2f} s (median of {a.repeat}: "
+          f"{', '.join(f'{s:.2f}' for s in web)})")
+    ok &= target(f"validation report through the web at {a.nodes * 8:,} GPUs (report, map links, advice, a "
+                 "viewer's relabelling, JSON)", took_web, 2.0, "s")
     return 0 if ok else 1
 
 

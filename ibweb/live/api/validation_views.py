@@ -1,0 +1,113 @@
+"""A fabric's validation report (issue 38) and its switches' device panels:
+
+* ``GET /api/fabrics/fabrics/<slug>/validation/``: KPIs (connected endpoints, topology correctness, healthy links),
+  each check's status, the findings worst first with their evidence and ``map_url`` (the map focused on the
+  finding's cable or node), the isolation advice (capped, never executed) joined with the jobs on each advised
+  cable and its cable what-if, the daily digest. ``?problems=1``: only what failed. ``?refresh=1``: computed now
+  (the ``ALL`` level: operators; others get the kept report, computed again every ``IBWEB_VALIDATION_INTERVAL_S``).
+* ``GET /api/fabrics/fabrics/<slug>/validation/findings.csv``: the findings as CSV (``?problems=1`` too).
+* ``GET /api/fabrics/fabrics/<slug>/devices/<node>/``: a switch's vitals, node record and findings.
+
+Validation is fabric-wide: every view that may see the fabric reads it, hosts it may not name as ``host-<index>``
+and P_Keys of partitions it does not see as ``hidden`` (:mod:`ibweb.live.validation.shown`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.response import Response
+
+from fabric_engine.validation.report import CSV_COLUMNS
+from ibweb.access import find_node, redaction, view_of
+from ibweb.live.api.base import FabricView, NotPublished
+from ibweb.live.validation.answer import NotReady, validation_for
+from ibweb.live.validation.device import NotASwitch, device_panel
+from ibweb.runtime import device_readings
+
+__all__ = ["ValidationView", "ValidationCsvView", "DeviceView", "csv_text"]
+
+
+def _flag(request, name: str) -> bool:
+    return request.query_params.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def _cell(value) -> object:
+    """A CSV cell; text a spreadsheet would read as a formula is quoted (``'=...``)."""
+    if value is None:
+        return ""
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def csv_text(answer: dict) -> str:
+    """The findings of a shown report as CSV: :data:`fabric_engine.validation.report.CSV_COLUMNS` and ``map_url``."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow((*CSV_COLUMNS, "map_url"))
+    for f in answer["report"]["findings"]:  # one row per finding
+        w.writerow([_cell(f["check"]), f["severity"], _cell(f["subject"]), "" if f["link"] is None else f["link"],
+                    _cell(f["message"]), json.dumps(f["evidence"], sort_keys=True), f.get("map_url") or ""])
+    return buf.getvalue()
+
+
+class _Validation(FabricView):
+    def answer(self, request, slug: str) -> dict:
+        fabric = self.fabric(request, slug)
+        refresh = _flag(request, "refresh")
+        if refresh and not view_of(request.user).sees_all:
+            raise PermissionDenied("recomputing the validation report is for operators; the kept report is "
+                                   "computed again on its interval")
+        try:
+            return validation_for(request.user, fabric, problems_only=_flag(request, "problems"), refresh=refresh)
+        except NotReady as e:
+            raise NotPublished(str(e)) from None
+
+
+@extend_schema(responses=OpenApiTypes.OBJECT)
+class ValidationView(_Validation):
+    """The fabric validation report (see the module docstring)."""
+
+    def get(self, request, slug: str):
+        return Response(self.answer(request, slug))
+
+
+@extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+class ValidationCsvView(_Validation):
+    """The validation report's findings as CSV (one row per finding, evidence as JSON, the map link)."""
+
+    def get(self, request, slug: str):
+        answer = self.answer(request, slug)
+        response = HttpResponse(csv_text(answer), content_type="text/csv; charset=utf-8")
+        suffix = "-problems" if answer["report"].get("problems_only") else ""
+        response["Content-Disposition"] = f'attachment; filename="{slug}-validation{suffix}.csv"'
+        return response
+
+
+@extend_schema(responses=OpenApiTypes.OBJECT)
+class DeviceView(FabricView):
+    """A switch's device panel: vitals (fans, PSUs, temperatures, firmware, uptime) as its collectors read them, its
+    node record and the validation findings about it. ``node``: a switch's name or ``0x`` GUID; 404 for a host."""
+
+    def get(self, request, slug: str, node: str):
+        fabric = self.fabric(request, slug)
+        f = self.engine_fabric(fabric)
+        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
+        i = find_node(f, node, hidden)
+        if i is None:
+            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        try:
+            report = validation_for(request.user, fabric)
+        except NotReady:
+            report = None
+        try:
+            panel = device_panel(f, i, device_readings.read(fabric.pk), report["report"]["findings"] if report
+                                 else None)
+        except NotASwitch:  # named as asked: the node's own name may be one this view may not see
+            raise NotFound(f"{node!r} in fabric {fabric.slug} is not a switch: device panels are of switches") from None
+        return Response({"fabric": fabric.slug, **panel})

@@ -1,0 +1,46 @@
+"""A fabric's validation report as one user reads it: the kept report (computed again when older than the
+interval, :func:`ibweb.live.validation.store.current`), relabelled for the user's view (:mod:`.shown`), the
+isolation advice joined with the jobs and the cable what-ifs (:mod:`.isolation`), and the daily digest."""
+
+from __future__ import annotations
+
+from ibweb.access import redaction, view_of, visible_partitions
+from ibweb.runtime import record
+
+from . import store
+from .isolation import joined
+from .shown import shown_digest, shown_report
+
+__all__ = ["visible_pkeys", "validation_for", "NotReady"]
+
+
+class NotReady(Exception):
+    """The fabric's engine has published no fabric yet: no report can be computed."""
+
+
+def visible_pkeys(view, row) -> set[int] | None:
+    """The base P_Keys of ``row``'s partitions ``view`` sees (None: every one, the ``ALL`` level)."""
+    if view.sees_all:
+        return None
+    return {int(k) & 0x7FFF for k in visible_partitions(view).filter(fabric=row).values_list("pkey", flat=True)}
+
+
+def validation_for(user, row, *, problems_only: bool = False, refresh: bool = False) -> dict:
+    """``row``'s report as ``user`` may read it: ``{"fabric", "t", "interval_s", "version", "report",
+    "isolation", "digest", "inputs"}``; raises :class:`NotReady` while the engine has published no fabric.
+    ``refresh``: compute it now (a caller checks who may ask)."""
+    h = record.head_of(row)
+    fabric = record.fabric(row.pk, h) if h is not None else None
+    if fabric is None:
+        raise NotReady(f"fabric {row.slug}: its engine has not published the fabric yet; try again in a few seconds")
+    version = record.fabric_version(h)
+    stored = store.refresh(row) if refresh else store.current(row, version)
+    if stored is None or stored.get("version") != version:
+        raise NotReady(f"fabric {row.slug}: its record is being replaced; try again")
+    view = view_of(user)
+    shown = redaction(view, row, fabric)
+    pkeys = visible_pkeys(view, row)
+    out = shown_report(stored, row.slug, fabric, shown, pkeys, problems_only=problems_only)
+    out["isolation"] = joined(out["isolation"], row, fabric, record.jobs(row.pk, h), shown)
+    out["digest"] = shown_digest(store.digest(row.pk, stored), fabric, shown, pkeys)
+    return {"fabric": row.slug, "interval_s": store.interval_s(), **out}

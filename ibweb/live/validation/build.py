@@ -1,0 +1,91 @@
+"""The validation report of one fabric as the web keeps it: :func:`fabric_engine.validation.validate` and the capped
+isolation advice (:func:`fabric_engine.validation.advise`) on what the fabric's engine and collectors gave, each
+finding placed on the map. Pure (no Django): the bench times it as the web runs it.
+
+Each finding gets ``focus``: what the map opens on (``{"link": directed link}`` for a finding about a cable or a
+port, ``{"node": index}`` for one about a node, None when it names neither), and ``nodes``: the node indices it
+names (what a view's relabelling looks up first). The advice's ports carry ``node_index`` and ``focus`` alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from fabric_engine.topology import Fabric
+from fabric_engine.validation import ValidationSettings, advise, validate
+
+__all__ = ["build_report", "finding_focus", "SEPARATORS"]
+
+#: Where a finding's subject may end a node's name: ``node/port``, ``node fan 3``, ``a/1 - b/2``.
+SEPARATORS = re.compile(r"[ /]")
+
+
+def _node_of(fabric: Fabric, key: str) -> int | None:
+    """The node a subject's prefix names (a name, or a ``0x`` node or port GUID); None if none."""
+    try:
+        return fabric.node(int(key, 16) if key[:2].lower() == "0x" else key)
+    except (KeyError, ValueError, OverflowError):
+        return None
+
+
+def finding_focus(fabric: Fabric, subject: str, link: int | None) -> tuple[dict | None, list[int]]:
+    """Where the map opens for a finding (see the module docstring) and the nodes its subject names.
+
+    A subject is ``node``, ``node/port``, ``node <part>`` (a fan, a sensor) or ``a/port - b/port``; the longest
+    prefix ending at a separator that names a node is taken (node names hold spaces).
+    """
+    nodes: list[int] = []
+    for part in subject.split(" - ") if " - " in subject else [subject]:  # one or two ends
+        cuts = [m.start() for m in SEPARATORS.finditer(part)] + [len(part)]
+        for end in reversed(cuts):  # a few separators per subject
+            i = _node_of(fabric, part[:end])
+            if i is not None:
+                nodes.append(i)
+                rest = part[end + 1:]
+                if link is None and part[end:end + 1] == "/" and rest.isdigit() and 1 <= int(rest) <= fabric.nports[i]:
+                    d = int(fabric.out_link(i, int(rest)))
+                    if d >= 0:
+                        link = d
+                break
+    if link is not None:
+        return {"link": int(link)}, nodes
+    return ({"node": nodes[0]} if nodes else None), nodes
+
+
+def _vitals(devices) -> list:
+    """The device records the checks judge: switch vitals (fans, PSUs, temperatures, firmware)."""
+    return list(getattr(devices, "vitals", None) or ())
+
+
+def build_report(fabric: Fabric, *, plan=None, devices=None, port_grade: np.ndarray | None = None,
+                 score: np.ndarray | None = None, history: Iterable = (), t: float,
+                 settings: ValidationSettings | None = None, inputs: dict | None = None) -> dict:
+    """The report as the web stores it: ``{"t", "report": {fabric, kpis, counts, checks, findings}, "isolation":
+    {...} or None (no link-health grades), "inputs": {...}}``.
+
+    ``devices``: a :class:`fabric_engine.devices.DeviceReadings` (its ``vitals``, ``sms`` and ``pkeys``; None: none
+    read); ``port_grade``/``score``: link-health grade and effective BER per port slot (None: not graded);
+    ``inputs``: what the caller says about its inputs (shown with the report).
+    """
+    sms: Sequence = getattr(devices, "sms", None) or ()
+    pkeys: Sequence = getattr(devices, "pkeys", None) or ()
+    report = validate(fabric, plan=plan, sminfo=sms, pkeys=pkeys, devices=_vitals(devices), port_grade=port_grade,
+                      settings=settings)
+    out = report.as_dict()
+    for f, d in zip(report.findings, out["findings"], strict=True):  # one per finding
+        d["focus"], d["nodes"] = finding_focus(fabric, f.subject, f.link)
+    iso = None
+    if port_grade is not None:
+        plan_ = advise(fabric, port_grade, score=score, history=history)
+        iso = plan_.as_dict()
+        for part in ("advised", "held_back"):
+            for a in iso[part]:  # the listed ports only (at most the cap and 100 more)
+                node = fabric.node(a["node"])
+                d = int(fabric.out_link(node, a["port"]))
+                a["node_index"], a["focus"] = int(node), {"link": d if d >= 0 else a["cable"]}
+    return {"t": float(t), "report": out, "isolation": iso,
+            "inputs": {"plan": plan is not None, "vitals": len(_vitals(devices)), "sms": len(sms),
+                       "pkey_tables": len(pkeys), "graded": port_grade is not None, **(inputs or {})}}

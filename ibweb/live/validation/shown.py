@@ -1,0 +1,145 @@
+"""A validation report as one access view reads it, as on the Health page: the hosts the view may not name read as
+``host-<index>`` and their GUIDs as ``hidden`` (:mod:`ibweb.access.redaction`), wherever a finding or an advised
+port names them (subject, message, evidence), and the P_Keys of partitions the view does not see read ``hidden``
+(the default partition's excepted). Switches are fabric-wide and always shown. Every finding and advised port gets
+``map_url``: the fabric's map focused on its cable, or on its node.
+
+The names are found by :func:`ibweb.access.relabel.candidates` of each text (a finding's few dozen words) looked up
+on the fabric, never by a pattern of every hidden host (tens of thousands at 32,768 GPUs).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+import numpy as np
+
+from ibweb.access import HIDDEN, Redaction, host_label, relabel
+from ibweb.access.relabel import candidates
+
+__all__ = ["Labels", "shown_report", "shown_digest", "map_url"]
+
+_GUID = re.compile(r"0x[0-9a-fA-F]{16}")
+_PKEY = re.compile(r"0x[0-9a-fA-F]{4}")
+_DEFAULT_PKEY = 0x7FFF
+#: Words a node name may span at most (an HCA's description: ``gpu001 mlx5_0``).
+_WORDS = 3
+
+
+class Labels:
+    """The labels of the hidden names of one fabric for one view, found text by text (memoized)."""
+
+    def __init__(self, fabric, hidden: np.ndarray, pkeys: set[int] | None) -> None:
+        self.fabric = fabric
+        self.hidden = hidden
+        self.pkeys = pkeys  # base P_Keys the view sees (None: every one)
+        which = np.flatnonzero(hidden)
+        names = fabric.node_name[which].tolist()
+        self._names = dict(zip(names, which.tolist(), strict=True))  # hidden hosts only
+        # the words a hidden name spans at most (``gpu001 mlx5_0``: 2); a GUID or a P_Key is one word
+        spaces = max((n.count(" ") for n in names if " " in n), default=0)
+        self._words = min(1 + spaces, _WORDS)
+        self._seen: dict[str, str | None] = {}
+
+    def _label(self, word: str) -> str | None:
+        if word in self._seen:
+            return self._seen[word]
+        out = None
+        f = self.fabric
+        if _GUID.fullmatch(word):
+            try:
+                i = f.node(int(word, 16))
+            except KeyError:
+                i = None
+            out = HIDDEN if i is not None and self.hidden[i] else None
+        elif _PKEY.fullmatch(word) and self.pkeys is not None:
+            base = int(word, 16) & 0x7FFF
+            out = None if base == _DEFAULT_PKEY or base in self.pkeys else HIDDEN
+        else:
+            i = self._names.get(word)
+            out = None if i is None else host_label(i)
+        self._seen[word] = out
+        return out
+
+    def text(self, text: str) -> str:
+        """``text`` with the hidden names it holds replaced."""
+        found = {c: lab for c in candidates(text, self._words) if (lab := self._label(c)) is not None}
+        return relabel(text, found) if found else text
+
+    def value(self, value):
+        """Every string inside ``value`` (a dict, list or scalar) relabelled (a copy where anything changed)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
+        return value
+
+
+def map_url(slug: str, focus: dict | None, fabric, hidden: np.ndarray) -> str | None:
+    """The fabric's map focused on ``focus`` (``{"link": d}`` or ``{"node": i}``); None without one."""
+    if not focus:
+        return None
+    if "link" in focus:
+        return f"/fabrics/{slug}/?focus=link:{int(focus['link'])}"
+    i = int(focus["node"])
+    name = host_label(i) if hidden[i] else str(fabric.node_name[i])
+    return f"/fabrics/{slug}/?focus=node:{quote(name)}"
+
+
+def _finding(d: dict, labels: Labels | None, slug: str, fabric, hidden) -> dict:
+    out = {k: v for k, v in d.items() if k != "focus"}
+    if labels is not None:
+        out.update(subject=labels.text(d["subject"]), message=labels.text(d["message"]),
+                   evidence=labels.value(d["evidence"]))
+    out["map_url"] = map_url(slug, d.get("focus"), fabric, hidden)
+    return out
+
+
+def _advice(a: dict, labels: Labels | None, slug: str, fabric, hidden) -> dict:
+    out = {k: v for k, v in a.items() if k != "focus"}
+    if labels is not None:
+        i = a.get("node_index", -1)
+        out.update(node=labels.text(a["node"]), link=labels.text(a["link"]), note=labels.text(a["note"]),
+                   disconnects=[labels.text(x) for x in a["disconnects"]],
+                   guid=HIDDEN if 0 <= i < len(hidden) and hidden[i] else a["guid"])
+    out["map_url"] = map_url(slug, a.get("focus"), fabric, hidden)
+    return out
+
+
+def shown_report(stored: dict, slug: str, fabric, shown: Redaction, pkeys: set[int] | None,
+                 problems_only: bool = False) -> dict:
+    """``stored`` (:func:`ibweb.live.validation.build.build_report`) as the view of ``shown`` (its redaction on
+    ``fabric``) and ``pkeys`` (the base P_Keys of the partitions it sees; None: every one) reads it (a copy).
+    ``problems_only``: no ``info`` finding, only the checks that failed."""
+    hidden = shown.hidden_nodes(fabric)
+    labels = None if shown.shows_all and pkeys is None else Labels(fabric, hidden, pkeys)
+    report = stored["report"]
+    findings = report["findings"]
+    checks = report["checks"]
+    if problems_only:
+        findings = [f for f in findings if f["severity"] != "info"]
+        checks = {k: v for k, v in checks.items() if v["status"] == "fail"}
+    out = {**report, "checks": checks, "findings": [_finding(f, labels, slug, fabric, hidden) for f in findings],
+           "problems_only": problems_only}
+    iso = stored.get("isolation")
+    if iso is not None:
+        iso = {**iso, **{part: [_advice(a, labels, slug, fabric, hidden) for a in iso[part]]
+                         for part in ("advised", "held_back")}}
+    return {"t": stored["t"], "version": stored.get("version"), "report": out, "isolation": iso,
+            "inputs": stored.get("inputs", {})}
+
+
+def shown_digest(digest: dict | None, fabric, shown: Redaction, pkeys: set[int] | None) -> dict | None:
+    """The daily digest (:func:`ibweb.live.validation.store.digest`) as :func:`shown_report` shows findings."""
+    if digest is None:
+        return None
+    labels = None if shown.shows_all and pkeys is None else Labels(fabric, shown.hidden_nodes(fabric), pkeys)
+
+    def one(f: dict) -> dict:
+        out = {k: v for k, v in f.items() if k not in ("nodes", "focus")}
+        return out if labels is None else labels.value(out)
+
+    return {**digest, **{k: [one(f) for f in digest.get(k, [])] for k in ("new", "resolved", "changed")}}

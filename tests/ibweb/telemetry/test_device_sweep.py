@@ -1,0 +1,140 @@
+"""The collector's validation reads (issue 38): ``sminfo`` and ``smpquery pkeys`` once per ``validation_every``
+sweeps, into the fabric's device readings, where ``fabric_engine.validation`` finds a P_Key on one end only; a
+command or output that fails is a warning naming it; a drop directory's captures are read instead."""
+
+from __future__ import annotations
+
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+
+from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
+from fabric_engine.validation import validate
+from ibweb.runtime import device_readings
+from ibweb.telemetry import device_sweep
+from ibweb.telemetry.choices import CollectorSource, SweepStatus
+from ibweb.telemetry.forms import CollectorForm
+from ibweb.telemetry.sweeps import run_sweep
+
+from .test_telemetry_app import _clean_cache, make_config  # noqa: F401 (_clean_cache: autouse)
+
+DATA = Path(__file__).parents[2] / "data"
+LINKINFO = (DATA / "telemetry" / "iblinkinfo.txt").read_text()
+pytestmark = pytest.mark.django_db(transaction=True)
+
+#: iblinkinfo and perfquery as captured; sminfo names one master; smpquery gives every port P_Key 0xffff and
+#: gpu0001 (LID 1) also 0x8001, which leaf01's port 1 lacks; LID 9 does not answer, LID 10 prints garbage.
+FAKE_TOOLS = """#!/bin/sh
+echo "$*" >> "$LOG"
+tool="$1"; shift
+case "$tool" in
+  iblinkinfo) cat "$DATA/telemetry/iblinkinfo.txt" ;;
+  perfquery) if [ "$1" = "-x" ]; then cat "$DATA/telemetry/perfquery_ext_loop.txt"
+             else cat "$DATA/telemetry/perfquery_loop.txt"; fi ;;
+  sminfo) echo "sminfo: sm lid 2 sm guid 0x98039b0300000001, activity count 42 priority 0 state 3 SMINFO_MASTER" ;;
+  smpquery)
+    case "$2" in
+      9) echo "ibwarn: [1] _do_madrpc failed; dport (Lid 9)" >&2; exit 255 ;;
+      10) echo "   0: 0xffff"; exit 0 ;;
+      1) keys="0xffff 0x8001" ;;
+      *) keys="0xffff 0x0000" ;;
+    esac
+    echo "   0: $keys 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000"
+    echo "8 pkeys capacity for this port" ;;
+  *) exit 2 ;;
+esac
+"""
+
+
+@pytest.fixture
+def tools(tmp_path):
+    script = tmp_path / "fake-diags"
+    script.write_text(FAKE_TOOLS)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "calls.log"
+    return [str(script)], {"DATA": str(DATA), "LOG": str(log)}, log
+
+
+def calls(log: Path, tool: str) -> list[str]:
+    return [c for c in log.read_text().splitlines() if c.startswith(tool)] if log.exists() else []
+
+
+def test_pkeys_of_every_switch_to_ca_cable_and_the_master_sm_found_by_the_validation(tools):
+    prefix, env, log = tools
+    config = make_config("val", command_prefix=prefix, environment=env, timeout_s=5.0, validation_every=3)
+    sweep = run_sweep(config)
+    assert sweep.status == SweepStatus.OK
+    asked = calls(log, "smpquery")
+    # both ends of the 8 host cables: hosts' LIDs 1 and 8-14 port 1, leaves' LIDs 2-5 ports 1 and 2
+    assert sorted(asked) == sorted([f"smpquery pkeys {lid} 1" for lid in (1, 8, 9, 10, 11, 12, 13, 14)]
+                                   + [f"smpquery pkeys {lid} {p}" for lid in (2, 3, 4, 5) for p in (1, 2)])
+    assert calls(log, "sminfo") == ["sminfo"]
+    warned = {w["text"]: w["reason"] for w in sweep.warnings}
+    assert "exit 255" in warned["smpquery pkeys 9 1"]
+    assert "smpquery pkeys 10 1:2: not a line of 'smpquery pkeys'" in warned["smpquery pkeys 10 1"]
+    r = device_readings.read(config.fabric_id)
+    assert [(sm.lid, sm.master) for sm in r.sms] == [(2, True)]
+    assert len(r.pkeys) == 14 and {(t.lid, t.port) for t in r.pkeys} >= {(1, 1), (2, 1)}
+    assert set(r.read_at) == {"sms", "pkeys"}
+    report = validate(fabric_from_linkinfo(parse_iblinkinfo(LINKINFO)), sminfo=r.sms, pkeys=r.pkeys)
+    (pk,) = [f for f in report.findings if f.check == "pkey_mismatch"]
+    assert pk.severity == "error" and "gpu0001" in pk.subject and "leaf01" in pk.subject
+    assert pk.evidence["only_at_ca"] == ["0x0001"]
+    assert report.checks["sm_mastership"]["status"] == "pass"
+
+    run_sweep(config)  # the next sweep: not due yet
+    assert len(calls(log, "smpquery")) == 16 and len(calls(log, "sminfo")) == 1
+
+
+def test_due_once_per_validation_every_sweep_intervals():
+    config = make_config("due", command_prefix=["true"], interval_s=10.0, validation_every=3)
+    assert device_sweep.due(config, 1000.0)
+    cache.set(f"ibweb:telemetry:{config.fabric_id}:validation_at", 1000.0)
+    assert not device_sweep.due(config, 1020.0)
+    assert device_sweep.due(config, 1025.0)  # half an interval early is on time
+    config.validation_every = 0
+    assert not device_sweep.due(config, 5000.0)
+    pushed = make_config("pushed", source=CollectorSource.PUSH)
+    assert not device_sweep.due(pushed, 1000.0)
+
+
+def test_a_sweep_without_validation_reads_runs_neither_tool(tools):
+    prefix, env, log = tools
+    config = make_config("off", command_prefix=prefix, environment=env, timeout_s=5.0, validation_every=0)
+    assert run_sweep(config).status == SweepStatus.OK
+    assert calls(log, "smpquery") == calls(log, "sminfo") == [] and device_readings.read(config.fabric_id) is None
+
+
+def test_a_drop_directorys_captures_are_read_and_a_bad_one_named(tmp_path):
+    from .test_telemetry_app import drop
+
+    root = tmp_path / "drop"
+    drop(root, time.time() - 2.0)
+    (root / "sminfo.txt").write_text("[root@ufm ~]# sminfo\nsminfo: sm lid 2 sm guid 0x98039b0300000001, activity "
+                                     "count 7 priority 15 state 3 SMINFO_MASTER\n")
+    row = " 0x0000" * 6
+    (root / "pkeys-hosts.txt").write_text(f"# smpquery pkeys 1 1\n   0: 0xffff 0x8001{row}\n8 pkeys capacity for "
+                                          f"this port\n# smpquery pkeys 2 1\n   0: 0xffff 0x0000{row}\n8 pkeys "
+                                          "capacity for this port\n")
+    (root / "pkeys-zbad.txt").write_text("# smpquery pkeys 3 1\n   8: 0xffff\n")
+    config = make_config("dir", source=CollectorSource.DIRECTORY, drop_dir=str(root))
+    sweep = run_sweep(config)
+    (bad,) = [w for w in sweep.warnings if w["text"].endswith("pkeys-zbad.txt")]
+    assert "pkeys-zbad.txt:2: not a line of 'smpquery pkeys'" in bad["reason"]
+    r = device_readings.read(config.fabric_id)
+    assert [sm.priority for sm in r.sms] == [15] and [(t.lid, t.port) for t in r.pkeys] == [(1, 1), (2, 1)]
+    report = validate(fabric_from_linkinfo(parse_iblinkinfo(LINKINFO)), sminfo=r.sms, pkeys=r.pkeys)
+    assert [f.evidence["only_at_ca"] for f in report.findings if f.check == "pkey_mismatch"] == [["0x0001"]]
+
+
+def test_the_collector_form_takes_the_interval_and_defaults_it():
+    base = {"source": "directory", "drop_dir": "/srv/ib-drop"}
+    form = CollectorForm(data=base)
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["validation_every"] == 10
+    form = CollectorForm(data={**base, "validation_every": "0"})
+    assert form.is_valid() and form.save(commit=False).validation_every == 0
+    assert not CollectorForm(data={**base, "validation_every": "-1"}).is_valid()

@@ -45,7 +45,9 @@ def _label(name: str, value: str) -> bytes:
 
 class PortLabels:
     """The encoded ``fabric``, ``guid``, ``port`` labels of each port of a sweep, flat: ``flat`` uint8, ``length``
-    int64 ``[K]``."""
+    int64 ``[K]``; and by encoded length (``groups``: length -> (rows int64 ``[R]``, labels uint8 ``[R, length]``)),
+    so that a series whose ports all have their samples is laid out as a few 2-d arrays of fixed-size messages.
+    Made once per port set and kept while the ports stay the same: label sets do not change between sweeps."""
 
     def __init__(self, fabric_id: int, guids: np.ndarray, ports: np.ndarray) -> None:
         fabric = _label("fabric", str(int(fabric_id)))
@@ -53,6 +55,11 @@ class PortLabels:
                  for g, p in zip(guids.tolist(), ports.tolist(), strict=True)]  # once per port set, not per sweep
         self.length = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
         self.flat = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        starts = np.cumsum(self.length) - self.length
+        self.groups: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for size in np.unique(self.length).tolist():  # a few lengths (port numbers of 1 or 2 digits)
+            rows = np.flatnonzero(self.length == size)
+            self.groups[size] = (rows, self.flat[starts[rows, None] + np.arange(size)])
 
 
 def _spread(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -62,31 +69,89 @@ def _spread(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - firsts, lengths) + np.arange(total, dtype=np.int64)
 
 
-def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int | np.ndarray) -> bytes:
-    """The (uncompressed) WriteRequest of one series: ``values`` ``[K]`` at ``t_ms``, or ``[K, S]`` at the ``S``
-    times ``t_ms`` (several sweeps in one request: each port's labels sent once for its ``S`` samples); NaN left
-    out."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[:, None] if values.ndim == 1 else values
-    times = np.atleast_1d(np.asarray(t_ms, dtype=np.int64))
-    if values.shape[1] != len(times):
-        raise ValueError(f"{metric}: {values.shape[1]} samples per port, {len(times)} timestamps")
-    keep = ~np.isnan(values)
-    count = keep.sum(axis=1)
-    rows = count > 0
-    if not rows.any():
-        return b""
+def _sample_templates(times: np.ndarray, metric: str) -> np.ndarray:
+    """One Sample message per timestamp with its value bytes zero, uint8 ``[S, width]`` (``ValueError`` when the
+    timestamps' varints differ in length)."""
     stamps = [varint(int(t)) for t in times.tolist()]  # S timestamps
     if len({len(ts) for ts in stamps}) != 1:
         raise ValueError(f"{metric}: timestamps {times.tolist()} differ in encoded length; send them apart")
     ts_len = len(stamps[0])
     # Sample: tag 0x12, length, 0x09 + 8 value bytes, 0x10 + timestamp varint
-    templates = np.frombuffer(b"".join(bytes([0x12, 1 + 8 + 1 + ts_len, 0x09]) + bytes(8) + b"\x10" + ts
-                                       for ts in stamps), dtype=np.uint8).reshape(len(stamps), -1)
+    return np.frombuffer(b"".join(bytes([0x12, 1 + 8 + 1 + ts_len, 0x09]) + bytes(8) + b"\x10" + ts
+                                  for ts in stamps), dtype=np.uint8).reshape(len(stamps), -1)
+
+
+def _header(body: int, metric: str) -> bytes:
+    if body >= 1 << 14:
+        raise ValueError(f"{metric}: a time series of {body} bytes")
+    return b"\x0a" + varint(body)
+
+
+def _full_rows(out: np.ndarray, name: np.ndarray, labels: np.ndarray, templates: np.ndarray, values: np.ndarray,
+               metric: str) -> None:
+    """Lay out TimeSeries messages of equal size into ``out`` ``[R, size]``: the name, ``labels`` ``[R, L]`` and one
+    sample per template with ``values`` ``[R, S]`` (none NaN); column copies, no per-port index."""
+    rows, width = len(labels), templates.shape[1]
+    head = np.frombuffer(_header(len(name) + labels.shape[1] + templates.size, metric), dtype=np.uint8)
+    at = len(head) + len(name)
+    out[:, :len(head)] = head
+    out[:, len(head):at] = name
+    out[:, at:at + labels.shape[1]] = labels
+    at += labels.shape[1]
+    raw = np.ascontiguousarray(values, dtype="<f8").view(np.uint8).reshape(rows, -1, 8)
+    for s in range(templates.shape[0]):  # S samples per port (a few sweeps)
+        out[:, at:at + width] = templates[s]
+        out[:, at + 3:at + 11] = raw[:, s]
+        at += width
+
+
+def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int | np.ndarray) -> bytes:
+    """The (uncompressed) WriteRequest of one series: ``values`` ``[K]`` at ``t_ms``, or ``[K, S]`` at the ``S``
+    times ``t_ms`` (several sweeps in one request: each port's labels sent once for its ``S`` samples); NaN left
+    out. Ports with every sample are laid out by label length as fixed-size messages (:func:`_full_rows`); the
+    others (some samples missing) one by one in numpy (:func:`_partial_rows`)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[:, None] if values.ndim == 1 else values
+    times = np.atleast_1d(np.asarray(t_ms, dtype=np.int64))
+    if values.shape[1] != len(times):
+        raise ValueError(f"{metric}: {values.shape[1]} samples per port, {len(times)} timestamps")
+    templates = _sample_templates(times, metric)
+    keep = ~np.isnan(values)
+    count = keep.sum(axis=1)
+    full = count == len(times)
+    name = np.frombuffer(_label("__name__", metric), dtype=np.uint8)
+    parts: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, their labels) of each size, every sample there
+    size = 0
+    for length, (rows, block) in labels.groups.items():
+        mine = full[rows]
+        if mine.any():
+            rows, block = (rows, block) if mine.all() else (rows[mine], block[mine])
+            parts.append((rows, block))
+            body = len(name) + length + templates.size
+            size += len(rows) * (len(_header(body, metric)) + body)
+    partial = np.flatnonzero(~full & (count > 0))
+    tail = _partial_rows(metric, name, labels, values, keep, count, partial, templates) if len(partial) else b""
+    if not size:
+        return tail
+    out = np.empty(size + len(tail), dtype=np.uint8)
+    at = 0
+    for rows, block in parts:
+        body = len(name) + block.shape[1] + templates.size
+        n = len(rows) * (len(_header(body, metric)) + body)
+        _full_rows(out[at:at + n].reshape(len(rows), -1), name, block, templates, values[rows], metric)
+        at += n
+    out[at:] = np.frombuffer(tail, dtype=np.uint8)
+    return out.tobytes()
+
+
+def _partial_rows(metric: str, name: np.ndarray, labels: PortLabels, values: np.ndarray, keep: np.ndarray,
+                  count: np.ndarray, which: np.ndarray, templates: np.ndarray) -> bytes:
+    """TimeSeries messages of the ports ``which`` (some samples missing), their present samples only."""
+    rows = np.zeros(len(values), dtype=bool)
+    rows[which] = True
     width = templates.shape[1]
     plen = labels.length[rows]
     pflat = labels.flat[np.repeat(rows, labels.length)]
-    name = np.frombuffer(_label("__name__", metric), dtype=np.uint8)
     body = len(name) + plen + count[rows] * width  # TimeSeries length
     if body.max() >= 1 << 14:
         raise ValueError(f"{metric}: a time series of {int(body.max())} bytes")

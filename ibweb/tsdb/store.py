@@ -1,7 +1,7 @@
 """The one interface of per-port history, what it answers, and the chart bins both backends share.
 
-``range`` and ``ports_of_switch`` answer ``points`` bins of equal width ``(end - start) / points``: bin ``i``
-covers ``[start + i*w, start + (i+1)*w)`` and holds the series reduced over it by its aggregation
+``range``, ``ranges`` and ``ports_of_switch`` answer ``points`` bins of equal width ``(end - start) / points``:
+bin ``i`` covers ``[start + i*w, start + (i+1)*w)`` and holds the series reduced over it by its aggregation
 (:class:`~.series.Series` ``agg``), NaN where nothing was stored. Missing is never zero.
 """
 
@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["TOP", "Range", "SwitchRange", "TimeSeriesStore", "bin_edges", "fabric_list", "top_order"]
+__all__ = ["TOP", "Range", "Ranges", "SwitchRange", "TimeSeriesStore", "bin_edges", "fabric_list", "top_order"]
 
 #: One row of a top-N answer: the fabric, the port's identity and its value over the window.
 TOP = np.dtype([("fabric", "<i8"), ("guid", "<u8"), ("port", "<u2"), ("value", "<f8")])
@@ -36,6 +36,16 @@ class SwitchRange:
     values: np.ndarray
 
 
+@dataclass(frozen=True)
+class Ranges:
+    """Ports side by side: ``ports`` :data:`~.series.PORT_ID` ``[P]`` as asked, ``t`` ``[points]`` and ``values``
+    ``[P, points]``."""
+
+    ports: np.ndarray
+    t: np.ndarray
+    values: np.ndarray
+
+
 @runtime_checkable
 class TimeSeriesStore(Protocol):
     """Per-port series of fabrics, written one sweep at a time, read downsampled or ranked."""
@@ -46,6 +56,10 @@ class TimeSeriesStore(Protocol):
     def range(self, fabric_id: int, port: tuple[int, int], series: str, start: float, end: float,
               points: int) -> Range:
         """Port ``(guid, port)``'s ``series`` over ``[start, end)`` in ``points`` bins."""
+
+    def ranges(self, fabric_id: int, ports: np.ndarray, series: str, start: float, end: float,
+               points: int) -> Ranges:
+        """Ports ``ports`` (:data:`~.series.PORT_ID` ``[P]``) side by side, in their order, in ``points`` bins."""
 
     def top(self, fabric_ids: int | Sequence[int], series: str, start: float, end: float, n: int) -> np.ndarray:
         """The ``n`` ports of ``fabric_ids`` highest in ``series`` over the window (``min``: lowest), :data:`TOP`."""

@@ -12,6 +12,10 @@ Measured per visit, from the page's own Navigation and Paint Timing: the server'
 last byte) and the first contentful paint after navigation (the first draw: the page is server-rendered, so its
 first paint shows the summary and the worst ports); the DOM is checked to hold the summary of all 196,608 ports
 and the worst ports' rows. Target: first draw <= 1000 ms (median of the visits; the worst is printed).
+In the same server, the History page (issue 40) is then opened ``BENCH_VISITS`` times on the
+:data:`HISTORY_PORTS` hottest ports of the last hour (the per-port history API's top-N), each chart of seven stored
+series (:mod:`frontend/src/history`): its first chart drawn and all of them drawn after navigation (the page's
+``data-first-chart-ms`` and ``data-all-charts-ms``). Target: first chart <= :data:`HISTORY_FIRST_CHART_MS` (median).
 Run (after ``cd frontend && npm run build``): ``.venv/bin/python tests/bench/bench_health_page.py``.
 """
 
@@ -39,6 +43,15 @@ SLUG = "bench-health-32768"
 FAULTS = 256
 VISITS = int(os.environ.get("BENCH_VISITS", "5"))
 FIRST_DRAW_MS = 1000.0
+HISTORY_PORTS = 20
+HISTORY_FIRST_CHART_MS = 2000.0
+HISTORY = """() => {
+  const m = document.querySelector("main.history-page");
+  if (!m || !m.dataset.allChartsMs) return null;
+  return {first: Number(m.dataset.firstChartMs), all: Number(m.dataset.allChartsMs), charts: Number(m.dataset.charts),
+          bins: [...document.querySelectorAll("article.history-chart svg")]
+            .reduce((n, s) => n + Number(s.dataset.points || 0), 0)};
+}"""
 TIMING = """() => {
   const nav = performance.getEntriesByType("navigation")[0];
   const paint = performance.getEntriesByName("first-contentful-paint")[0];
@@ -90,6 +103,25 @@ def visit(page, url: str) -> dict:
     return {**timing, "dom_rows": page.evaluate(DOM)}
 
 
+def hottest(server, n: int, timeout_s: float = 300) -> list[dict]:
+    """The ``n`` hottest ports of the last hour once the per-port history has that many (written every 10 s)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = time.time()
+        ports = server.get_json(f"/api/fabrics/fabrics/{SLUG}/tsdb/top/?series=utilization&n={n}"
+                                f"&start={now - 3600}&end={now}")["ports"]
+        if len(ports) >= n:
+            return ports
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"only {len(ports)} ports stored after {timeout_s} s")
+        time.sleep(2)
+
+
+def history_visit(page, url: str) -> dict:
+    page.goto(url, wait_until="load")
+    return poll(page, f"({HISTORY})()", 120)
+
+
 def bench() -> dict:
     fabric = {"name": "Bench health 32768", "slug": SLUG, "tick_s": 1.0, "spec": spec()}
     with (tempfile.TemporaryDirectory() as tmp, running_server(Path(tmp), fabrics=[fabric]) as server,
@@ -100,6 +132,11 @@ def bench() -> dict:
         url = f"{server.url}/fabrics/{SLUG}/health/"
         visit(page, url)  # warm-up: the server's first page, the styles in the browser's cache
         visits = [visit(page, url) for _ in range(VISITS)]
+        ports = hottest(server, HISTORY_PORTS)
+        url = (f"{server.url}/fabrics/{SLUG}/history/?range=1h&ports="
+               + ",".join(f"{p['node']}:{p['port']}" for p in ports))
+        history_visit(page, url)  # warm-up
+        history = [history_visit(page, url) for _ in range(VISITS)]
         if page.errors:
             raise AssertionError(page.errors)
     dom = visits[-1]["dom_rows"]
@@ -107,7 +144,9 @@ def bench() -> dict:
     if dom["ports"] != str(ports) or dom["worst"] != len(report["worst"]) or not dom["worst"]:
         raise AssertionError(f"the page does not show the report: {dom} (report: {ports} ports, "
                              f"{len(report['worst'])} worst)")
-    return {"visits": visits, "report": report, "ready_s": ready_s}
+    if any(h["charts"] != HISTORY_PORTS or not h["bins"] for h in history):
+        raise AssertionError(f"the History page did not draw {HISTORY_PORTS} charts: {history}")
+    return {"visits": visits, "report": report, "ready_s": ready_s, "history": history}
 
 
 def main() -> int:
@@ -125,6 +164,14 @@ def main() -> int:
           f"(ratio to the target {statistics.median(fcp) / FIRST_DRAW_MS:.2f})", flush=True)
     ok = target(f"Health page first draw after navigation, {GPUS:,} GPUs (median)", statistics.median(fcp),
                 FIRST_DRAW_MS, "ms")
+    h = r["history"]
+    first, every = [x["first"] for x in h], [x["all"] for x in h]
+    print(f"History page, {GPUS:,} GPUs, {HISTORY_PORTS} ports over the last hour ({h[-1]['bins']:,} bins drawn), "
+          f"{len(h)} visits: first chart median {statistics.median(first):.0f} ms (worst {max(first):.0f} ms), "
+          f"all {HISTORY_PORTS} charts median {statistics.median(every):.0f} ms (worst {max(every):.0f} ms) "
+          "after navigation", flush=True)
+    ok &= target(f"History page first chart after navigation, {HISTORY_PORTS} ports, {GPUS:,} GPUs (median)",
+                 statistics.median(first), HISTORY_FIRST_CHART_MS, "ms")
     return 0 if ok else 1
 
 

@@ -1,46 +1,61 @@
-"""Per-port history for 90 days (issue 40): the embedded store's write cost, disk and queries; VictoriaMetrics' ingest.
+"""Per-port history for 90 days (issue 40) at 16,384 and 32,768 GPUs, side by side with today's SQL rollups.
 
-Every sweep writes all 32 series of the catalog (``ibweb.tsdb.series.SERIES``) for every port, synthetic but shaped
-like a fabric's: rates and utilization noisy around a per-port level, XmitWait on busy ports, error counters zero
-but on 0.1% of ports, links up but 0.01%, BER, temperature and power slowly wandering.
+The fabrics are the loaded rail-optimized fabrics of the scale benches (:func:`fabric_engine.scenario.
+loaded_rail_spec`); one row per directed link's out port (2 x links ports). Per size (``--gpus``, default 16,384
+and 32,768), in one run:
 
-1. **Write cost** (``--ports``, default 25,000 and 200,000 ports, about 4,096 and 32,768 GPUs): one 10-minute raw
-   span of 10 s sweeps and the sweep that packs it; the cost per sweep (the packing spread over its span) as a share
-   of a core at one sweep every 10 s.
-2. **Disk per port per day** (``--day-ports``, default 1,024): a whole day of sweeps through the store (every 60 s
-   to keep the bench short; raw bytes scaled to 10 s, and printed from the 10 s span of 1. too); bytes per tier
-   from SQLite's ``dbstat`` (pages, indexes included) split by each tier's blob bytes; the 1-hour tier (packed
-   weekly) is taken as the 5-minute tier's bytes / 12. Then disk at steady state (raw 2 days, 5-minute and
-   1-hour tiers 90 days) at ``--ports``, beside today's SQL rollups (issue 40: 35 GB a day, 24 hours kept, at
-   16,384 GPUs; 8 GB at 4,096).
-3. **Queries** at ``--ports``: 90 days backfilled as compaction leaves them at its fullest (1-hour tier packed for 13
-   weeks, 6 days pending; 5-minute tier packed for the charted block, 23 h 55 min pending), then a port's 90-day
-   chart at 1,000 and 4,000 points, the top-20 ports over 7 days, a switch's 64 ports over 7 days; targets on the
-   query's CPU time (one thread: its latency on an idle core), the wall time printed beside it.
-4. **VictoriaMetrics** (``--victoria-ports``, default 25,000; skipped without ``victoria-metrics``): remote-write
-   encode + send per sweep, and the server's CPU per sweep (``/proc/<pid>/stat``).
+1. **The time-series store (embedded default)**, as the leader writes it (:mod:`ibweb.live.history.tsdb_publisher`:
+   the tick's copy, ``port_sweep`` with the graded health and every error counter's rate from measured counters, the
+   store's write): 61 sweeps 10 s apart, packing a 10-minute span; ingest CPU per write and per 1 s tick, bytes per
+   stored sample (the packed span's blobs over its samples), disk per day (pages per port per day from ``--day-ports``
+   ports written through a whole day, times the ports) at steady state (raw 2 days, 5-minute and 1-hour tiers 90
+   days).
+2. **Today's SQL rollups** of the same links (:mod:`ibweb.live.history.ring` and :func:`ibweb.live.tasks.
+   rollup_minute`, every link busy): the ring's record per tick, the minute's rollup and its insert into SQLite with
+   ``LinkRollup``'s table and indexes (as Django creates them); ingest CPU per tick, rows a minute, bytes per row and
+   per stored value (mean and peak utilization, mean rate), disk per day (24 hours kept).
+3. **Queries** at that many ports (90 days backfilled as compaction leaves them at its fullest): a port's 90-day chart
+   at 1,000 and 4,000 points (< 200 ms), the top-20 ports over 7 days (< 2 s), a switch's 64 ports over 7 days; CPU
+   time (one thread: its latency on an idle core), wall time beside it.
+4. **A real Prometheus** (Debian's ``prometheus``, ``tests.support.prometheus.running_prometheus``) discovering the
+   ``/metrics`` targets through ``http_sd_configs`` and scraping each once: parts of ``IBWEB_METRICS_TARGET_PORTS`` =
+   2,048 ports rendered per request as the ``/metrics`` view renders them
+   (:func:`fabric_engine.telemetry.prometheus.metric_families`, emulated counters), served by a stand-in HTTP server
+   with ibweb's target list format; the largest target's size and Prometheus' own ``scrape_duration_seconds`` of it.
+5. **VictoriaMetrics ingest** (``--victoria-gpus``, default 32,768; skipped without ``victoria-metrics``): remote-write
+   encode + send per sweep (client) and the server's CPU per sweep (``/proc/<pid>/stat``), 6 sweeps a request.
 
-5. **The leader's publisher** (``--publisher-gpus``, default 32,768: a loaded rail-optimized fabric,
-   ``fabric_engine.scenario.loaded_rail_spec``): what a tick's thread spends (copying the arrays and queueing:
-   ``ibweb.live.history.tsdb_publisher.Sweep``), and what the writer's thread spends per write (the port rows from
-   the state and the graded health, ``port_sweep``; the embedded store's write, packing spread over its span).
-
-Run: ``.venv/bin/python tests/bench/bench_tsdb.py [--ports 25000 200000] [--day-ports 1024]``.
+Targets: embedded write and VictoriaMetrics ingest < 5% of a core at 10 s sweeps; 90-day chart < 200 ms; top-20 over
+7 days < 2 s; the largest ``/metrics`` target <= 10 MB and scraped in <= 1 s.
+Run: ``.venv/bin/python tests/bench/bench_tsdb.py [--gpus 16384 32768] [--skip prometheus victoria ...]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ibweb.settings")  # tests.support.victoria reads the test settings
+_TMP = Path(tempfile.mkdtemp(prefix="bench-tsdb-"))
+os.environ.pop("REDIS_URL", None)  # the ring in local memory, as the embedded default keeps it
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ibweb.settings")
+os.environ.setdefault("IBWEB_HISTORY_DIR", str(_TMP / "history"))
+os.environ["DATABASE_URL"] = f"sqlite:///{_TMP / 'django.sqlite3'}"  # only for the schema SQL of LinkRollup
+
+import django  # noqa: E402
+
+django.setup()
 
 import numpy as np  # noqa: E402
 
@@ -52,7 +67,9 @@ from tests.bench.targets import machine, target  # noqa: E402
 STEP = 10
 DAY_STEP = 60  # the day's sweeps: the 5-minute means of 5 samples, not 30 (noisier: more bytes, if anything)
 WEEK = 7 * DAY
-ROLLUP_GB_PER_DAY = {16384: 35.0, 4096: 8.0}  # issue 40, today's minute rollups (utilization and rate only)
+ROLLUP_PG = "issue 40, PostgreSQL: 66,522 rows a minute, 24 MB a minute, 35 GB a day at 16,384 GPUs"
+#: Ports per /metrics target (IBWEB_METRICS_TARGET_PORTS' default).
+PORTS_PER_TARGET = 2048
 
 
 def fabric_ports(n: int) -> np.ndarray:
@@ -91,30 +108,6 @@ class Sweeps:
         return out
 
 
-def bench_writes(n: int, workdir: Path) -> float:
-    """ms per sweep, packing included, of ``n`` ports (also printed)."""
-    store = EmbeddedStore(workdir / f"writes-{n}.sqlite3")
-    ports, sweeps, t0 = fabric_ports(n), Sweeps(n), float(int(time.time() // 600) * 600 - 3600)
-    store.write(1, t0 - STEP, ports, sweeps.values())  # first sighting: slots assigned, outside the span measured
-    spent, pack = [], 0.0
-    for i in range(61):
-        values = sweeps.values()
-        start = time.process_time()
-        store.write(1, t0 + STEP * i + 1, ports, values)
-        (spent.append if i < 60 else lambda dt: None)(time.process_time() - start)
-        if i == 60:
-            pack = time.process_time() - start
-    per_sweep = (sum(spent) + pack) / 60 * 1000
-    raw = store._db.execute("SELECT SUM(LENGTH(data)), COUNT(*) FROM packed WHERE tier = 0").fetchone()
-    print(f"embedded writes, {n} ports x {len(SERIES)} series: {1000 * float(np.median(spent)):.0f} ms CPU/sweep "
-          f"(median), packing a 10-minute span {1000 * pack:.0f} ms, {per_sweep:.0f} ms per sweep with packing "
-          f"= {per_sweep / (STEP * 1000) * 100:.2f}% of a core at one sweep per {STEP} s; the span packed: "
-          f"{raw[0] / n:.0f} B per port in {raw[1]} rows ({raw[0] / (n * len(SERIES) * 60):.2f} B/sample, "
-          f"{raw[0] / n * 144 / 1e3:.0f} kB per port per day)", flush=True)
-    store.close()
-    return per_sweep
-
-
 def bench_day(n: int, workdir: Path) -> dict[int, float]:
     """Bytes per port per day of each tier, from a day of sweeps of ``n`` ports (also printed)."""
     path = workdir / "day.sqlite3"
@@ -141,17 +134,11 @@ def bench_day(n: int, workdir: Path) -> dict[int, float]:
     return per
 
 
-def steady_state(per: dict[int, float], n: int) -> float:
-    """GB on disk at steady state for ``n`` ports (raw 2 days, coarse tiers 90 days); printed against the rollups."""
-    total = (per[0] * 2 + (per[1] + per[2]) * 90) * n / 1e9
-    gpus = {25000: 4096, 200000: 32768}.get(n)
-    rollup = f"; today's SQL rollups: {ROLLUP_GB_PER_DAY[4096]:.0f} GB a day at 4,096 GPUs, " \
-             f"{ROLLUP_GB_PER_DAY[16384]:.0f} GB a day at 16,384, 24 hours kept, utilization and rate only" \
-        if gpus else ""
-    print(f"{n} ports{f' (~{gpus} GPUs)' if gpus else ''}: {per[0] * n / 1e9:.1f} GB a day raw, "
-          f"{(per[1] + per[2]) * n / 1e9:.2f} GB a day downsampled; steady state (raw 2 days, 90 days downsampled) "
-          f"{total:.0f} GB{rollup}", flush=True)
-    return total
+def steady_state(per: dict[int, float], n: int) -> tuple[float, float]:
+    """GB written a day (raw at 10 s + downsampled) and GB on disk at steady state (raw 2 days, coarse tiers 90 days)
+    for ``n`` ports."""
+    day = (per[0] + per[1] + per[2]) * n / 1e9
+    return day, (per[0] * 2 + (per[1] + per[2]) * 90) * n / 1e9
 
 
 def backfill(store: EmbeddedStore, n: int, end_week: int, chart_block: int, rng: np.random.Generator) -> None:
@@ -232,9 +219,239 @@ def bench_queries(n: int, workdir: Path) -> tuple[float, float]:
     return 1000 * max(c[0] for c in chart.values()), top[0]
 
 
-def bench_victoria(n: int, workdir: Path, per_request: int = 1) -> float | None:
-    """Ingest CPU (client encode + send, server) per sweep of ``n`` ports, % of a core at 10 s sweeps, sending
-    ``per_request`` sweeps per request."""
+def fabric_of(gpus: int):
+    """The loaded rail-optimized fabric of ``gpus`` GPUs."""
+    from fabric_engine.scenario import build_fabric, loaded_rail_spec
+
+    return build_fabric(loaded_rail_spec(gpus)["topology"])
+
+
+def out_ports(f) -> np.ndarray:
+    """The out port of every directed link (the publisher's rows)."""
+    ports = np.empty(2 * f.num_links, dtype=PORT_ID)
+    ports["guid"], ports["port"] = f.guid[f.dl_src], f.dl_src_port
+    return ports
+
+
+def bench_publisher(gpus: int, f, workdir: Path) -> dict:
+    """The leader's writes of 61 sweeps 10 s apart (every series: rates, XmitWait, link state, graded health, every
+    error counter's rate from measured counters): tick-thread ms, writer CPU ms per write (packing spread over its
+    span), bytes per stored sample of the packed span."""
+    from fabric_engine.state import FabricState
+    from fabric_engine.telemetry.counters import COLUMN, COLUMNS, ERROR_COUNTERS
+    from ibweb.live.engine.publishing import Tick
+    from ibweb.live.history.tsdb_publisher import ErrorRates, Sweep, port_sweep
+
+    n, rng = 2 * f.num_links, np.random.default_rng(3)
+    health = {"node": f.dl_src.astype(np.int32), "port": f.dl_src_port.astype(np.uint8),
+              "effective": 10.0 ** rng.uniform(-15, -10, n), "temp": rng.uniform(40, 70, n),
+              "raw": 10.0 ** rng.uniform(-12, -8, n), "grade": np.zeros(n, np.int8)}
+    cols = [COLUMN[c] for c in ERROR_COUNTERS]
+    counters = np.full((n, len(COLUMNS)), np.nan)
+    counters[:, cols] = 0.0
+    erring = rng.random(n) < 0.001
+    store = EmbeddedStore(workdir / f"publisher-{gpus}.sqlite3")
+    errors = ErrorRates()
+    t0 = float(int(time.time() // 600) * 600 - 3600)
+    on_tick, compose, write, pack, series = [], [], [], 0.0, 0
+    for i in range(62):
+        t = t0 + STEP * i + 1
+        rate = rng.uniform(0, 400, n).astype(np.float32)
+        counters = counters.copy()  # the source makes a new array per sweep
+        counters[erring, cols[0]] += rng.poisson(5, int(erring.sum()))
+        st = FabricState(seq=i, t=t, tick_s=1.0, rate_gbps=rate, util=rate / 400, xmit_wait=rate * 100,
+                         stale=rng.random(n) < 0.001)
+        start = time.perf_counter()
+        sweep = Sweep.of("v", Tick(st, f, {}, measured=(counters, t)))
+        on_tick.append(time.perf_counter() - start)
+        start = time.process_time()
+        ports, values = port_sweep(sweep, health, errors)
+        compose.append(time.process_time() - start)
+        series = max(series, len(values))
+        start = time.process_time()
+        store.write(1, sweep.t, ports, values)
+        spent = time.process_time() - start
+        if i == 61:
+            pack = spent
+        elif i:  # the first sighting (slots assigned) left out
+            write.append(spent)
+    per_write = (float(np.median(compose)) + (sum(write) + pack) / len(write)) * 1000
+    raw = store._db.execute("SELECT SUM(LENGTH(data)) FROM packed WHERE tier = 0").fetchone()[0] or 0
+    per_sample = raw / (n * series * 60)  # the series written (the catalog's others are not measured here)
+    print(f"tsdb publisher at {gpus:,} GPUs ({n:,} ports, {series} series): tick thread "
+          f"{1000 * float(np.median(on_tick)):.1f} ms per write (copy + queue); writer thread: port rows "
+          f"{1000 * float(np.median(compose)):.0f} ms, embedded write {1000 * float(np.median(write)):.0f} ms "
+          f"(median), packing a span {1000 * pack:.0f} ms: {per_write:.0f} ms CPU per write = "
+          f"{per_write / (STEP * 1000) * 100:.2f}% of a core at one write per {STEP} s; the packed span "
+          f"{per_sample:.2f} B per sample", flush=True)
+    store.close()
+    return {"tick_ms": 1000 * float(np.median(on_tick)), "write_ms": per_write, "bytes_per_sample": per_sample,
+            "series": series}
+
+
+def rollup_table(path: Path) -> sqlite3.Connection:
+    """A SQLite file with ``LinkRollup``'s table and indexes as Django creates them."""
+    from django.db import connection
+
+    from ibweb.live.models import LinkRollup
+
+    with connection.schema_editor(collect_sql=True, atomic=False) as editor:
+        editor.create_model(LinkRollup)
+    db = sqlite3.connect(path, isolation_level=None)
+    for statement in editor.collected_sql:
+        db.execute(statement)
+    return db
+
+
+def bench_rollups(gpus: int, f, workdir: Path) -> dict:
+    """Today's path for the same links: the ring's record per 1 s tick, the minute's rollup and its insert."""
+    import asyncio
+
+    from ibweb.live.history import layout, reads, ring
+    from ibweb.live.history.link_identity import IDENTITY, LinkIdentities
+    from ibweb.live.models import LinkRollup
+    from ibweb.live.tasks import rollup_minute
+
+    n, rng = 2 * f.num_links, np.random.default_rng(5)
+    keys = np.empty(n, dtype=IDENTITY)
+    keys["tx_guid"], keys["tx_port"] = f.guid[f.dl_src], f.dl_src_port
+    keys["rx_guid"], keys["rx_port"] = f.guid[f.dl_dst], f.dl_dst_port
+    guids = np.unique(np.concatenate([keys["tx_guid"], keys["rx_guid"]]))
+    ids = LinkIdentities(keys, guids, np.zeros(len(guids), bool), np.array([f"n{g}" for g in guids], dtype=object))
+    fid, t0 = 4242, float(int(time.time() // 60) * 60 - 120)
+    ring.clear(fid)
+    ring.store().set(layout.topo_key(fid, "v"), ids.encode(), 3600)
+
+    class Sized:  # record() checks the topology's size only
+        num_links = n // 2
+
+    async def record() -> list[float]:
+        spent = []
+        for i in range(61):
+            rate = rng.random(n, dtype=np.float32) * 400
+            start = time.process_time()
+            await ring.record(fid, i + 1, t0 + i, rate, rate / 400, topology="v", fabric=Sized())
+            spent.append(time.process_time() - start)
+        return spent
+
+    ticks = asyncio.run(record())
+    start = time.process_time()
+    rows = rollup_minute(fid, int(t0 // 60), reads.ticks(fid, t0, t0 + 60))
+    roll = time.process_time() - start
+    db = rollup_table(workdir / f"rollups-{gpus}.sqlite3")
+    names = [fld.attname for fld in LinkRollup._meta.concrete_fields if fld.attname != "id"]
+    values = [[str(v) if k == "minute" else v for k, v in zip(names, (getattr(r, a) for a in names), strict=True)]
+              for r in rows]  # one tuple per row, as Django's bulk_create sends them
+    start = time.process_time()
+    db.execute("BEGIN")
+    db.executemany(f"INSERT INTO live_linkrollup ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values)
+    db.execute("COMMIT")
+    insert = time.process_time() - start
+    pages = db.execute("SELECT SUM(pgsize) FROM dbstat WHERE name LIKE 'live_%' OR name LIKE 'sqlite_autoindex_live%'"
+                       ).fetchone()[0]
+    db.close()
+    ring.clear(fid)
+    per_row = pages / len(rows)
+    per_tick = float(np.median(ticks)) + (roll + insert) / 60
+    day = per_row * len(rows) * 1440 / 1e9
+    print(f"SQL rollups at {gpus:,} GPUs ({n:,} directed links, every one busy): ring record "
+          f"{1000 * float(np.median(ticks)):.1f} ms CPU per tick, the minute's rollup {1000 * roll:.0f} ms + insert "
+          f"{1000 * insert:.0f} ms (SQLite): {1000 * per_tick:.1f} ms CPU per tick ({per_tick * 100:.1f}% of a core); "
+          f"{len(rows):,} rows a minute, {per_row:.0f} B a row in SQLite (table and indexes; {per_row / 3:.0f} B per "
+          f"stored value: mean and peak utilization, mean rate), {day:.1f} GB a day, 24 hours kept ({ROLLUP_PG})",
+          flush=True)
+    return {"tick_ms": 1000 * per_tick, "rows_per_min": len(rows), "bytes_per_row": per_row,
+            "bytes_per_value": per_row / 3, "gb_per_day": day}
+
+
+class _Metrics(BaseHTTPRequestHandler):
+    """``/metrics/targets`` (ibweb's ``http_sd_configs`` list) and ``/metrics?fabric=&part=`` rendered per request
+    as the ``/metrics`` view renders a part; sizes and render times kept in ``server.served``."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        from fabric_engine.telemetry.metric_targets import part_of
+        from fabric_engine.telemetry.prometheus import metric_families, render_families
+
+        srv, url = self.server, urllib.parse.urlsplit(self.path)
+        address = f"127.0.0.1:{srv.server_address[1]}"
+        if url.path == "/metrics/targets":
+            body = json.dumps([{"targets": [address], "labels": {
+                "__metrics_path__": "/metrics", "__param_fabric": srv.slug, "__param_part": str(k),
+                "instance": f"{address}/metrics?fabric={srv.slug}&part={k}"}} for k in range(len(srv.bounds) - 1)])
+            kind = "application/json"
+        else:
+            part = int(urllib.parse.parse_qs(url.query)["part"][0])
+            start = time.process_time()
+            body = render_families([metric_families(srv.labels, srv.totals, srv.slug,
+                                                    nodes=part_of(srv.bounds, part))])
+            srv.served[part] = (len(body.encode()), time.process_time() - start)
+            kind = "text/plain; version=0.0.4"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def bench_prometheus(gpus: int, f, workdir: Path) -> dict | None:
+    """A real Prometheus discovering every part of the fabric's ``/metrics`` and scraping each once: the largest
+    target's size and scrape time (Prometheus' ``scrape_duration_seconds``)."""
+    from fabric_engine.state import FabricState
+    from fabric_engine.telemetry.metric_targets import node_ranges
+    from fabric_engine.telemetry.prometheus import CounterIntegrator, port_nodes
+    from tests.support.prometheus import PROMETHEUS, running_prometheus
+
+    if not Path(PROMETHEUS).exists():
+        print("prometheus not installed: the scrape of the discovered targets not measured")
+        return None
+    acc = CounterIntegrator(f)
+    rate = np.full(2 * f.num_links, 8.0, np.float32)
+    acc.add(FabricState(1, time.time(), 1.0, rate, rate / 400))
+    labels = {"nodes": {"name": np.array([str(x) for x in f.node_name], dtype=object),
+                        "guid": np.array([f"0x{g:016x}" for g in f.guid.tolist()], dtype=object)},
+              "links": {"a_node": f.a_node, "a_port": f.a_port, "b_node": f.b_node, "b_port": f.b_port}}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Metrics)
+    server.slug, server.labels, server.totals, server.served = f"rail{gpus}", labels, acc.totals, {}
+    server.bounds = node_ranges(port_nodes(labels), f.num_nodes, PORTS_PER_TARGET)
+    parts = len(server.bounds) - 1
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with running_prometheus(workdir / f"prometheus-{gpus}", {
+                "global": {"scrape_interval": "60s", "scrape_timeout": "10s"},
+                "scrape_configs": [{"job_name": "ibweb", "http_sd_configs": [
+                    {"url": url + "/metrics/targets", "refresh_interval": "5s"}]}]}) as prom:
+            def scraped(p) -> list | None:
+                got = p.query('scrape_duration_seconds{job="ibweb"}')["result"]
+                return got if len(got) == parts else None
+
+            durations = prom.wait(scraped, 300, f"one scrape of each of the {parts} targets", every_s=2)
+            samples = prom.query('max(scrape_samples_scraped{job="ibweb"})')["result"]
+            up = prom.query('sum(up{job="ibweb"})')["result"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    largest = max(server.served, key=lambda k: server.served[k][0])
+    took = {int(urllib.parse.parse_qs(d["metric"]["instance"].split("?", 1)[1])["part"][0]): float(d["value"][1])
+            for d in durations}
+    size, render = server.served[largest]
+    out = {"parts": parts, "largest_mb": size / 1e6, "largest_scrape_s": took[largest],
+           "slowest_scrape_s": max(took.values()), "samples": float(samples[0]["value"][1]),
+           "up": float(up[0]["value"][1]), "render_ms": 1000 * render}
+    print(f"Prometheus at {gpus:,} GPUs: {parts} targets discovered, {out['up']:.0f} up; the largest target "
+          f"(part {largest}) {out['largest_mb']:.1f} MB, {out['samples']:,.0f} samples, scraped in "
+          f"{out['largest_scrape_s'] * 1000:.0f} ms (its render {out['render_ms']:.0f} ms CPU); the slowest scrape "
+          f"{out['slowest_scrape_s'] * 1000:.0f} ms", flush=True)
+    return out
+
+
+def bench_victoria(f, workdir: Path, per_request: int = 6) -> dict | None:
+    """Ingest CPU per sweep (client encode + send, server) of the fabric's ports, sending ``per_request`` sweeps a
+    request; the series registered by a first request outside the measure."""
     if shutil.which("victoria-metrics") is None:
         print("victoria-metrics not installed: VictoriaMetrics ingest not measured")
         return None
@@ -244,8 +461,10 @@ def bench_victoria(n: int, workdir: Path, per_request: int = 1) -> float | None:
     where = workdir / f"victoria-{per_request}"
     where.mkdir()
     server = Victoria(where)
+    ports = out_ports(f)
+    n = len(ports)
     try:
-        store, ports, sweeps = VictoriaStore(server.url, sweeps_per_request=per_request), fabric_ports(n), Sweeps(n, 4)
+        store, sweeps = VictoriaStore(server.url, sweeps_per_request=per_request), Sweeps(n, 4)
         t0 = float(int(time.time() // 600) * 600 - 1800)
         ticks = os.sysconf("SC_CLK_TCK")
 
@@ -257,7 +476,7 @@ def bench_victoria(n: int, workdir: Path, per_request: int = 1) -> float | None:
         store.flush(held=True)
         server.flush()
         cpu0, client = server_cpu(), []
-        sweeps_n = 12
+        sweeps_n = 2 * per_request
         for i in range(1, sweeps_n + 1):
             values = sweeps.values()
             start = time.process_time()
@@ -267,101 +486,99 @@ def bench_victoria(n: int, workdir: Path, per_request: int = 1) -> float | None:
         store.flush(held=True)
         client[-1] += time.process_time() - start
         server.flush()
-        time.sleep(1)
+        time.sleep(2)
         server_s = (server_cpu() - cpu0) / sweeps_n
         client_s = float(np.mean(client))
-        disk = sum(f.stat().st_size for f in (where / "data").rglob("*") if f.is_file())
-        samples = (sweeps_n + 1) * n * len(SERIES)
-        print(f"VictoriaMetrics, {n} ports x {len(SERIES)} series per sweep, {per_request} sweeps per request: "
-              f"client encode + send "
-              f"{1000 * client_s:.0f} ms CPU/sweep, server {1000 * server_s:.0f} ms CPU/sweep "
-              f"({(client_s + server_s) / STEP * 100:.1f}% of a core at one sweep per {STEP} s); data dir "
-              f"{disk / 1e6:.0f} MB after {samples / 1e6:.1f} M samples (before its background merges)", flush=True)
-        return (client_s + server_s) / STEP * 100
+        print(f"VictoriaMetrics, {n:,} ports x {len(SERIES)} series a sweep, {per_request} sweeps a request: client "
+              f"encode + send {1000 * client_s:.0f} ms CPU a sweep ({client_s / STEP * 100:.2f}% of a core), "
+              f"server {1000 * server_s:.0f} ms CPU a sweep ({server_s / STEP * 100:.1f}%): "
+              f"{(client_s + server_s) / STEP * 100:.1f}% of a core at one sweep per {STEP} s", flush=True)
+        return {"client_pct": client_s / STEP * 100, "server_pct": server_s / STEP * 100}
     finally:
         server.stop()
 
 
-def bench_publisher(gpus: int, workdir: Path) -> tuple[float, float]:
-    """ms on the tick's thread per write, and ms (CPU) on the writer's thread per write, at ``gpus`` GPUs."""
-    from fabric_engine.scenario import build_fabric, loaded_rail_spec
-    from fabric_engine.state import FabricState
-    from ibweb.live.engine.publishing import Tick
-    from ibweb.live.history.tsdb_publisher import Sweep, port_sweep
-
-    f = build_fabric(loaded_rail_spec(gpus)["topology"])
-    n, rng = 2 * f.num_links, np.random.default_rng(3)
-    health = {"node": f.dl_src.astype(np.int32), "port": f.dl_src_port.astype(np.uint8),
-              "effective": 10.0 ** rng.uniform(-15, -10, n), "temp": rng.uniform(40, 70, n),
-              "raw": 10.0 ** rng.uniform(-12, -8, n), "grade": np.zeros(n, np.int8)}
-    store = EmbeddedStore(workdir / "publisher.sqlite3")
-    t0 = float(int(time.time() // 600) * 600 - 3600)
-    on_tick, compose, write, pack = [], [], [], 0.0
-    for i in range(62):
-        rate = rng.uniform(0, 400, n).astype(np.float32)
-        st = FabricState(seq=i, t=t0 + STEP * i + 1, tick_s=1.0, rate_gbps=rate, util=rate / 400,
-                         xmit_wait=rate * 100, stale=rng.random(n) < 0.001)
-        start = time.perf_counter()
-        sweep = Sweep.of("v", Tick(st, f, {}))
-        on_tick.append(time.perf_counter() - start)
-        start = time.process_time()
-        ports, values = port_sweep(sweep, health)
-        compose.append(time.process_time() - start)
-        start = time.process_time()
-        store.write(1, sweep.t, ports, values)
-        spent = time.process_time() - start
-        if i == 61:
-            pack = spent
-        elif i:  # the first sighting (slots assigned) left out
-            write.append(spent)
-    per_write = (float(np.median(compose)) + (sum(write) + pack) / len(write)) * 1000
-    print(f"publisher at {gpus} GPUs ({n} ports, {len(values)} series): tick thread "
-          f"{1000 * float(np.median(on_tick)):.1f} ms per write (copy + queue); writer thread: port rows "
-          f"{1000 * float(np.median(compose)):.0f} ms, embedded write {1000 * float(np.median(write)):.0f} ms "
-          f"(median), packing a span {1000 * pack:.0f} ms: {per_write:.0f} ms CPU per write = "
-          f"{per_write / (STEP * 1000) * 100:.1f}% of a core at one write per {STEP} s", flush=True)
-    store.close()
-    return 1000 * float(np.median(on_tick)), per_write
-
-
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--ports", type=int, nargs="+", default=[25_000, 200_000])
+    p.add_argument("--gpus", type=int, nargs="+", default=[16_384, 32_768])
     p.add_argument("--day-ports", type=int, default=1024)
-    p.add_argument("--victoria-ports", type=int, default=25_000)
-    p.add_argument("--victoria-batch", type=int, nargs="+", default=[1, 6], help="sweeps per request, compared")
-    p.add_argument("--publisher-gpus", type=int, default=32_768)
-    p.add_argument("--skip", nargs="*", default=[], choices=["day", "writes", "queries", "victoria", "publisher"])
+    p.add_argument("--victoria-gpus", type=int, default=32_768)
+    p.add_argument("--skip", nargs="*", default=[],
+                   choices=["day", "publisher", "rollups", "queries", "prometheus", "victoria"])
     a = p.parse_args()
-    print(machine())
-    workdir = Path(tempfile.mkdtemp(prefix="bench-tsdb-"))
+    print(machine(), flush=True)
+    workdir = _TMP / "work"
+    workdir.mkdir()
+    table: dict[int, dict] = {}
     try:
         per = bench_day(a.day_ports, workdir) if "day" not in a.skip else None
-        for n in a.ports:
-            if "writes" not in a.skip:
-                cost = bench_writes(n, workdir)
-                target(f"embedded tsdb write per 10 s sweep, {n} ports (% of a core)", cost / (STEP * 1000) * 100, 5,
-                       "%")
+        fabrics = {}
+        for gpus in a.gpus:
+            f = fabrics[gpus] = fabric_of(gpus)
+            n = 2 * f.num_links
+            row = table.setdefault(gpus, {"ports": n})
+            if "publisher" not in a.skip:
+                row["tsdb"] = bench_publisher(gpus, f, workdir)
+                target(f"tsdb publisher on the tick's thread per write, {gpus} GPUs", row["tsdb"]["tick_ms"], 20, "ms")
+                target(f"embedded tsdb ingest per 10 s sweep, {gpus} GPUs (% of a core)",
+                       row["tsdb"]["write_ms"] / (STEP * 1000) * 100, 5, "%")
             if per is not None:
-                steady_state(per, n)
+                row["tsdb_day_gb"], row["tsdb_steady_gb"] = steady_state(per, n)
+            if "rollups" not in a.skip:
+                row["rollups"] = bench_rollups(gpus, f, workdir)
             if "queries" not in a.skip:
                 chart_ms, top_s = bench_queries(n, workdir)
-                target(f"embedded tsdb 90-day chart of a port, {n} ports (CPU)", chart_ms, 200, "ms")
-                target(f"embedded tsdb top-20 over 7 days, {n} ports (CPU)", top_s, 2, "s")
-            for f in workdir.glob("*.sqlite3*"):
-                f.unlink()
-        if "publisher" not in a.skip:
-            on_tick, per_write = bench_publisher(a.publisher_gpus, workdir)
-            target(f"tsdb publisher on the tick's thread per write, {a.publisher_gpus} GPUs", on_tick, 20, "ms")
-            target(f"tsdb publisher writer thread per 10 s write, {a.publisher_gpus} GPUs (% of a core)",
-                   per_write / (STEP * 1000) * 100, 5, "%")
-        for per_request in a.victoria_batch if "victoria" not in a.skip else ():
-            ingest = bench_victoria(a.victoria_ports, workdir, per_request)
-            if ingest is not None:
-                target(f"VictoriaMetrics ingest per 10 s sweep, {a.victoria_ports} ports, {per_request} sweeps per "
-                       f"request (% of a core)", ingest, 5, "%")
+                row["chart_ms"], row["top_s"] = chart_ms, top_s
+                target(f"embedded tsdb 90-day chart of a port, {gpus} GPUs (CPU)", chart_ms, 200, "ms")
+                target(f"embedded tsdb top-20 over 7 days, {gpus} GPUs (CPU)", top_s, 2, "s")
+            if "prometheus" not in a.skip:
+                row["prometheus"] = got = bench_prometheus(gpus, f, workdir)
+                if got is not None:
+                    target(f"/metrics largest discovered target at {gpus} GPUs, size", got["largest_mb"], 10, "MB")
+                    target(f"/metrics largest discovered target at {gpus} GPUs, Prometheus scrape time",
+                           got["largest_scrape_s"], 1, "s")
+            for leftover in workdir.glob("*.sqlite3*"):
+                leftover.unlink()
+        if "victoria" not in a.skip:
+            got = bench_victoria(fabrics.get(a.victoria_gpus) or fabric_of(a.victoria_gpus), workdir)
+            if got is not None:
+                target(f"VictoriaMetrics ingest per 10 s sweep, {a.victoria_gpus} GPUs, client encode + send "
+                       f"(% of a core)", got["client_pct"], 5, "%")
+                target(f"VictoriaMetrics ingest per 10 s sweep, {a.victoria_gpus} GPUs, client and server "
+                       f"(% of a core)", got["client_pct"] + got["server_pct"], 5, "%")
+        side_by_side(table)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(_TMP, ignore_errors=True)
+
+
+def side_by_side(table: dict[int, dict]) -> None:
+    """The figures of each size in one table: the time-series store beside today's rollups."""
+    sizes = sorted(table)
+    rows = [
+        ("tsdb bytes per stored sample", lambda r: "{:.2f} B".format(r["tsdb"]["bytes_per_sample"])),
+        ("rollups bytes per stored value (SQLite)", lambda r: "{:.0f} B".format(r["rollups"]["bytes_per_value"])),
+        ("tsdb ingest CPU per 1 s tick", lambda r: "%.1f ms" % (r["tsdb"]["write_ms"] / STEP)),
+        ("rollups ingest CPU per 1 s tick", lambda r: "{:.1f} ms".format(r["rollups"]["tick_ms"])),
+        ("tsdb disk per day (written; steady state, 90 days)",
+         lambda r: "{:.1f} GB; {:.0f} GB".format(r["tsdb_day_gb"], r["tsdb_steady_gb"])),
+        ("rollups disk per day (24 h kept)", lambda r: "{:.1f} GB".format(r["rollups"]["gb_per_day"])),
+        ("a port's 90-day chart (CPU)", lambda r: "{:.0f} ms".format(r["chart_ms"])),
+        ("top-20 over 7 days (CPU)", lambda r: "{:.2f} s".format(r["top_s"])),
+        ("largest /metrics target, Prometheus scrape",
+         lambda r: "{:.1f} MB, {:.0f} ms".format(r["prometheus"]["largest_mb"],
+                                                 1000 * r["prometheus"]["largest_scrape_s"])),
+    ]
+    head = " | ".join("{} GPUs ({} ports)".format(f"{g:,}", f"{table[g]['ports']:,}") for g in sizes)
+    print(f"\n| at | {head} |")
+    print("|---|" + "---|" * len(sizes))
+    for what, fn in rows:
+        out = []
+        for g in sizes:  # a figure a size
+            try:
+                out.append(fn(table[g]))
+            except (KeyError, TypeError):
+                out.append("-")
+        print(f"| {what} | " + " | ".join(out) + " |", flush=True)
 
 
 if __name__ == "__main__":

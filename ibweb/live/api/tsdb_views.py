@@ -3,13 +3,16 @@
 Routes (under ``/api/fabrics/``)::
 
     fabrics/<slug>/ports/<node>/<port>/tsdb/?series=&start=&end=&points=   a port's series in ``points`` bins
+    fabrics/<slug>/nodes/<node>/tsdb/?series=&start=&end=&points=          a switch's (node's) ports side by side
     fabrics/<slug>/tsdb/top/?series=&start=&end=&n=                        the ``n`` ports highest in a series
 
 ``series``: a name of :data:`ibweb.tsdb.series.SERIES`; ``start`` and ``end``: seconds since the epoch (default: the
 last hour); ``points``: bins of the chart (default 500). ``node`` as :func:`ibweb.access.find_node` takes it; a node
 the user may not see is 404. The top-N leaves out the ports of hosts the view may not see (below ``ALL``; a GUID no
 longer in the fabric is left out too: the view cannot tell whether it was a host it may see), and ranks the ports
-it may see. Values are null where nothing was stored.
+it may see. Values are null where nothing was stored. A port's series lists the cable swaps of the window
+(``swaps``: the ``cable_swap`` events of the port, time and old and new module serial): its history goes on across
+them, as across a restart.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from ibweb.access import find_node, node_name, redaction, view_of
 from ibweb.live.api.base import FabricView, query_number
 from ibweb.tsdb.series import SERIES, series_of
 
-__all__ = ["PortTsdbView", "TsdbTopView"]
+__all__ = ["NodeTsdbView", "PortTsdbView", "TsdbTopView", "ask", "cable_swaps", "nodes_of", "peer_of", "values_of",
+           "window"]
 
 #: The longest window asked for, s (the longest retention one may set is far shorter in practice).
 MAX_WINDOW_S = 400 * 86400.0
@@ -46,7 +50,7 @@ def _store():
     return store()
 
 
-def _window(request) -> tuple[str, float, float]:
+def window(request) -> tuple[str, float, float]:
     """The ``series``, ``start`` and ``end`` of a request; 400 naming the parameter otherwise."""
     name = request.query_params.get("series", "")
     if name not in SERIES:
@@ -60,13 +64,13 @@ def _window(request) -> tuple[str, float, float]:
     return name, start, end
 
 
-def _values(a: np.ndarray) -> list[float | None]:
+def values_of(a: np.ndarray) -> list[float | None]:
     out = a.astype(np.float64).astype(object)
     out[np.isnan(a)] = None
     return out.tolist()
 
 
-def _ask(call):
+def ask(call):
     from ibweb.tsdb.victoria import TsdbError
 
     try:
@@ -82,7 +86,7 @@ class PortTsdbView(FabricView):
     port keeps its history."""
 
     def get(self, request, slug: str, node: str, port: int):
-        name, start, end = _window(request)
+        name, start, end = window(request)
         points = int(query_number(request, "points", 500, 1, 4000))
         fabric = self.fabric(request, slug)
         f = self.engine_fabric(fabric)
@@ -92,11 +96,12 @@ class PortTsdbView(FabricView):
             raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
         if not 1 <= port <= min(int(f.nports[i]), MAX_NODE_PORTS):
             raise NotFound(f"{node} has no port {port}")
-        got = _ask(lambda: _store().range(fabric.pk, (int(f.guid[i]), port), name, start, end, points))
+        got = ask(lambda: _store().range(fabric.pk, (int(f.guid[i]), port), name, start, end, points))
         s = series_of(name)
         return Response({"fabric": fabric.slug, "node": node_name(f, i, hidden), "port": port, "series": name,
                          "unit": s.unit, "agg": s.agg, "start": start, "end": end,
-                         "t": np.round(got.t, 3).tolist(), "values": _values(got.values)})
+                         "t": np.round(got.t, 3).tolist(), "values": values_of(got.values),
+                         "swaps": cable_swaps(fabric, int(f.guid[i]), port, start, end)})
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
@@ -105,7 +110,7 @@ class TsdbTopView(FabricView):
     lowest), among the ports the user may see: ``ports``: ``{"node", "guid", "port", "value"}`` ranked."""
 
     def get(self, request, slug: str):
-        name, start, end = _window(request)
+        name, start, end = window(request)
         n = int(query_number(request, "n", 20, 1, 1000))
         fabric = self.fabric(request, slug)
         f = self.engine_fabric(fabric)
@@ -113,8 +118,8 @@ class TsdbTopView(FabricView):
         hidden = shown.hidden_nodes(f)
         k = n
         while True:  # ask again for more while hidden ports take places among the first k
-            rows = _ask(lambda k=k: _store().top(fabric.pk, name, start, end, k))
-            nodes = _nodes(f, rows["guid"])
+            rows = ask(lambda k=k: _store().top(fabric.pk, name, start, end, k))
+            nodes = nodes_of(f, rows["guid"])
             keep = (nodes >= 0) & ~hidden[np.maximum(nodes, 0)] if not shown.shows_all else np.ones(len(rows), bool)
             if keep.sum() >= n or len(rows) < k or k >= 1 << 20:
                 break
@@ -129,7 +134,57 @@ class TsdbTopView(FabricView):
                          "end": end, "n": n, "ports": out})
 
 
-def _nodes(f, guids: np.ndarray) -> np.ndarray:
+def cable_swaps(fabric, guid: int, port: int, start: float, end: float) -> list[dict]:
+    """The cable swaps of port ``(guid, port)`` within ``[start, end)``: its ``cable_swap`` events (one per changed
+    module serial, kept across restarts) as ``{"t", "from", "to"}``, oldest first. The events app's model is taken
+    by name (it imports this app, not the other way round)."""
+    from django.apps import apps
+
+    events = apps.get_model("events", "Event").objects
+    rows = events.filter(fabric=fabric, kind="cable_swap", details__guid=f"0x{int(guid):016x}").values_list(
+        "details", flat=True).order_by("first_seen", "pk")[:1000]
+    out = []
+    for d in rows:  # the port's swaps: a few
+        t = d.get("t")
+        if port in (d.get("ports") or ()) and isinstance(t, (int, float)) and start <= t < end:
+            out.append({"t": round(float(t), 3), "from": str(d.get("from", "")), "to": str(d.get("to", ""))})
+    return sorted(out, key=lambda x: x["t"])
+
+
+def peer_of(f, node: int, port: int, hidden: np.ndarray) -> dict | None:
+    """The other end of the cable at ``port`` of ``node``, ``{"node", "port"}`` as the view names it (None: none)."""
+    if not 1 <= port <= int(f.nports[node]):
+        return None
+    d = int(f.out_link(node, port))
+    if d < 0:
+        return None
+    return {"node": node_name(f, int(f.dl_dst[d]), hidden), "port": int(f.dl_dst_port[d])}
+
+
+@extend_schema(responses=OpenApiTypes.OBJECT)
+class NodeTsdbView(FabricView):
+    """A node's (a switch's) stored ports side by side over a window: ``ports``: ``{"port", "peer", "values"}`` by
+    port number (``peer``: the other end in the current topology, ``{"node", "port"}``, null if uncabled), every
+    port's values in the same ``points`` bins ``t``; a node the user may not see is 404."""
+
+    def get(self, request, slug: str, node: str):
+        name, start, end = window(request)
+        points = int(query_number(request, "points", 500, 1, 4000))
+        fabric = self.fabric(request, slug)
+        f = self.engine_fabric(fabric)
+        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
+        i = find_node(f, node, hidden)
+        if i is None:
+            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        got = ask(lambda: _store().ports_of_switch(fabric.pk, int(f.guid[i]), name, start, end, points))
+        rows = [{"port": p, "peer": peer_of(f, i, p, hidden), "values": v}
+                for p, v in zip(got.ports.tolist(), (values_of(r) for r in got.values), strict=True)]  # its ports
+        s = series_of(name)
+        return Response({"fabric": fabric.slug, "node": node_name(f, i, hidden), "series": name, "unit": s.unit,
+                         "agg": s.agg, "start": start, "end": end, "t": np.round(got.t, 3).tolist(), "ports": rows})
+
+
+def nodes_of(f, guids: np.ndarray) -> np.ndarray:
     """Node index of each node GUID in ``f``, -1 where absent."""
     order = np.argsort(f.guid, kind="stable")
     ordered = f.guid[order]

@@ -82,7 +82,9 @@ def test_victoria_holds_one_series_per_port_and_metric(victoria):
         store.write(900, time.time() - 600 + 10 * i, ports,
                     {"utilization": np.ones(3), "error_PortRcvErrors_per_s": np.zeros(3)})
     victoria.flush()
-    with urllib.request.urlopen(f"{victoria.url}/api/v1/series?match[]={{fabric=\"900\"}}") as resp:
+    # a start given: without one VictoriaMetrics lists the series of the current UTC day only (a test run past midnight)
+    since = int(time.time() - 3600)
+    with urllib.request.urlopen(f"{victoria.url}/api/v1/series?match[]={{fabric=\"900\"}}&start={since}") as resp:
         series = json.load(resp)["data"]
     assert len(series) == 6
     assert {frozenset(s) for s in series} == {frozenset({"__name__", "fabric", "guid", "port"})}
@@ -133,3 +135,23 @@ def test_several_sweeps_in_one_request_arrive_each(victoria):
                          np.array([[1.0, np.nan], [np.nan, np.nan]]), np.array([1000, 2000]))
     (tag, series), = list(fields(body))  # the second port has no sample: not sent
     assert tag == 1 and sum(1 for k, _ in fields(series) if k == 2) == 1
+
+
+def test_ports_with_every_sample_and_ports_missing_some_read_back_the_same():
+    """Ports with every sample are laid out by label length as fixed-size messages, the others one by one: both read
+    back as each port's labels and present samples, whatever the mix (1- and 2-digit ports, 1 and 3 sweeps)."""
+    rng = np.random.default_rng(5)
+    guids = 0xE000 + np.arange(40, dtype=np.uint64) // 20
+    numbers = np.arange(40) % 20 + 1  # 1..20: labels of two lengths
+    labels = PortLabels(12, guids, numbers.astype(np.uint16))
+    for sweeps in (1, 3):
+        values = rng.uniform(0, 1e10, (40, sweeps))
+        values[rng.random((40, sweeps)) < 0.2] = np.nan  # some ports miss some sweeps, a few all
+        times = 1_800_000_000_000 + 10_000 * np.arange(sweeps)
+        got = decode(write_request("ibweb_port_utilization", labels, values, times))
+        seen = {(lab["guid"], lab["port"]): samples for lab, samples in got}
+        expected = {(f"0x{int(g):016x}", str(int(p))): [(float(v), int(t)) for v, t in zip(row, times, strict=True)
+                                                        if not np.isnan(v)]
+                    for g, p, row in zip(guids, numbers, values, strict=True)}
+        assert seen == {k: v for k, v in expected.items() if v}
+        assert all(lab["__name__"] == "ibweb_port_utilization" and lab["fabric"] == "12" for lab, _ in got)

@@ -82,6 +82,22 @@ def test_ports_of_a_switch_side_by_side(backend, t0):
     assert backend.store.ports_of_switch(fabric, 0x9999, "xmit_wait_per_s", t0, t0 + 120, 2).values.shape == (0, 2)
 
 
+def test_ports_side_by_side_in_the_order_asked(backend, t0):
+    """Any ports (a job's links), across nodes, in the order asked; one never written all NaN."""
+    fabric = next(_fabric_ids)
+    ports = np.concatenate([switch_ports(0x7000, 3), switch_ports(0x7001, 3)])
+    level = ports["port"] / 10.0 + (ports["guid"] - 0x7000)
+    for i in range(12):
+        backend.store.write(fabric, t0 + 10 * i + 5, ports, {"utilization": level})
+    backend.settle()
+    asked = ports_of([(0x7001, 2), (0x7000, 3), (0x7002, 1), (0x7000, 1)])
+    got = backend.store.ranges(fabric, asked, "utilization", t0, t0 + 120, 2)
+    assert got.ports.tolist() == asked.tolist() and got.values.shape == (4, 2) and got.t.tolist() == [t0, t0 + 60]
+    np.testing.assert_allclose(got.values[[0, 1, 3]], np.repeat([[1.2], [0.3], [0.1]], 2, axis=1), rtol=1e-3)
+    assert np.isnan(got.values[2]).all()
+    assert backend.store.ranges(fabric, ports_of([]), "utilization", t0, t0 + 120, 2).values.shape == (0, 2)
+
+
 def test_a_recabled_port_keeps_its_history(backend, t0):
     """Ports by identity: the sweeps after a re-cabling list the ports in another order, without one and with a
     new one; each port's series continues, whatever its index in the sweep."""

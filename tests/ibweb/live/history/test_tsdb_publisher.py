@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from fabric_engine.state import FabricState
+from fabric_engine.telemetry.counters import COLUMN, COLUMNS, ERROR_COUNTERS
 from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.engine.publishing import Tick
-from ibweb.live.history.tsdb_publisher import Sweep, SweepWriter, TsdbPublisher, port_sweep
+from ibweb.live.history.job_runs import JobRuns
+from ibweb.live.history.tsdb_publisher import ErrorRates, JobNotes, Sweep, SweepWriter, TsdbPublisher, port_sweep
 from ibweb.runtime import health, record
 from ibweb.tsdb.embedded import EmbeddedStore
 
@@ -93,3 +95,57 @@ def test_writer_drops_oldest_when_full(tmp_path, caplog):
     np.testing.assert_array_equal(np.isnan(got.values), [False, True, True, False, False])
     assert "oldest queued sweep dropped" in caplog.text
     store.close()
+
+
+def counters(symbol: np.ndarray | float, **at: tuple[int, float]) -> np.ndarray:
+    """Measured counters ``[2L, C]``: every error counter 100 (SymbolErrorCounter ``symbol``), ``at``: counter ->
+    (row, value)."""
+    out = np.full((N, len(COLUMNS)), np.nan)
+    out[:, [COLUMN[c] for c in ERROR_COUNTERS]] = 100.0
+    out[:, COLUMN["SymbolErrorCounter"]] = symbol
+    for name, (row, value) in at.items():
+        out[row, COLUMN[name]] = value
+    return out
+
+
+def test_every_error_counter_becomes_a_rate_between_measured_sweeps():
+    errors = ErrorRates()
+    series = {f"error_{c}_per_s" for c in ERROR_COUNTERS}
+
+    def values(t: float, measured) -> dict:
+        return port_sweep(Sweep.of(None, Tick(state(t), F, {}, measured=measured)), None, errors)[1]
+
+    assert not series & set(values(T0, (counters(100.0), T0)))  # one sweep: no rate yet
+    later = counters(100.0 + np.arange(N), PortRcvErrors=(3, 5.0), LinkDownedCounter=(4, 255.0))
+    later[5, [COLUMN[c] for c in ERROR_COUNTERS]] = np.nan  # port 5 not read
+    got = values(T0 + 10, (later, T0 + 10))
+    assert series <= set(got)
+    np.testing.assert_allclose(got["error_SymbolErrorCounter_per_s"][[0, 7]], [0.0, 0.7])
+    assert np.isnan(got["error_PortRcvErrors_per_s"][3]) and got["error_PortRcvErrors_per_s"][2] == 0  # a reset
+    assert np.isnan(got["error_LinkDownedCounter_per_s"][4])  # latched at its 8 bits: unknown
+    assert all(np.isnan(got[name][5]) for name in series)  # not read: missing, never zero
+    again = values(T0 + 11, (later, T0 + 10))  # the same sweep on the next write: the same rates
+    np.testing.assert_array_equal(again["error_SymbolErrorCounter_per_s"], got["error_SymbolErrorCounter_per_s"])
+    assert not series & set(values(T0 + 20, None))  # no counters (an emulated fabric): no error series
+
+
+@pytest.mark.django_db
+def test_the_running_jobs_are_noted_with_their_ports_until_they_end(tmp_path):
+    row, _ = ensure_demo()
+    d = [0, 5, int(F.reverse(5))]
+    catalog = [{"id": "j1", "tenant": "acme", "pattern": "ring", "hosts": [], "links": d, "spec": {}}]
+    version = record.publish(row.pk, record.row_identity(row), F, None, catalog)
+    runs = JobRuns(tmp_path / "runs.sqlite3")
+    notes = JobNotes(row, lambda: runs)
+    for t in (T0, T0 + 10, T0 + 70):  # noted at T0, not at T0 + 10 (within a minute), again at T0 + 70
+        notes(Sweep.of(version, Tick(state(t), F, {})))
+    run = runs.get(row.pk, "j1")
+    assert (run.tenant, run.first, run.last) == ("acme", T0, T0 + 70)
+    assert sorted(zip(run.ports["guid"].tolist(), run.ports["port"].tolist(), strict=True)) == sorted(
+        (int(F.guid[F.dl_src[k]]), int(F.dl_src_port[k])) for k in d)
+    record.publish_jobs(row.pk, version, [])  # the job ended: noted once more at the change, then kept
+    notes(Sweep.of(version, Tick(state(T0 + 80), F, {})))
+    assert runs.get(row.pk, "j1").last == T0 + 80
+    notes(Sweep.of(version, Tick(state(T0 + 200), F, {})))
+    assert runs.get(row.pk, "j1").last == T0 + 80 and runs.get(row.pk, "other") is None
+    runs.close()

@@ -1,0 +1,92 @@
+// The per-port history API (issue 40, ibweb/live/api/tsdb_views.py) for the History page, the port panel and the
+// Health page: a port's series over a window in bins, the top-N ports of a series. Requests go through one
+// queue of at most `limit` at a time, in the order asked (a page of charts fills from the top).
+import {ApiError, errorText} from "../api.js";
+
+/**
+ * A queue running at most `limit` promise-returning jobs at once, first asked first run.
+ * @param {number} limit
+ * @returns {function(function(): Promise): Promise}
+ */
+export function limiter(limit) {
+  let running = 0;
+  const waiting = [];
+  const next = () => {
+    if (running >= limit || !waiting.length) return;
+    const {job, resolve, reject} = waiting.shift();
+    running += 1;
+    Promise.resolve().then(job).then(resolve, reject).finally(() => {
+      running -= 1;
+      next();
+    });
+  };
+  return (job) => new Promise((resolve, reject) => {
+    waiting.push({job, resolve, reject});
+    next();
+  });
+}
+
+/**
+ * `tsdbClient().base("/api/").fabric(slug)`: every call a promise of the parsed answer, an ApiError otherwise.
+ * @returns {object} with chained accessors base, fabric, fetch, limit and calls portSeries, top, jobLinks, jobs
+ */
+export function tsdbClient() {
+  let base = "/api/";
+  let slug = "";
+  let fetcher = (...args) => globalThis.fetch(...args);
+  let queue = limiter(6);
+
+  const root = () => `${base.replace(/\/?$/, "/")}fabrics/fabrics/${encodeURIComponent(slug)}/`;
+
+  async function get(path, params) {
+    const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v != null)).toString();
+    return queue(async () => {
+      let response;
+      try {
+        response = await fetcher(`${root()}${path}${query ? `?${query}` : ""}`, {headers: {Accept: "application/json"},
+          credentials: "same-origin"});
+      } catch (error) {
+        throw new ApiError(0, `network error: ${error.message}`);
+      }
+      const answer = await response.json().catch(() => null);
+      if (!response.ok) throw new ApiError(response.status, errorText(answer, response.status));
+      return answer;
+    });
+  }
+
+  const round = (s) => Math.round(s * 1000) / 1000;
+  const client = {
+    base(_) {
+      return arguments.length ? ((base = _), client) : base;
+    },
+    fabric(_) {
+      return arguments.length ? ((slug = _), client) : slug;
+    },
+    /** The fetch function (a stand-in for tests). */
+    fetch(_) {
+      return arguments.length ? ((fetcher = _), client) : fetcher;
+    },
+    /** Requests at once (a new queue). */
+    limit(_) {
+      return (queue = limiter(_)), client;
+    },
+    /**
+     * A port's series over [start, end) in `points` bins: {node, port, series, unit, agg, start, end, t, values}
+     * (node: a name, 0x GUID or host-<i>).
+     */
+    portSeries: (node, port, series, {start, end, points}) => get(
+      `ports/${encodeURIComponent(node)}/${port}/tsdb/`, {series, start: round(start), end: round(end), points}),
+    /** The `n` ports highest in a series over the window (lowest for a `min` series): {series, unit, ports:
+     * [{node, guid, port, value}]}. */
+    top: (series, {start, end, n = 10}) => get("tsdb/top/", {series, start: round(start), end: round(end), n}),
+    /**
+     * A job's links over its run (no start/end) or a window: {job, tenant, running, first, last, series, unit,
+     * start, end, t, count, links: [{node, guid, port, peer, value, values}]} (the hottest `n` first).
+     */
+    jobLinks: (job, {series = "utilization", start, end, points, n} = {}) => get(`jobs/${encodeURIComponent(job)}/tsdb/`,
+      {series, start: start == null ? null : round(start), end: end == null ? null : round(end), points, n}),
+    /** The fabric's running jobs (the catalog): {jobs: [{id, tenant, ...}]}. */
+    jobs: () => get("jobs/", {}).then((a) => a.jobs ?? []),
+  };
+  return client;
+}

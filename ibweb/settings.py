@@ -50,6 +50,9 @@ IBWEB_HEALTH_INTERVAL_S = env.integer("IBWEB_HEALTH_INTERVAL_S", 10, minimum=0)
 #: A site's BER and module thresholds (TOML, the form of fabric_engine/health/thresholds.toml), tried before the
 #: repository's table; checked at start.
 IBWEB_HEALTH_THRESHOLDS = env.text("IBWEB_HEALTH_THRESHOLDS") or None
+#: Seconds a fabric's validation report (ibweb.live.validation) is answered before it is computed again (beat's
+#: ``validation`` asks every minute which are due; a new record version or new device readings make it due at once).
+IBWEB_VALIDATION_INTERVAL_S = env.integer("IBWEB_VALIDATION_INTERVAL_S", 300, minimum=10)
 #: A link down longer than this kills a job (NCCL's InfiniBand timeout is about 7 s): a critical link_down_long.
 IBWEB_HEALTH_JOB_KILLING_S = env.integer("IBWEB_HEALTH_JOB_KILLING_S", 7, minimum=1)
 #: Ports per /metrics scrape target of a large fabric (?fabric=<slug>&part=<k>, listed by /metrics/targets for
@@ -215,6 +218,7 @@ SPECTACULAR_SETTINGS = {"TITLE": "ibweb API", "VERSION": "1", "SERVE_INCLUDE_SCH
 IBWEB_MAX_BODY_BYTES = env.integer("IBWEB_MAX_BODY_BYTES", 8 << 20, minimum=1 << 16)
 IBWEB_MAX_UPLOAD_BYTES = env.integer("IBWEB_MAX_UPLOAD_BYTES", 65 << 20, minimum=1 << 16)
 IBWEB_MAX_PUSH_BYTES = env.integer("IBWEB_MAX_PUSH_BYTES", 256 << 20, minimum=1 << 16)
+IBWEB_MAX_DEVICE_PUSH_BYTES = env.integer("IBWEB_MAX_DEVICE_PUSH_BYTES", 512 << 20, minimum=1 << 16)
 IBWEB_MAX_WS_MESSAGE_BYTES = env.integer("IBWEB_MAX_WS_MESSAGE_BYTES", 64 << 10, minimum=1 << 10)
 #: Most values in a JSON body or websocket message (issue 26; ibweb/http/json_input.py); an upload or push route
 #: allows one per 8 bytes of its cap if that is more (ibweb.http.body_limits.max_json_values). Nesting: 64 levels.
@@ -291,4 +295,8 @@ CELERY_BEAT_SCHEDULE = {
     "events-retention": {"task": "ibweb.events.tasks.prune_events", "schedule": 3600.0},
     # notifications: due messages, repeats, Alertmanager re-posts, failing channels (ibweb.notify.queue.pump)
     "notify-pump": {"task": "ibweb.notify.tasks.pump", "schedule": 5.0},
+    # each fabric's validation report computed again when due (ibweb.live.validation.tasks)
+    "validation": {"task": "ibweb.live.validation.tasks.validate_due", "schedule": 60.0},
 }
+#: Task modules besides the apps' ``tasks.py`` (autodiscovered).
+CELERY_IMPORTS = ("ibweb.live.validation.tasks",)

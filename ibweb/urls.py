@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/telemetry/", include("ibweb.telemetry.api.urls")),
     path("api/twin/", include("ibweb.twin.api.urls")),
     path("api/notify/", include("ibweb.notify.api.urls")),
+    path("", include("ibweb.notify.urls")),  # the notifications page
     path("", include("ibweb.telemetry.urls")),
     path("", include("ibweb.twin.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

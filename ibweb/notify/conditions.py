@@ -9,7 +9,7 @@ engine's alerts, not this one: a runner's first tick (or its periodic check) may
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 
@@ -17,6 +17,7 @@ from ibweb.events.models import Event
 from ibweb.events.signals import events_changed
 from ibweb.fabrics.models import Fabric
 
+from . import clock
 from .models import Channel, Delivery
 
 __all__ = ["KIND", "check_failing", "clear_failing", "condition_key"]
@@ -36,7 +37,7 @@ def _announce(fabric_id: int, opened: list[int], closed: list[int]) -> None:
 
 def check_failing(now: datetime | None = None) -> list[int]:
     """Open the condition of every channel failing for longer than its limit; the events opened."""
-    now = now or datetime.now(tz=UTC)
+    now = now or clock.now()
     opened = []
     for ch in Channel.objects.filter(enabled=True, failing_since__isnull=False):
         if now - ch.failing_since < timedelta(seconds=ch.failing_after_s):
@@ -63,7 +64,7 @@ def check_failing(now: datetime | None = None) -> list[int]:
 
 def clear_failing(channel: Channel, now: datetime | None = None) -> None:
     """Close a channel's failing condition (a send went through)."""
-    now = now or datetime.now(tz=UTC)
+    now = now or clock.now()
     for event in Event.objects.filter(key=condition_key(channel), active=True):
         with transaction.atomic():
             event.active, event.cleared_at, event.last_seen = False, now, now

@@ -14,12 +14,17 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 
+from ibweb.db.retry import retry_locked
 from ibweb.events.models import Event
+from ibweb.fabrics.models import Fabric
+from ibweb.tenancy.models import Tenant
 
+from . import clock
 from .matching import EventFacts, facts_of, matches
 from .models import Channel, Delivery, DeliveryEvent, Rule, Silence
 from .render import Renderers, channel_view, notice_of
@@ -47,6 +52,19 @@ def active_silence(silences: list[Silence], facts: EventFacts) -> Silence | None
     return next((s for s in silences if matches(s, facts)), None)
 
 
+def _events(ids: list[int]) -> list[Event]:
+    """The events ``ids``, each with its fabric (and cluster) and tenant read once for all, not once an event: a
+    fabric's scenario spec is never read here."""
+    events = list(Event.objects.filter(pk__in=ids))
+    fabrics = Fabric.objects.select_related("cluster").defer("spec").in_bulk({e.fabric_id for e in events})
+    tenants = Tenant.objects.in_bulk({e.tenant_id for e in events if e.tenant_id})
+    for e in events:
+        e.fabric = fabrics[e.fabric_id]
+        if e.tenant_id:
+            e.tenant = tenants[e.tenant_id]
+    return events
+
+
 def _facts(events: list[Event]) -> dict[int, EventFacts]:
     out = {}
     for e in events:
@@ -55,24 +73,62 @@ def _facts(events: list[Event]) -> dict[int, EventFacts]:
     return out
 
 
-def _last_firing(channel_ids: set[int], event_ids: list[int]) -> dict[tuple[int, int], Delivery]:
-    """``{(channel, event): the newest delivery about it}`` (to send a clear where its start went)."""
-    out: dict[tuple[int, int], Delivery] = {}
-    links = (DeliveryEvent.objects.filter(event_id__in=event_ids, delivery__channel_id__in=channel_ids)
-             .select_related("delivery").order_by("delivery_id"))
-    for link in links:
-        out[(link.delivery.channel_id, link.event_id)] = link.delivery
-    return out
+@dataclass(frozen=True)
+class _Sent:
+    """What a channel was last sent about an event (its start, to send the clear where the start went)."""
+
+    status: str
+    state: str
+    silence_id: int | None
+
+
+def _last_firing(channel_ids: set[int], event_ids: list[int]) -> dict[tuple[int, int], _Sent]:
+    """``{(channel, event): the newest delivery about it}`` (to send a clear where its start went); the deliveries'
+    fields only, never their notices (a grouped start is linked to each of its events)."""
+    rows = (DeliveryEvent.objects.filter(event_id__in=event_ids, delivery__channel_id__in=channel_ids)
+            .order_by("delivery_id")
+            .values_list("delivery__channel_id", "event_id", "delivery__status", "delivery__state",
+                         "delivery__silence_id"))
+    return {(ch, ev): _Sent(status, state, sid) for ch, ev, status, state, sid in rows}
+
+
+def _create(rows: list[tuple[Delivery, list[int]]]) -> list[Delivery]:
+    """Insert the deliveries of ``rows`` not made yet (their keys) in their order, each with its events; the new."""
+    if not rows:
+        return []
+    made = set(Delivery.objects.filter(key__in=[d.key for d, _ in rows]).values_list("key", flat=True))
+    new = [(d, ids) for d, ids in rows if d.key not in made]
+    try:
+        with transaction.atomic():
+            created = Delivery.objects.bulk_create([d for d, _ in new])
+    except IntegrityError:  # another dispatch made one of them meanwhile: one by one
+        created = []
+        for d, _ in new:
+            values = {f.attname: getattr(d, f.attname) for f in Delivery._meta.concrete_fields if not f.primary_key}
+            row, fresh = Delivery.objects.get_or_create(key=d.key, defaults=values)
+            if fresh:
+                created.append(row)
+    events_of = {d.key: ids for d, ids in new}
+    links = [(d.pk, e) for d in created for e in events_of[d.key]]
+    if links:  # one statement for the lot (a model instance each costs more than the rest of the dispatch)
+        table = connection.ops.quote_name(DeliveryEvent._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO {table} (delivery_id, event_id) VALUES (%s, %s)", links)  # noqa: S608
+    return created
+
+
+def _create_atomic(rows: list[tuple[Delivery, list[int]]]) -> list[Delivery]:
+    with transaction.atomic():
+        return _create(rows)
 
 
 def dispatch(fabric_id: int, opened: list[int], closed: list[int], now: datetime | None = None) -> list[int]:
     """Queue (or record as silenced) the messages of events ``opened`` and ``closed``; the channels to send now."""
-    now = now or datetime.now(tz=UTC)
-    rules = list(Rule.objects.filter(enabled=True).prefetch_related("channels"))
+    now = now or clock.now()
+    rules = list(Rule.objects.filter(enabled=True).exclude(sends="digest").prefetch_related("channels"))
     if not rules or not (opened or closed):
         return []
-    events = list(Event.objects.filter(pk__in=[*opened, *closed]).select_related("fabric", "fabric__cluster",
-                                                                                "tenant"))
+    events = _events([*opened, *closed])
     closed_set = set(closed)
     status_of = {e.pk: ("resolved" if e.pk in closed_set and not e.active else "firing") for e in events
                  if e.pk not in closed_set or not e.active}
@@ -92,49 +148,49 @@ def dispatch(fabric_id: int, opened: list[int], closed: list[int], now: datetime
         return []
     silences = list(Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).order_by("pk"))
     before = _last_firing(set(wanted), [e.pk for e in events if status_of[e.pk] == "resolved"])
+    silenced_before = Silence.objects.in_bulk({s.silence_id for s in before.values() if s.silence_id})
     by_pk = {e.pk: e for e in events}
     renderers = Renderers()
-    kick: set[int] = set()
-    with transaction.atomic():
-        for ch_id, pks in sorted(wanted.items()):
-            ch = channels[ch_id]
-            view = channel_view(ch)
-            seen = set(Event.objects.filter(pk__in=pks).restrict(view).values_list("pk", flat=True))
-            groups: dict[tuple, list[tuple[Event, Silence | None]]] = defaultdict(list)
-            for pk in sorted(seen):
-                e = by_pk[pk]
-                if e.kind == "notify_channel_failing" and (e.details or {}).get("channel") == ch_id:
-                    continue  # a channel is not told that it fails
-                status = status_of[pk]
-                if status == "resolved":
-                    start = before.get((ch_id, pk))
-                    if start is None or start.status != "firing":
-                        continue  # its start never went to this channel
-                    silence = start.silence if start.state == Delivery.State.SILENCED else None
-                else:
-                    silence = active_silence(silences, facts[pk])
-                groups[(status, group_of(e, facts[pk]), silence.pk if silence else 0)].append((e, silence))
-            for (status, _group, _), members in sorted(groups.items(), key=lambda kv: kv[0]):
-                for i in range(0, len(members), MAX_GROUP):
-                    part = members[i:i + MAX_GROUP]
-                    renderer = None
-                    notices: list[Notice] = []
-                    for e, _s in part:
-                        renderer = renderers.of(view, e.fabric)
-                        notices.append(notice_of(e, status, facts[e.pk], view, renderer, now))
-                    silence = part[0][1]
-                    reason = "clear" if status == "resolved" else "start"
-                    # as the channel's view reads it: a name recorded without topology may be a hidden host
-                    shown_group = f"{part[0][0].fabric_id}:{part[0][0].kind}:{notices[0].labels.get('switch', '')}"
-                    key = delivery_key(ch_id, reason, [n.key for n in notices])
-                    delivery, made = Delivery.objects.get_or_create(key=key, defaults=dict(
-                        channel=ch, status=status, reason=reason, group=shown_group[:255], fabric_id=fabric_id,
-                        notices=[notice_to_dict(n) for n in notices],
-                        state=Delivery.State.SILENCED if silence else Delivery.State.QUEUED, silence=silence,
-                        detail=f"silenced: {silence.reason[:200]}" if silence else ""))
-                    if made:
-                        DeliveryEvent.objects.bulk_create([DeliveryEvent(delivery=delivery, event_id=e.pk)
-                                                           for e, _s in part])
-                        if not silence:
-                            kick.add(ch_id)
+    rendered: dict[tuple[str, int, str], Notice] = {}  # one rendering per (view, event, status), for any channel
+    rows: list[tuple[Delivery, list[int]]] = []
+    for ch_id, pks in sorted(wanted.items()):
+        ch = channels[ch_id]
+        view = channel_view(ch)
+        seen = set(Event.objects.filter(pk__in=pks).restrict(view).values_list("pk", flat=True))
+        groups: dict[tuple, list[tuple[Event, Silence | None]]] = defaultdict(list)
+        for pk in sorted(seen):
+            e = by_pk[pk]
+            if e.kind == "notify_channel_failing" and (e.details or {}).get("channel") == ch_id:
+                continue  # a channel is not told that it fails
+            status = status_of[pk]
+            if status == "resolved":
+                start = before.get((ch_id, pk))
+                if start is None or start.status != "firing":
+                    continue  # its start never went to this channel
+                silence = silenced_before.get(start.silence_id) if start.state == Delivery.State.SILENCED else None
+            else:
+                silence = active_silence(silences, facts[pk])
+            groups[(status, group_of(e, facts[pk]), silence.pk if silence else 0)].append((e, silence))
+        for (status, _group, _), members in sorted(groups.items(), key=lambda kv: kv[0]):
+            for i in range(0, len(members), MAX_GROUP):
+                part = members[i:i + MAX_GROUP]
+                notices: list[Notice] = []
+                for e, _s in part:
+                    memo = (view.key, e.pk, status)
+                    if memo not in rendered:
+                        rendered[memo] = notice_of(e, status, facts[e.pk], view, renderers.of(view, e.fabric), now)
+                    notices.append(rendered[memo])
+                silence = part[0][1]
+                reason = "clear" if status == "resolved" else "start"
+                # as the channel's view reads it: a name recorded without topology may be a hidden host
+                shown_group = f"{part[0][0].fabric_id}:{part[0][0].kind}:{notices[0].labels.get('switch', '')}"
+                rows.append((Delivery(
+                    key=delivery_key(ch_id, reason, [n.key for n in notices]), channel_id=ch.pk, status=status,
+                    reason=reason, group=shown_group[:255], fabric_id=fabric_id,
+                    notices=[notice_to_dict(n) for n in notices],
+                    state=Delivery.State.SILENCED if silence else Delivery.State.QUEUED,
+                    silence_id=silence.pk if silence else None,
+                    detail=f"silenced: {silence.reason[:200]}" if silence else ""), [e.pk for e, _s in part]))
+    kick = {d.channel_id for d in retry_locked(_create_atomic, rows, what=f"deliveries of fabric {fabric_id}")
+            if d.state == Delivery.State.QUEUED}
     return sorted(kick)

@@ -14,10 +14,12 @@ from django.db import models
 from ibweb.access.querysets import RestrictedQuerySet, Scope
 from ibweb.http.json_input import JSONModelField
 
-__all__ = ["Channel", "Rule", "Silence", "Delivery", "DeliveryEvent", "Attempt", "SEVERITIES"]
+__all__ = ["Channel", "Rule", "Silence", "Delivery", "DeliveryEvent", "Attempt", "SEVERITIES", "RULE_SENDS"]
 
 #: Severities, least first (the events app's, ranked).
 SEVERITIES = ("info", "warning", "critical")
+#: What a rule sends its channels: the events as they happen, the daily digest, or both.
+RULE_SENDS = ("events", "digest", "both")
 
 
 class Channel(models.Model):
@@ -76,6 +78,9 @@ class Rule(Matchers):
     enabled = models.BooleanField(default=True)
     min_severity = models.CharField(max_length=8, default="warning", choices=[(s, s) for s in SEVERITIES])
     channels = models.ManyToManyField(Channel, related_name="rules")
+    sends = models.CharField(max_length=8, default="events", choices=[(s, s) for s in RULE_SENDS],
+                             help_text="events: each event as it starts and clears; digest: the daily digest of "
+                                       "what changed (ibweb.notify.digest); both.")
 
     objects = RestrictedQuerySet.as_manager()
     access_scope = Scope(tenant=("tenant_id",))
@@ -125,7 +130,7 @@ class Delivery(models.Model):
     key = models.CharField(max_length=64, unique=True, help_text="Idempotency key, sent with the message.")
     state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED, db_index=True)
     status = models.CharField(max_length=8, help_text="firing or resolved")
-    reason = models.CharField(max_length=8, help_text="start, clear, repeat or test")
+    reason = models.CharField(max_length=8, help_text="start, clear, repeat, test or digest")
     group = models.CharField(max_length=255, help_text="What its notices have in common (fabric, kind, switch).")
     fabric = models.ForeignKey("fabrics.Fabric", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     notices = JSONModelField(kind=list, default=list, help_text="The notices as rendered for the channel's view.")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 
+from . import clock
 from .models import Attempt, Channel, Delivery
 from .queue import send_now
 from .senders.base import Notice, notice_to_dict
@@ -23,7 +24,7 @@ def test_notice(channel: Channel, who: str, now: datetime) -> Notice:
 
 def send_test(channel: Channel, who: str) -> Delivery:
     """Send a test through ``channel`` now (not queued behind its messages, not retried); the delivery kept."""
-    now = datetime.now(tz=UTC)
+    now = clock.now()
     notice = test_notice(channel, who, now)
     key = hashlib.sha256(f"{channel.pk}|test|{notice.key}|{time.monotonic_ns()}".encode()).hexdigest()[:40]
     result, ms = send_now(channel, [notice], key)

@@ -3,10 +3,19 @@
 // follows the cable across cabling changes: a tick without it is a gap (null), a change of a port's peer a
 // 'recabled' marker. What is missing is drawn as missing (issue 35): the line breaks where a value is null (no
 // measurement, or the cable down) and where ticks never came (a gap in time), and down time is shaded.
+// Longer than the live ring (issue 40): a compact range picker (1 h to 90 d, custom) reads both ends' stored
+// utilization and link state from the per-port history (history/tsdb-client.js), cable swaps marked, and links
+// to the fabric's History page on the cable's two ports.
 import {axisBottom, axisLeft, extent, format, line, max, scaleLinear, scaleTime, timeFormat} from "d3";
 import {directedLabel, formatRate, formatUtil, nodeLines} from "../format.js";
+import {devicePanel} from "./device-panel.js";
 import {cableEntries, healthRows} from "../health-rows.js";
 import {sparkline, trendRows} from "../health-trend.js";
+import {silencePanel} from "../silence.js";
+import {rangePicker} from "../history/range-picker.js";
+import {binCenters, swapMarks} from "../history/series-geometry.js";
+import {pointsFor, rangeLabel, rangeParams, rangeWindow} from "../history/time-range.js";
+import {tsdbClient} from "../history/tsdb-client.js";
 
 const percent = format(".0%");
 const COLORS = ["#7cb7ff", "#ffb86b"];
@@ -124,6 +133,42 @@ export function recablingMarks(body) {
   return [...byTime].sort((p, q) => p[0] - q[0]).map(([t, text]) => ({t, text: `recabled: ${text}`}));
 }
 
+/** The port panel's live choice: the history ring of the last `seconds` (the other choices read the store). */
+export const LIVE = {key: "live", label: "Live (5 min)"};
+
+/**
+ * The panel's series from the stored history of a cable's two ends (issue 40), in the shape of the live history
+ * answer so one drawing serves both: bin centres, each end's transmit utilization (its direction), a bin down
+ * where either end's link state was below 1, and the cable swaps of either end as marks.
+ * @param {object|null} a the cable's first end's `utilization` answer (the a -> b direction)
+ * @param {object|null} b the other end's (b -> a)
+ * @param {object|null} upA the first end's `link_up` answer (null: not stored)
+ * @param {object|null} upB the other end's
+ * @returns {{t: number[], tick_s: number, util: (number|null)[], reverse_util: (number|null)[], down: boolean[],
+ *   reverse_down: boolean[], marks: {t: number, text: string}[]}}
+ */
+export function storedSeries(a, b, upA, upB) {
+  const base = a ?? b;
+  const n = base?.t?.length ?? 0;
+  const isDown = (up, i) => up?.values?.[i] != null && up.values[i] < 1;
+  const byTime = new Map();
+  for (const body of [a, b]) {
+    for (const m of swapMarks(body)) {
+      const text = `${body.node} port ${body.port}: ${m.text}`;
+      byTime.set(m.t, byTime.has(m.t) ? `${byTime.get(m.t)}; ${text}` : text);
+    }
+  }
+  return {
+    t: n ? binCenters(base) : [],
+    tick_s: n ? (base.end - base.start) / n : 1,
+    util: Array.from({length: n}, (_, i) => a?.values?.[i] ?? null),
+    reverse_util: Array.from({length: n}, (_, i) => b?.values?.[i] ?? null),
+    down: Array.from({length: n}, (_, i) => isDown(upA, i)),
+    reverse_down: Array.from({length: n}, (_, i) => isDown(upB, i)),
+    marks: [...byTime].sort((p, q) => p[0] - q[0]).map(([t, text]) => ({t, text})),
+  };
+}
+
 /**
  * The detail panel: `selection.call(detail().context(ctx).api(client))`.
  * @returns {function} the chart, with chained accessors context, api, health, seconds, refreshMs and read-out state()
@@ -137,6 +182,9 @@ export function detail() {
   const trends = new Map(); // "node:port" -> {at: the report's t asked for, body: the port API's answer or null}
   let seconds = 300;
   let refreshMs = 5000;
+  let storedRefreshMs = 60000; // a stored range's window slides: asked again this often
+  let range = {key: LIVE.key};
+  let stored = null; // the per-port history client, made from the API client's base and fabric
   let cable = -1;
   let series = null;
   let rollups = [];
@@ -151,6 +199,18 @@ export function detail() {
     const panel = selection.classed("ibweb-detail", true).attr("aria-label", "Port detail");
     const head = panel.append("div").attr("class", "ibweb-panel-head");
     const title = head.append("h2").text("Port detail");
+    const picker = rangePicker().compact(true).extra([LIVE]).value(range).on("change", (r) => {
+      range = r;
+      series = null;
+      error = "";
+      fetchedAt = -Infinity;
+      ++generation;
+      showLink();
+      refresh();
+      render();
+    });
+    head.append("span").attr("class", "ibweb-detail-range").call(picker);
+    const historyLink = head.append("a").attr("class", "ibweb-detail-history").text("History").property("hidden", true);
     head.append("button").attr("type", "button").attr("aria-label", "Close the port detail").text("×")
       .on("click", () => ctx.select(null));
     const info = panel.append("div").attr("class", "ibweb-detail-info");
@@ -176,6 +236,8 @@ export function detail() {
     const healthHead = healthBox.append("summary");
     const healthTables = healthBox.append("div").attr("class", "ibweb-detail-health-tables");
     const message = panel.append("div").attr("class", "ibweb-detail-message").attr("aria-live", "polite");
+    silencePanel(panel, ctx, client); // "Silence…" for the selected port or switch (issue 39), who may silence
+    devicePanel(panel, ctx, client); // a switch's vitals (issue 38)
 
     new ResizeObserver(() => {
       const box = area.node().getBoundingClientRect();
@@ -197,6 +259,7 @@ export function detail() {
       if (item?.kind === "link") cable = item.index;
       else if (item?.kind === "node" && ctx.fabric.nodes.isHost[item.index]) cable = hostCable(item.index);
       panel.classed("ibweb-empty", cable < 0);
+      showLink();
       if (cable < 0) {
         title.text("Port detail");
         info.selectAll("div").data(item?.kind === "node" ? nodeLines(ctx.fabric, item.index) : ["Click a link on the map, "
@@ -209,6 +272,7 @@ export function detail() {
       title.text(`Port detail: ${ctx.fabric.nodes.name[ctx.fabric.links.a[cable]]} ⇄ ${ctx.fabric.nodes.name[ctx.fabric.links.b[cable]]}`);
       keys.selectAll("span").data([cable, cable + L]).join("span").attr("data-series", (_, i) => i)
         .text((d) => directedLabel(ctx.fabric, d));
+      showLink();
       live();
       refresh();
       const mine = generation;
@@ -326,8 +390,45 @@ export function detail() {
         .text((d) => `${directedLabel(ctx.fabric, d)}  ${formatRate(rate[d])}  ${formatUtil(util[d])}`);
     }
 
+    /** The cable's two ends: [[node name, port], [node name, port]]. */
+    function ends() {
+      const {a, b, aPort, bPort} = ctx.fabric.links;
+      return [[a[cable], aPort[cable]], [b[cable], bPort[cable]]].map(([n, p]) => [ctx.fabric.nodes.name[n], p]);
+    }
+
+    /** The History page on the cable's two ports over the panel's range (the live ring: the last hour). */
+    function showLink() {
+      if (cable < 0 || !client?.fabric) return void historyLink.property("hidden", true);
+      const query = new URLSearchParams({...rangeParams(range.key === LIVE.key ? {key: "1h"} : range),
+        ports: ends().map(([node, port]) => `${node}:${port}`).join(",")});
+      historyLink.property("hidden", false).attr("title", "the cable's two ports on the History page")
+        .attr("href", `/fabrics/${encodeURIComponent(client.fabric())}/history/?${query}`);
+    }
+
+    /** Both ends' stored utilization and link state over the picked range. */
+    function refreshStored() {
+      stored ??= tsdbClient().base(client.base()).fabric(client.fabric()).fetch(client.fetch()).limit(4);
+      pending = true;
+      const mine = generation;
+      fetchedAt = performance.now();
+      const window = rangeWindow(range, Date.now() / 1000);
+      const ask = ([node, port], name) => stored.portSeries(node, port, name, {...window, points: pointsFor(width - 52)});
+      const [a, b] = ends();
+      Promise.all([ask(a, "utilization"), ask(b, "utilization").catch(() => null),
+        ask(a, "link_up").catch(() => null), ask(b, "link_up").catch(() => null)]).then(([ua, ub, upA, upB]) => {
+        if (mine !== generation) return;
+        series = storedSeries(ua, ub, upA, upB);
+        error = series.util.some((v) => v != null) || series.reverse_util.some((v) => v != null) ? ""
+          : `nothing stored for this cable over the ${rangeLabel(range)}`;
+        render();
+      }).catch((e) => {
+        if (mine === generation) (series = null), (error = `stored history unavailable: ${e.message}`), render();
+      }).finally(() => (pending = false));
+    }
+
     function refresh() {
       if (cable < 0 || pending) return;
+      if (range.key !== LIVE.key) return refreshStored();
       pending = true;
       const mine = generation;
       fetchedAt = performance.now();
@@ -347,7 +448,8 @@ export function detail() {
       const h = Math.max(10, height - 30);
       message.text(error);
       const points = series && cable >= 0 ? series.t.length : 0;
-      svg.attr("aria-label", points ? `Utilization of both directions over the last ${seconds} s, ${points} points` : "No data");
+      const over = range.key === LIVE.key ? `the last ${seconds} s` : `the ${rangeLabel(range)} (stored)`;
+      svg.attr("aria-label", points ? `Utilization of both directions over ${over}, ${points} points` : "No data");
       if (!points) {
         paths.attr("d", null);
         marks.selectAll("*").remove();
@@ -361,7 +463,9 @@ export function detail() {
       const data = [gapped.util, series.reverse_util ? gapped.reverse_util : []];
       x.domain(extent(t)).range([0, w]);
       y.domain([0, Math.max(1, max(data.flat()) ?? 1)]).range([h, 0]).nice();
-      xAxis.attr("transform", `translate(0,${h})`).call(axisBottom(x).ticks(Math.max(2, w / 90)).tickFormat(timeFormat("%H:%M:%S")));
+      const span = (t[t.length - 1] - t[0]) / 1000;
+      const when = timeFormat(span > 2 * 86400 ? "%b %d" : span > 3600 ? "%H:%M" : "%H:%M:%S");
+      xAxis.attr("transform", `translate(0,${h})`).call(axisBottom(x).ticks(Math.max(2, w / 90)).tickFormat(when));
       yAxis.call(axisLeft(y).ticks(4).tickFormat(percent));
       paths.attr("d", (i) => line().defined((v) => v != null).x((_, j) => x(t[j])).y((v) => y(v))(data[i]));
       const [t0, t1] = x.domain().map((d) => d / 1000);
@@ -369,7 +473,7 @@ export function detail() {
         .call((r) => r.append("title").text("cable down")))
         .attr("x", (s) => x(new Date(s.t0 * 1000))).attr("y", 0).attr("height", h)
         .attr("width", (s) => Math.max(1, x(new Date(Math.min(s.t1, t1) * 1000)) - x(new Date(s.t0 * 1000))));
-      marks.selectAll("g").data(recablingMarks(series).filter((m) => m.t >= t0 && m.t <= t1), (m) => m.t)
+      marks.selectAll("g").data((series.marks ?? recablingMarks(series)).filter((m) => m.t >= t0 && m.t <= t1), (m) => m.t)
         .join((enter) => {
           const g = enter.append("g");
           g.append("line").attr("stroke", RECABLED).attr("stroke-dasharray", "3,3");
@@ -386,7 +490,7 @@ export function detail() {
     ctx.on("snapshot.detail", () => open(null));
     ctx.on("frame.detail", live);
     ctx.on("clock.detail", (now) => {
-      if (cable >= 0 && now - fetchedAt > refreshMs) refresh();
+      if (cable >= 0 && now - fetchedAt > (range.key === LIVE.key ? refreshMs : storedRefreshMs)) refresh();
       if (cable >= 0 && health) health.get(); // at most one request per the source's maxAgeMs
     });
     health?.on("detail", showHealth);
@@ -410,11 +514,16 @@ export function detail() {
   chart.refreshMs = function (_) {
     return arguments.length ? ((refreshMs = _), chart) : refreshMs;
   };
-  /** {cable, rollups (the read-out's lines), points (history points drawn), recabled (markers), down (shaded
+  /** How often a stored range is asked again, ms. */
+  chart.storedRefreshMs = function (_) {
+    return arguments.length ? ((storedRefreshMs = _), chart) : storedRefreshMs;
+  };
+  /** {cable, rollups (the read-out's lines), range (the picker's: "live", a preset or "custom"), points (history
+   * points drawn: ticks of the ring, or stored bins), recabled (markers), down (shaded
    * stretches), error, health: [{end, rows: [[label, value, grade]], trend: sparkline or null}] of the listed
    * ends, healthNote}. */
-  chart.state = () => ({cable, rollups, points: series && cable >= 0 ? series.t.length : 0,
-    recabled: series && cable >= 0 ? recablingMarks(series).length : 0,
+  chart.state = () => ({cable, rollups, range: range.key, points: series && cable >= 0 ? series.t.length : 0,
+    recabled: series && cable >= 0 ? (series.marks ?? recablingMarks(series)).length : 0,
     down: series && cable >= 0 ? downSpans(series).length : 0, error, health: healthShown, healthNote});
   return chart;
 }

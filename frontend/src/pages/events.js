@@ -1,7 +1,8 @@
 // The events page: the table refreshes itself (every 10 s while the box is ticked and the tab is visible),
 // keeping open comment boxes; it waits while focus is on a field or button of the table or a comment
 // is typed and not sent.
-// Everything else is plain HTML forms.
+// Everything else is plain HTML forms, but "Silence…" on each row for who may silence (../silence.js).
+import {silenceEvents} from "../silence.js";
 
 /**
  * Ids of the events whose comment box is open in `section`.
@@ -68,6 +69,7 @@ export function eventsPage(root, {every = 10000, fetch = (...args) => globalThis
   target?.querySelector("details")?.setAttribute("open", "");
   toggle?.addEventListener("change", schedule);
   globalThis.addEventListener?.("ibweb:refresh-events", () => refresh());
+  silenceEvents(root, {fetch});
   schedule();
   return {refresh, stop: () => clearInterval(timer)};
 }

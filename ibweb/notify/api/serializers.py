@@ -75,7 +75,7 @@ class RuleSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Rule
-        fields = ["id", "name", "tenant", "enabled", "min_severity", *_MATCHERS, "channels"]
+        fields = ["id", "name", "tenant", "enabled", "min_severity", "sends", *_MATCHERS, "channels"]
 
     def get_fields(self):
         fields = super().get_fields()

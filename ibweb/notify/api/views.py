@@ -6,22 +6,29 @@ Routes::
     channels/<id>/          GET, PUT, PATCH, DELETE (secrets written, never read: ``secrets_set`` names them)
     channels/<id>/test/     POST send a test notification now (recorded as a delivery with its attempt)
     rules/, rules/<id>/     which events go to which channels (a tenant's rules name its channels only)
+    rules/<id>/digest/      POST send the rule's channels a digest of the last 24 hours now (ibweb.notify.digest)
     silences/, .../<id>/    silences and maintenance windows (ALL only)
+    silences/<id>/expire/   POST end a silence now (and in the Alertmanagers it was pushed to)
+    silences/draft/         GET whether you may create silences; ``?event=<id>``: the matchers of one of that event
     deliveries/, .../<id>/  what was sent, queued or silenced, each with its attempts (read only)
 """
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from ibweb.auth.permissions import ViewerRead
+from ibweb.events.models import Event
 
-from .. import am_silences
+from .. import am_silences, clock
+from ..digest import send_digest
 from ..models import Channel, Delivery, Rule, Silence
+from ..silence_drafts import draft_of_event, may_silence
 from ..testing import send_test
 from .permissions import OperatorsWrite, TenantOwnedWrite, may_own
 from .serializers import ChannelSerializer, DeliverySerializer, RuleSerializer, SilenceSerializer
@@ -72,6 +79,17 @@ class RuleViewSet(_TenantOwned):
     def get_queryset(self):
         return super().get_queryset().prefetch_related("channels")
 
+    @extend_schema(request=None, responses=DeliverySerializer(many=True))
+    @action(detail=True, methods=["post"])
+    def digest(self, request, pk=None, format=None):  # noqa: A002 - DRF format suffix
+        """Send this rule's channels a digest of the last 24 hours now (whatever the rule sends otherwise); the
+        deliveries queued (``GET deliveries/<id>/`` shows how they went)."""
+        rule = self.get_object()
+        if not may_own(request.user, rule.tenant_id):
+            raise exceptions.PermissionDenied("you may manage your tenants' rows only")
+        made = send_digest(rules=[rule], manual=True)
+        return Response(DeliverySerializer(made, many=True).data)
+
 
 class SilenceViewSet(viewsets.ModelViewSet):
     queryset = Silence.objects.all()
@@ -93,6 +111,33 @@ class SilenceViewSet(viewsets.ModelViewSet):
     def perform_destroy(self, instance) -> None:
         am_silences.expire(instance)
         instance.delete()
+
+    @extend_schema(request=None, responses=SilenceSerializer)
+    @action(detail=True, methods=["post"])
+    def expire(self, request, pk=None, format=None):  # noqa: A002 - DRF format suffix
+        """End this silence now (a maintenance window not started yet: cancelled); kept, with its deliveries."""
+        silence = self.get_object()
+        now = clock.now()
+        if silence.ends_at > now:
+            silence.starts_at, silence.ends_at = min(silence.starts_at, now), now
+            silence.save(update_fields=["starts_at", "ends_at"])
+            am_silences.expire(silence)
+        return Response(SilenceSerializer(silence).data)
+
+    @extend_schema(request=None, responses=None)
+    @action(detail=False, methods=["get"])
+    def draft(self, request, format=None):  # noqa: A002 - DRF format suffix
+        """``{"may_create"}``: whether you may create silences (pages show their "Silence..." actions by it); with
+        ``?event=<id>`` (an event you see) also ``matchers`` and ``about``: a silence of that event's kind where it
+        is (its port, else its switch, else its hosts, on its fabric)."""
+        out: dict = {"may_create": may_silence(request.user)}
+        event = request.query_params.get("event")
+        if event is not None and out["may_create"]:
+            if not event.isdigit():
+                raise exceptions.ValidationError({"event": "an event id"})
+            shown = Event.objects.restrict(request.user).select_related("fabric", "fabric__cluster", "tenant")
+            out.update(draft_of_event(get_object_or_404(shown, pk=int(event))))
+        return Response(out)
 
 
 class DeliveryViewSet(viewsets.ReadOnlyModelViewSet):

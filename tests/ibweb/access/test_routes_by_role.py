@@ -82,6 +82,7 @@ ROUTES: dict[str, Probe] = {
     "": Probe("/", PAGE, PAGE),
     "fabrics/<slug:slug>/": Probe("/fabrics/shared/", PAGE, PAGE),
     "fabrics/<slug:slug>/health/": Probe("/fabrics/shared/health/", PAGE, PAGE),
+    "fabrics/<slug:slug>/history/": Probe("/fabrics/shared/history/", PAGE, PAGE),  # per-port history (issue 40)
     # the cable inventory as CSV (issue 37): hosts the role may not name as host-<index>
     "fabrics/<slug:slug>/health/cables.csv": Probe("/fabrics/shared/health/cables.csv", PAGE, PAGE),
     "fabrics/add/": Probe("/fabrics/add/", by_role(302, 302, 302, 302, 302, 302, 200),
@@ -148,11 +149,26 @@ ROUTES: dict[str, Probe] = {
                                                             NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/health/ports/<str:node>/<int:port>/":
         Probe("/api/fabrics/fabrics/shared/health/ports/{globex_leaf}/1/", API, NOT_ALLOWED),
+    # fabric validation and switch device panels (issue 38): fabric-wide, hosts the role may not name as host-<index>,
+    # the P_Keys of partitions it does not see as hidden; a cluster's planes side by side
+    "api/fabrics/fabrics/<slug:slug>/validation/": Probe("/api/fabrics/fabrics/shared/validation/", API, NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/validation/findings.csv":
+        Probe("/api/fabrics/fabrics/shared/validation/findings.csv", API, NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/devices/<str:node>/":
+        Probe("/api/fabrics/fabrics/shared/devices/{globex_leaf}/", API, NOT_ALLOWED),
+    "api/clusters/<slug:slug>/validation/": Probe("/api/clusters/shared-cluster/validation/", API,
+                                                  by_role(405, 403, 405, 405, 405, 405, 405)),
     # per-port history over any window (issue 40): hidden hosts' ports are 404 and left out of the top-N
     "api/fabrics/fabrics/<slug:slug>/ports/<str:node>/<int:port>/tsdb/":
         Probe("/api/fabrics/fabrics/shared/ports/{globex_leaf}/1/tsdb/?series=utilization", API, NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/tsdb/top/":
         Probe("/api/fabrics/fabrics/shared/tsdb/top/?series=utilization", API, NOT_ALLOWED),
+    # a switch's ports side by side (peers the role may not see as host-<index>); a job's links over its run: another
+    # tenant's job is no such job (and its name not repeated)
+    "api/fabrics/fabrics/<slug:slug>/nodes/<str:node>/tsdb/":
+        Probe("/api/fabrics/fabrics/shared/nodes/{globex_leaf}/tsdb/?series=utilization", API, NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/jobs/<str:job>/tsdb/":
+        Probe("/api/fabrics/fabrics/shared/jobs/globex-secret/tsdb/", OTHER_TENANTS_ROW, NOT_ALLOWED),
     # the new-fabric form's helpers: generator ranges for anyone who may view, previews for who may add a fabric
     "api/fabrics/generators/": Probe("/api/fabrics/generators/", API, by_role(403, 403, 403, 403, 403, 403, 405)),
     "api/fabrics/preview/": Probe("/api/fabrics/preview/", by_role(405, 403, 405, 405, 405, 405, 405),
@@ -197,6 +213,9 @@ ROUTES: dict[str, Probe] = {
     "api/telemetry/fabrics/<slug:slug>/health/": Probe("/api/telemetry/fabrics/lab/health/",
                                                        by_role(401, 401, 403, 403, 403, 403, 403),
                                                        by_role(401, 401, 403, 403, 403, 403, 403)),
+    "api/telemetry/fabrics/<slug:slug>/devices/": Probe("/api/telemetry/fabrics/lab/devices/",
+                                                        by_role(401, 401, 403, 403, 403, 403, 403),
+                                                        by_role(401, 401, 403, 403, 403, 403, 403)),
     "api/telemetry/^collectors/$": Probe("/api/telemetry/collectors/", ALL_ONLY_API, NOT_ALLOWED),
     "api/telemetry/^collectors/(?P<pk>[^/.]+)/$": Probe("/api/telemetry/collectors/{collector}/", ALL_ONLY_API,
                                                         NOT_ALLOWED),
@@ -266,6 +285,15 @@ ROUTES: dict[str, Probe] = {
     "api/notify/^silences/(?P<pk>[^/.]+)/$": Probe("/api/notify/silences/{notify_silence}/", OTHER_TENANTS_ROW,
                                                    NOT_ALLOWED),
     "api/notify/^deliveries/$": Probe("/api/notify/deliveries/", API, NOT_ALLOWED),
+    # the notifications page: tenant users and ALL (its changes are the API's); silence drafts and the "Silence..."
+    # actions by the API's rules; expire a silence and send a rule's digest now: as their writes
+    "notifications/": Probe("/notifications/", by_role(302, 302, 403, 200, 200, 200, 200), NOT_ALLOWED),
+    "api/notify/^silences/draft/$": Probe("/api/notify/silences/draft/?event={globex_event}", API, NOT_ALLOWED),
+    "api/notify/^silences/(?P<pk>[^/.]+)/expire/$": Probe("/api/notify/silences/{notify_silence}/expire/",
+                                                          EVENTS_WRITE_ONLY, by_role(403, 403, 403, 403, 200, 403,
+                                                                                     200)),
+    "api/notify/^rules/(?P<pk>[^/.]+)/digest/$": Probe("/api/notify/rules/{notify_rule}/digest/", EVENTS_WRITE_ONLY,
+                                                       by_role(403, 403, 403, 403, 200, 403, 200)),
     "api/notify/^deliveries/(?P<pk>[^/.]+)/$": Probe("/api/notify/deliveries/{notify_delivery}/", OTHER_TENANTS_ROW,
                                                      NOT_ALLOWED),
 }

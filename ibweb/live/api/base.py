@@ -3,13 +3,14 @@ engine published), :class:`NotPublished`, a bounded query number."""
 
 from __future__ import annotations
 
+import numpy as np
 from django.shortcuts import get_object_or_404
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.views import APIView
 
 from fabric_engine.routing import Routing
 from fabric_engine.topology import Fabric as EngineFabric
-from ibweb.access import view_of, visible_fabrics
+from ibweb.access import find_node, redaction, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
 from ibweb.runtime import record
 
@@ -43,6 +44,17 @@ class FabricView(APIView):
         if f is None:
             raise NotPublished(f"fabric {fabric.slug}: its record is being replaced; try again")
         return f
+
+    def node(self, request, fabric: Fabric, node: str) -> tuple[EngineFabric, int, np.ndarray]:
+        """The fabric ``fabric``'s engine runs on, the index of ``node`` in it (a name, a ``0x`` GUID, a host name
+        or the ``host-<i>`` label of a host the user may not name) and the nodes hidden from the user; 404 for a
+        node the user may not see, named as asked."""
+        f = self.engine_fabric(fabric)
+        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
+        i = find_node(f, node, hidden)
+        if i is None:
+            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        return f, i, hidden
 
     def routing(self, fabric: Fabric) -> Routing:
         """The routing ``fabric``'s engine runs on, read from its runtime record."""

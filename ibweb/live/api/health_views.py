@@ -14,7 +14,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from fabric_engine.topology.limits import MAX_NODE_PORTS
-from ibweb.access import find_node, node_name, redaction, view_of
+from ibweb.access import node_name
 from ibweb.live.api.base import FabricView
 from ibweb.live.health.shown import report_for
 from ibweb.live.health.trend import GRADINGS, port_trend
@@ -47,11 +47,7 @@ class HealthPortView(FabricView):
 
     def get(self, request, slug: str, node: str, port: int):
         fabric = self.fabric(request, slug)
-        f = self.engine_fabric(fabric)
-        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
-        i = find_node(f, node, hidden)
-        if i is None:
-            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        f, i, hidden = self.node(request, fabric, node)
         if not 1 <= port <= min(int(f.nports[i]), MAX_NODE_PORTS):
             raise NotFound(f"{node} has no port {port}")
         snapshot = store.trend_of(fabric.pk)

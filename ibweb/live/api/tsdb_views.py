@@ -26,7 +26,7 @@ from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 
 from fabric_engine.topology.limits import MAX_NODE_PORTS
-from ibweb.access import find_node, node_name, redaction, view_of
+from ibweb.access import node_name, redaction, view_of
 from ibweb.live.api.base import FabricView, query_number
 from ibweb.tsdb.series import SERIES, series_of
 
@@ -89,11 +89,7 @@ class PortTsdbView(FabricView):
         name, start, end = window(request)
         points = int(query_number(request, "points", 500, 1, 4000))
         fabric = self.fabric(request, slug)
-        f = self.engine_fabric(fabric)
-        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
-        i = find_node(f, node, hidden)
-        if i is None:
-            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        f, i, hidden = self.node(request, fabric, node)
         if not 1 <= port <= min(int(f.nports[i]), MAX_NODE_PORTS):
             raise NotFound(f"{node} has no port {port}")
         got = ask(lambda: _store().range(fabric.pk, (int(f.guid[i]), port), name, start, end, points))
@@ -171,11 +167,7 @@ class NodeTsdbView(FabricView):
         name, start, end = window(request)
         points = int(query_number(request, "points", 500, 1, 4000))
         fabric = self.fabric(request, slug)
-        f = self.engine_fabric(fabric)
-        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
-        i = find_node(f, node, hidden)
-        if i is None:
-            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        f, i, hidden = self.node(request, fabric, node)
         got = ask(lambda: _store().ports_of_switch(fabric.pk, int(f.guid[i]), name, start, end, points))
         rows = [{"port": p, "peer": peer_of(f, i, p, hidden), "values": v}
                 for p, v in zip(got.ports.tolist(), (values_of(r) for r in got.values), strict=True)]  # its ports

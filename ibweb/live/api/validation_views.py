@@ -25,7 +25,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 
 from fabric_engine.validation.report import CSV_COLUMNS
-from ibweb.access import find_node, redaction, view_of
+from ibweb.access import view_of
 from ibweb.live.api.base import FabricView, NotPublished
 from ibweb.live.validation.answer import NotReady, validation_for
 from ibweb.live.validation.device import NotASwitch, device_panel
@@ -96,11 +96,7 @@ class DeviceView(FabricView):
 
     def get(self, request, slug: str, node: str):
         fabric = self.fabric(request, slug)
-        f = self.engine_fabric(fabric)
-        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
-        i = find_node(f, node, hidden)
-        if i is None:
-            raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+        f, i, hidden = self.node(request, fabric, node)
         try:
             report = validation_for(request.user, fabric)
         except NotReady:

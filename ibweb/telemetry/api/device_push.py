@@ -33,7 +33,7 @@ from fabric_engine.validation.pkeys import read_pkeys
 from fabric_engine.validation.sminfo import read_sminfo
 from ibweb.runtime import device_readings
 
-from .serializers import _ParsedJSON
+from .serializers import _ParsedJSON, validated_captures
 from .views import PushView
 
 __all__ = ["DevicePushSerializer", "DevicePushView", "MAX_DEVICE_CAPTURES", "read_captures"]
@@ -58,19 +58,7 @@ class DevicePushSerializer(serializers.Serializer):
     captures = _ParsedJSON(help_text=f"1..{MAX_DEVICE_CAPTURES:,} capture objects.")
 
     def validate_captures(self, value) -> list[dict]:
-        if not isinstance(value, list) or not value:
-            raise serializers.ValidationError("expected a non-empty list of capture objects")
-        if len(value) > MAX_DEVICE_CAPTURES:
-            raise serializers.ValidationError(f"{len(value):,} captures; at most {MAX_DEVICE_CAPTURES:,}")
-        out = []
-        for i, item in enumerate(value):
-            one = _Capture(data=item) if isinstance(item, dict) else None
-            if one is None or not one.is_valid():
-                errors = one.errors if one is not None else {"": ["a capture is an object"]}
-                field, [message, *_] = next(iter(errors.items()))
-                raise serializers.ValidationError(f"captures[{i}]{'.' + field if field else ''}: {message}")
-            out.append({**one.validated_data, "name": one.validated_data["name"] or f"capture {i + 1}"})
-        return out
+        return validated_captures(value, _Capture, MAX_DEVICE_CAPTURES)
 
 
 def _with_host(out: DeviceReadings, first: int, host: str) -> None:

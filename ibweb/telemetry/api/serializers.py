@@ -70,6 +70,24 @@ class _ParsedJSON(serializers.Field):
         return value
 
 
+def validated_captures(value, item: type[serializers.Serializer], limit: int) -> list[dict]:
+    """A push's ``captures``: a non-empty list of at most ``limit`` objects, each valid for ``item``, the first bad
+    one named (``captures[1].port: ...``); a capture without a name is called ``capture <i + 1>``."""
+    if not isinstance(value, list) or not value:
+        raise serializers.ValidationError("expected a non-empty list of capture objects")
+    if len(value) > limit:
+        raise serializers.ValidationError(f"{len(value):,} captures; at most {limit:,}")
+    out = []
+    for i, raw in enumerate(value):  # loop over captures
+        one = item(data=raw) if isinstance(raw, dict) else None
+        if one is None or not one.is_valid():
+            errors = one.errors if one is not None else {"": ["a capture is an object"]}
+            field, [message, *_] = next(iter(errors.items()))
+            raise serializers.ValidationError(f"captures[{i}]{'.' + field if field else ''}: {message}")
+        out.append({**one.validated_data, "name": one.validated_data["name"] or f"capture {i + 1}"})
+    return out
+
+
 class SamplePushSerializer(serializers.Serializer):
     """Body of a push: counter samples (as ``CounterSamples.from_records`` reads them), optional discovery.
 

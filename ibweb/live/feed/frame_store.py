@@ -18,6 +18,7 @@ Other apps read the newest frame header through :func:`ibweb.runtime.frames.newe
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 
@@ -74,7 +75,7 @@ async def store_newest(fabric_id: int, seq: int, header: dict, links: str | byte
         await store_topology(fabric_id, *_published[fabric_id])
     parts = {_key(fabric_id, "header_frame"): header, _key(fabric_id, "seq"): seq,
              _key(fabric_id, "links"): (seq, links)}
-    await cache.aset_many(parts, _TTL_S)
+    await asyncio.to_thread(cache.set_many, parts, _TTL_S)  # one pipeline (aset_many: a round trip per key)
 
 
 async def store_newest_shared(fabric_id: int, seq: int, encoding: str, shared: object) -> None:

@@ -243,10 +243,10 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     chunks = layout.encode(rate, util)
     values.update({layout.chunk_key(fabric_id, seq, c): blob for c, blob in enumerate(chunks)})
     values[layout.index_key(fabric_id)] = ring.as_index()
-    await store().aset_many(values, _TTL_S)
+    await asyncio.to_thread(store().set_many, values, _TTL_S)  # one pipeline (aset_many: a round trip per key)
     stale = [k for k in stale if k not in values]  # a restarted engine's first ticks reuse the old sequence numbers
     if stale:
-        await store().adelete_many(stale)
+        await asyncio.to_thread(store().delete_many, stale)
     disk = _disk if store() is _private else None
     if disk is not None:
         disk.add(fabric_id, seq, chunks)

@@ -53,7 +53,10 @@ class _Watch:
                 continue
             for i in ended:  # loop over the sockets whose sign-in ended
                 self.sockets.pop(sockets[i], None)
-                await sockets[i].sign_in_ended()
+                try:
+                    await sockets[i].sign_in_ended()
+                except Exception:  # one socket that cannot be closed (gone meanwhile) must not stop the others
+                    log.warning("closing a signed-out feed socket failed", exc_info=True)
 
 
 _watches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watch] = weakref.WeakKeyDictionary()

@@ -57,3 +57,31 @@ def test_signed_out_names_exactly_the_scopes_whose_sign_in_ended_in_a_bounded_nu
 def test_no_signed_in_scope_asks_nothing(django_assert_num_queries):
     with django_assert_num_queries(0):
         assert signed_out([{"user": AnonymousUser()}, {}]) == []
+
+
+async def test_one_socket_that_fails_to_close_does_not_stop_the_watch_for_the_others(settings, monkeypatch):
+    """The watch asks about every socket each period; a socket whose close raises is logged, the others closed."""
+    import asyncio
+
+    from ibweb.live.feed import sign_in_watch
+
+    settings.IBWEB_SESSION_RECHECK_S = 0.05
+    closed: list[str] = []
+
+    class Socket:
+        def __init__(self, name: str, fails: bool) -> None:
+            self.scope, self.name, self.fails = {"name": name}, name, fails
+
+        async def sign_in_ended(self) -> None:
+            if self.fails:
+                raise RuntimeError("gone")
+            closed.append(self.name)
+
+    monkeypatch.setattr(sign_in_watch, "signed_out", lambda scopes: list(range(len(scopes))))  # every one ended
+    sign_in_watch.watch(Socket("first", True))
+    sign_in_watch.watch(Socket("second", False))
+    for _ in range(100):
+        if closed:
+            break
+        await asyncio.sleep(0.02)
+    assert closed == ["second"]  # in the same period as the socket whose close failed

@@ -5,9 +5,12 @@ The job is one of the fabric's record catalog (running: emulated scenarios' jobs
 pushed) or one the fabric's leader noted while it ran (:mod:`ibweb.live.history.job_runs`, kept as long as the
 per-port history). Its links are the out ports of the directed links its flows cross, over the run (the union of
 what was noted and, while it runs, the catalog's). Query: ``series`` (default ``utilization``), ``start`` and
-``end`` (default: the run, first to last seen; now while it runs), ``points`` (default 200), ``n`` (default 50): the
-``n`` links highest in the series over the window, each with its series in the same bins. A job of a tenant the
-user may not see is answered as no such job (404), and the 404 does not repeat its name.
+``end`` (default: the run, first seen to one store interval past the last seen, as the window is ``[start, end)``;
+now while it runs), ``points`` (default 200), ``n`` (default 50): the ``n`` links highest in the series over the
+window (ranked on one bin per port, at most :data:`MAX_JOB_PORTS` of them), each with its series in ``points`` bins
+(read for those ``n`` only). A job of a tenant the user may not see, or a running job whose stored run is another
+tenant's (a reused name not noted yet), is answered as no such job (404), and the 404 names neither job nor tenant.
+An ended job's run is answered without a published record (its links then by GUID alone).
 """
 
 from __future__ import annotations
@@ -27,7 +30,19 @@ from ibweb.live.history.job_runs import catalog_ports, job_runs
 from ibweb.runtime import record
 from ibweb.tsdb.series import PORT_ID, SERIES, series_of
 
-__all__ = ["JobTsdbView", "over_window"]
+__all__ = ["MAX_JOB_PORTS", "JobTsdbView", "over_window"]
+
+#: Ports of one job ranked at most (the first in :data:`~ibweb.tsdb.series.PORT_ID` order beyond it): ranking reads
+#: one bin per port, 8 bytes each, so a job crossing every port of a large fabric stays about 1 MB and a short hold
+#: of the store's lock; ``count`` still says how many ports the job used.
+MAX_JOB_PORTS = 1 << 17
+
+
+def _store_interval() -> float:
+    """Seconds between two writes of the per-port history (one bin of it)."""
+    from django.conf import settings
+
+    return float(settings.IBWEB_TSDB_INTERVAL_S)
 
 
 def _store():
@@ -63,43 +78,57 @@ class JobTsdbView(FabricView):
         points = int(query_number(request, "points", 200, 1, 4000))
         n = int(query_number(request, "n", 50, 1, 1000))
         fabric = self.fabric(request, slug)
-        h = self.head(fabric)
-        f = self.engine_fabric(fabric)
-        entry = next((j for j in record.jobs(fabric.pk, h) or [] if str(j["id"]) == job), None)
         run = job_runs().get(fabric.pk, job)
+        h = record.head_of(fabric) if run is not None else self.head(fabric)  # an ended run needs no record
+        f = record.fabric(fabric.pk, h) if h is not None else None
+        if h is not None and f is None and run is None:
+            f = self.engine_fabric(fabric)  # 503: the record is being replaced
+        entry = next((j for j in record.jobs(fabric.pk, h) or [] if str(j["id"]) == job), None) if h else None
         tenant = str(entry.get("tenant") or "") if entry is not None else run.tenant if run is not None else None
+        if entry is not None and run is not None and run.tenant != tenant:
+            raise NotFound("no such job on this fabric")  # a reused name: the run noted is another tenant's job
         tenants = job_tenants(view_of(request.user))
         if tenant is None or (tenants is not None and tenant not in tenants):
             raise NotFound("no such job on this fabric")  # its name is not repeated: it may be another tenant's
         ports = np.empty(0, dtype=PORT_ID)
         if run is not None:
             ports = run.ports
-        if entry is not None:
+        if entry is not None and f is not None:
             ports = np.union1d(ports, catalog_ports(f, entry.get("links", ())))
         now = time.time()
         first = run.first if run is not None else now - 3600.0
-        last = now if entry is not None else run.last
+        last = now if entry is not None else run.last + _store_interval()  # [start, end): the last sample's bin in
         end = query_number(request, "end", last, 0.0, now + 86400.0)
         start = query_number(request, "start", min(first, end - 1.0), 0.0, now + 86400.0)
         if not 0 < end - start <= MAX_WINDOW_S:
             raise ValidationError({"start": f"window {start:g}..{end:g}: end must be after start, at most "
                                             f"{MAX_WINDOW_S / 86400:g} days"})
-        got = ask(lambda: _store().ranges(fabric.pk, ports, name, start, end, points))
         s = series_of(name)
-        value = over_window(got.values, s.agg)
+        considered = ports[:MAX_JOB_PORTS]
+        whole = ask(lambda: _store().ranges(fabric.pk, considered, name, start, end, 1))  # one bin per port: rank
+        value = whole.values[:, 0]
         key = -value if s.agg != "min" else value
-        order = np.lexsort((got.ports["port"], got.ports["guid"], np.where(np.isnan(key), np.inf, key)))[:n]
-        hidden = redaction(view_of(request.user), fabric, f).hidden_nodes(f)
-        nodes = nodes_of(f, got.ports["guid"][order])
-        links = []
-        for k, i in zip(order.tolist(), nodes.tolist(), strict=True):  # at most n (<= 1000) links
-            p = int(got.ports["port"][k])
-            shown = i >= 0 and not hidden[i]
-            links.append({"node": node_name(f, i, hidden) if i >= 0 else None,
-                          "guid": f"0x{int(got.ports['guid'][k]):016x}" if shown else "hidden",
-                          "port": p, "peer": peer_of(f, i, p, hidden) if i >= 0 else None,
-                          "value": None if np.isnan(value[k]) else float(value[k]),
-                          "values": values_of(got.values[k])})
+        order = np.lexsort((considered["port"], considered["guid"], np.where(np.isnan(key), np.inf, key)))[:n]
+        got = ask(lambda: _store().ranges(fabric.pk, considered[order], name, start, end, points))
+        value = value[order]
+        view = view_of(request.user)
+        if f is None:  # no record published: the ports by GUID alone, shown to who sees every host only
+            links = [{"node": None, "guid": f"0x{int(g):016x}" if view.sees_all else "hidden", "port": int(p),
+                      "peer": None, "value": None if np.isnan(v) else float(v), "values": values_of(row)}
+                     for g, p, v, row in zip(got.ports["guid"].tolist(), got.ports["port"].tolist(), value.tolist(),
+                                             got.values, strict=True)]  # at most n (<= 1000) links
+        else:
+            hidden = redaction(view, fabric, f).hidden_nodes(f)
+            nodes = nodes_of(f, got.ports["guid"])
+            links = []
+            for k, i in enumerate(nodes.tolist()):  # at most n (<= 1000) links
+                p = int(got.ports["port"][k])
+                shown = i >= 0 and not hidden[i]
+                links.append({"node": node_name(f, i, hidden) if i >= 0 else None,
+                              "guid": f"0x{int(got.ports['guid'][k]):016x}" if shown else "hidden",
+                              "port": p, "peer": peer_of(f, i, p, hidden) if i >= 0 else None,
+                              "value": None if np.isnan(value[k]) else float(value[k]),
+                              "values": values_of(got.values[k])})
         return Response({"fabric": fabric.slug, "job": job, "tenant": tenant, "running": entry is not None,
                          "first": run.first if run is not None else None, "last": run.last if run is not None else None,
                          "series": name, "unit": s.unit, "agg": s.agg, "start": start, "end": end,

@@ -8,10 +8,15 @@ out ports of the directed links each job of the catalog crosses (:func:`catalog_
 store's (``job-runs.sqlite3`` in the folder of ``IBWEB_TSDB_PATH``, the var dir shared as the history ring's files
 are), whatever the time-series backend; a run is kept as long as the per-port history
 (``IBWEB_TSDB_RETENTION_DAYS``).
+
+A run is one job of one tenant: when a job's name comes back for another tenant, or after it was not seen for longer
+than :data:`RUN_GAP_S`, a new run starts (its first seen, its ports and its tenant replace the old run's), so a
+reused name never inherits another job's links.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -23,7 +28,11 @@ import numpy as np
 from fabric_engine.topology import Fabric
 from ibweb.tsdb.series import PORT_ID
 
-__all__ = ["JobRun", "JobRuns", "catalog_ports", "job_runs"]
+__all__ = ["RUN_GAP_S", "JobRun", "JobRuns", "catalog_ports", "job_runs"]
+
+#: Seconds a job may go unseen and still be the same run when its name is seen again (the leader notes the running
+#: jobs at least every ``JOB_NOTE_S`` = 60 s of sweep time; this leaves room for a leader change or a restart).
+RUN_GAP_S = 900.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (fabric INTEGER NOT NULL, job TEXT NOT NULL, tenant TEXT NOT NULL,
@@ -66,28 +75,33 @@ class JobRuns:
         self._lock = threading.Lock()
 
     def note(self, fabric_id: int, t: float, jobs: Sequence[tuple[str, str, np.ndarray]],
-             keep_s: float | None = None) -> None:
+             keep_s: float | None = None, gap_s: float = RUN_GAP_S) -> None:
         """Jobs ``(job, tenant, ports)`` seen running at ``t``: a new job starts its run, a known one's ``last``
-        moves to ``t`` and its ports grow by ``ports``; with ``keep_s``, runs last seen before ``t - keep_s`` go."""
-        fabric = int(fabric_id)
+        moves to ``t`` and its ports grow by ``ports``; a known name of another tenant, or last seen more than
+        ``gap_s`` before ``t``, starts a new run. With ``keep_s``, runs last seen before ``t - keep_s`` go. Only the
+        rows of ``jobs`` are read."""
+        fabric, t = int(fabric_id), float(t)
+        names = json.dumps(sorted({str(job) for job, _, _ in jobs}))
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                known = {job: (first, blob) for job, first, blob in self._db.execute(
-                    "SELECT job, first, ports FROM runs WHERE fabric = ?", (fabric,))} if jobs else {}
+                known = {job: (tenant, first, last, blob) for job, tenant, first, last, blob in self._db.execute(
+                    "SELECT job, tenant, first, last, ports FROM runs WHERE fabric = ? "
+                    "AND job IN (SELECT value FROM json_each(?))", (fabric, names))} if jobs else {}
                 rows = []
                 for job, tenant, ports in jobs:  # one row per running job
-                    first, blob = known.get(str(job), (float(t), None))
-                    if blob is not None and len(ports):
-                        ports = np.union1d(np.frombuffer(blob, dtype=PORT_ID), np.asarray(ports, dtype=PORT_ID))
-                    elif blob is not None:
-                        ports = np.frombuffer(blob, dtype=PORT_ID)
-                    rows.append((fabric, str(job), str(tenant), min(first, float(t)), float(t),
-                                 np.asarray(ports, dtype=PORT_ID).tobytes()))
+                    was, first, last, blob = known.get(str(job), (str(tenant), t, t, None))
+                    if was != str(tenant) or t - last > gap_s:  # another job under the same name: a new run
+                        first, blob = t, None
+                    ports = np.asarray(ports, dtype=PORT_ID)
+                    if blob is not None:
+                        ports = np.union1d(np.frombuffer(blob, dtype=PORT_ID), ports)
+                    rows.append((fabric, str(job), str(tenant), min(first, t), max(last, t) if blob is not None
+                                 else t, np.unique(ports).tobytes()))
                 self._db.executemany("INSERT OR REPLACE INTO runs (fabric, job, tenant, first, last, ports) "
                                      "VALUES (?, ?, ?, ?, ?, ?)", rows)
                 if keep_s is not None:
-                    self._db.execute("DELETE FROM runs WHERE last < ?", (float(t) - keep_s,))
+                    self._db.execute("DELETE FROM runs WHERE last < ?", (t - keep_s,))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")

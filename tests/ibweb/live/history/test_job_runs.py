@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from fabric_engine.topology.generate import fat_tree
-from ibweb.live.history.job_runs import JobRuns, catalog_ports
+from ibweb.live.history.job_runs import RUN_GAP_S, JobRuns, catalog_ports
 from ibweb.tsdb.series import PORT_ID
 
 F = fat_tree(hosts=8, radix=4)
@@ -35,3 +35,49 @@ def test_the_catalog_s_links_become_their_out_ports():
     got = catalog_ports(F, d)
     expected = sorted({(int(F.guid[F.dl_src[k]]), int(F.dl_src_port[k])) for k in (4, 1, int(F.reverse(1)))})
     assert got.dtype == PORT_ID and got.tolist() == expected
+
+
+def test_a_reused_name_of_another_tenant_or_after_a_gap_starts_a_new_run(tmp_path):
+    runs = JobRuns(tmp_path / "runs.sqlite3")
+    runs.note(3, 100.0, [("train", "acme", ports((0xA, 1), (0xB, 2)))])
+    runs.note(3, 160.0, [("train", "globex", ports((0xC, 1)))])  # the name reused by another tenant
+    run = runs.get(3, "train")
+    assert (run.tenant, run.first, run.last, run.ports.tolist()) == ("globex", 160.0, 160.0, [(0xC, 1)])
+    runs.note(3, 200.0, [("train", "globex", ports((0xD, 1)))])  # the same run goes on
+    assert (runs.get(3, "train").first, runs.get(3, "train").ports.tolist()) == (160.0, [(0xC, 1), (0xD, 1)])
+    runs.note(3, 200.0 + RUN_GAP_S + 1, [("train", "globex", ports((0xE, 1)))])  # unseen too long: a new run
+    run = runs.get(3, "train")
+    assert (run.first, run.ports.tolist()) == (200.0 + RUN_GAP_S + 1, [(0xE, 1)])
+    runs.close()
+
+
+class Counting:
+    """A connection whose SELECTs' rows are counted."""
+
+    def __init__(self, db) -> None:
+        self.db, self.selected = db, 0
+
+    def execute(self, sql, *args):
+        got = self.db.execute(sql, *args)
+        if sql.lstrip().upper().startswith("SELECT"):
+            rows = got.fetchall()
+            self.selected += len(rows)
+            return iter(rows)
+        return got
+
+    def executemany(self, sql, rows):
+        return self.db.executemany(sql, rows)
+
+
+def test_a_note_reads_the_rows_of_the_jobs_noted_only(tmp_path):
+    runs = JobRuns(tmp_path / "runs.sqlite3")
+    runs.note(3, 100.0, [(f"old{i}", "acme", ports((i, 1))) for i in range(50)])  # 50 ended runs kept
+    runs.note(4, 100.0, [("live", "acme", ports((1, 1)))])  # another fabric's
+    runs.note(3, 100.0, [("live", "acme", ports((1, 1)))])
+    counting = Counting(runs._db)
+    runs._db = counting
+    runs.note(3, 160.0, [("live", "acme", ports((2, 1))), ("new", "acme", ports((3, 1)))])
+    assert counting.selected == 1  # the one known run noted again; not the 50 ended ones, not fabric 4's
+    runs._db = counting.db
+    assert runs.get(3, "live").ports.tolist() == [(1, 1), (2, 1)] and runs.get(3, "old7").last == 100.0
+    runs.close()

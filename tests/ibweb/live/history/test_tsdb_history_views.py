@@ -139,7 +139,8 @@ def test_a_job_s_links_over_its_run_also_after_it_ended(pod, client, superuser):
     ended = record.publish_jobs(row.pk, version, [])  # the job ended: its run is still answered
     run(pub, ended, [T0 + 91])
     after = client.get(f"{URL}/jobs/llm/tsdb/?points=3").json()
-    assert not after["running"] and after["count"] == 3 and after["start"] == T0 + 1 and after["end"] == T0 + 91
+    assert not after["running"] and after["count"] == 3 and after["start"] == T0 + 1
+    assert after["end"] == T0 + 101  # [start, end): one bin (the store's interval) past the last sample
     assert all(lk["values"][0] is not None for lk in after["links"])  # the run's window by default
     with public_read(True):  # below ALL and no tenant: no job, and its name not repeated
         client.logout()
@@ -147,3 +148,56 @@ def test_a_job_s_links_over_its_run_also_after_it_ended(pod, client, superuser):
         assert missing.status_code == 404 and "llm" not in missing.content.decode()
     client.force_login(superuser)
     assert client.get(f"{URL}/jobs/nosuch/tsdb/").status_code == 404
+
+
+def test_a_job_name_reused_by_another_tenant_shows_none_of_the_old_run(pod, client, superuser):
+    row, version, store, runs, *_ = pod
+    pub = TsdbPublisher(row, interval_s=10, store=lambda: store, job_runs=lambda: runs)
+    run(pub, version, [T0 + 1 + 10 * i for i in range(3)])  # llm of acme noted
+    reused = record.publish_jobs(row.pk, version, [
+        {"id": "llm", "tenant": "globex", "pattern": "ring", "hosts": [], "links": [3], "spec": {}}])
+    client.force_login(superuser)
+    stale = client.get(f"{URL}/jobs/llm/tsdb/")  # not noted yet: the run is acme's, the catalog's job globex's
+    assert stale.status_code == 404 and "acme" not in stale.content.decode() and "llm" not in stale.content.decode()
+    run(pub, reused, [T0 + 31])  # noted: a new run of globex's job, on its own links only
+    body = client.get(f"{URL}/jobs/llm/tsdb/?start={T0}&end={T0 + 40}").json()
+    assert body["tenant"] == "globex" and body["first"] == T0 + 31 and body["count"] == 1
+    d = 3
+    assert [(lk["node"], lk["port"]) for lk in body["links"]] == [(str(F.node_name[F.dl_src[d]]),
+                                                                  int(F.dl_src_port[d]))]
+
+
+def test_a_job_s_links_are_ranked_on_one_bin_and_charted_for_the_n_kept(pod, client, superuser, monkeypatch):
+    import ibweb.live.api.job_tsdb_views as views
+
+    row, version, store, runs, *_ = pod
+    run(TsdbPublisher(row, interval_s=10, store=lambda: store, job_runs=lambda: runs), version,
+        [T0 + 1 + 10 * i for i in range(9)])
+    asked = []
+    ranges = store.ranges
+    monkeypatch.setattr(store, "ranges", lambda fid, ports, *a: asked.append((len(ports), a[-1])) or ranges(
+        fid, ports, *a))
+    monkeypatch.setattr(views, "MAX_JOB_PORTS", 2)  # a job past the cap: two of its three ports ranked
+    client.force_login(superuser)
+    body = client.get(f"{URL}/jobs/llm/tsdb/?start={T0}&end={T0 + 90}&points=400&n=1").json()
+    assert asked == [(2, 1), (1, 400)]  # every port considered at one bin, the n kept at full resolution
+    assert body["count"] == 3 and len(body["links"]) == 1 and len(body["links"][0]["values"]) == 400
+    considered = sorted((int(F.guid[F.dl_src[d]]), int(F.dl_src_port[d]), d) for d in (0, 7, 9))[:2]
+    best = max(considered, key=lambda g: g[2] % 50)[2]
+    assert (body["links"][0]["node"], body["links"][0]["port"]) == (str(F.node_name[F.dl_src[best]]),
+                                                                    int(F.dl_src_port[best]))
+
+
+def test_an_ended_job_s_run_is_answered_without_a_published_record_with_its_last_sample(pod, client, superuser):
+    row, version, store, runs, *_ = pod
+    pub = TsdbPublisher(row, interval_s=10, store=lambda: store, job_runs=lambda: runs)
+    run(pub, version, [T0 + 10 * i for i in range(10)])  # samples on the store's bucket edges
+    run(pub, record.publish_jobs(row.pk, version, []), [T0 + 100])  # ended: last seen at T0 + 100
+    record.forget(row.pk)  # then the engine stopped: no record
+    client.force_login(superuser)
+    body = client.get(f"{URL}/jobs/llm/tsdb/?points=11").json()
+    assert not body["running"] and body["count"] == 3 and len(body["links"]) == 3
+    assert (body["start"], body["end"]) == (T0, T0 + 110)  # [first, last + one interval): the last sample in
+    assert all(None not in lk["values"] for lk in body["links"])
+    assert all(lk["node"] is None and lk["guid"].startswith("0x") for lk in body["links"])  # no fabric to name them
+    assert client.get(f"{URL}/jobs/nosuch/tsdb/").status_code == 503  # no run, no record: not published yet

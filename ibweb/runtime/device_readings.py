@@ -13,8 +13,11 @@ One :class:`~fabric_engine.devices.vitals.DeviceReadings` per fabric (the object
 
 Merge (:func:`merge`): a record replaces the older record of the same device or port - switch vitals by node GUID
 (else by name), adapter ports by node GUID and port (else node name and port), node info by GUID, P_Key tables by
-LID or GUID and port, ``FEC_MODE`` sets and ibdiagnet warnings by the file they came from; SMs are replaced as a
-whole (one ``sminfo`` run names every SM it knows); OpenSM's errors accumulate (the newest :data:`MAX_ERRORS`).
+LID, GUID and port, ``FEC_MODE`` sets and ibdiagnet warnings by the file they came from, SMs by GUID or LID (a push
+names its own host's ports and SMs: it never drops another's); only the collector's own full sweep replaces the SMs
+and P_Key tables as a whole (``replace``); OpenSM's errors accumulate (the newest :data:`MAX_ERRORS`). Every
+other list is capped too (:data:`CAPS`, sized for a 32,768-GPU fabric; the newest kept), and :func:`check_caps`
+refuses a push larger than a cap before it is stored.
 Ports seen administratively disabled (``isolated``, :class:`~fabric_engine.devices.vitals.IsolatedPort`: an
 adapter port of a push whose physical state is ``Disabled``, or one the collector's iblinkinfo shows so) are
 recorded per port (node GUID and port) with the time first seen, and kept through later writes (the newest
@@ -40,7 +43,8 @@ from .health_readings import merge_lock
 
 __all__ = ["read", "version", "write", "merge", "forget", "TTL_S", "MAX_ERRORS", "MAX_FILES", "MAX_SKIPPED",
            "LISTS",
-           "MAX_ISOLATED", "disabled_ports", "isolated_history"]
+           "MAX_ISOLATED", "disabled_ports", "isolated_history", "CAPS", "cap", "check_caps", "MAX_VITALS",
+           "MAX_HCA_PORTS", "MAX_ADAPTERS", "MAX_NODES_INFO", "MAX_PKEYS", "MAX_SMS", "MAX_FEC_MODES", "MAX_WARNINGS"]
 
 #: How long a fabric's device readings are kept after the last write (a day: a push per host per day suffices).
 TTL_S = 24 * 3600
@@ -48,8 +52,32 @@ TTL_S = 24 * 3600
 MAX_ERRORS, MAX_FILES, MAX_SKIPPED = 5_000, 256, 500
 #: Ports seen isolated kept (the newest first seen).
 MAX_ISOLATED = 10_000
+#: Records kept per list (the newest), sized for a 32,768-GPU fabric: switch vitals (its ~2,560 radix-64 switches
+#: in three tiers, with room for unmanaged ones), adapter ports and their adapters' types (a port per GPU and as
+#: many again for storage and hosts), ibdiagnet node records (every CA and switch), P_Key tables (both ends of its
+#: 65,536 switch-to-CA cables, twice over), SMs, ``FEC_MODE`` sets and ibdiagnet warnings (a few per port).
+MAX_VITALS, MAX_HCA_PORTS, MAX_ADAPTERS, MAX_NODES_INFO = 8_192, 65_536, 65_536, 131_072
+MAX_PKEYS, MAX_SMS, MAX_FEC_MODES, MAX_WARNINGS = 131_072, 128, 256, 262_144
+#: The cap (its constant's name) of each list a write may not exceed (:func:`check_caps`).
+CAPS = {"vitals": "MAX_VITALS", "hca_ports": "MAX_HCA_PORTS", "adapter_types": "MAX_ADAPTERS",
+        "nodes_info": "MAX_NODES_INFO", "pkeys": "MAX_PKEYS", "sms": "MAX_SMS", "fec_modes": "MAX_FEC_MODES",
+        "warnings": "MAX_WARNINGS"}
 #: The record lists of :class:`DeviceReadings` a write may replace whole (``replace=``).
 LISTS = ("vitals", "hca_ports", "nodes_info", "fec_modes", "warnings", "opensm_errors", "sms", "pkeys")
+
+
+def cap(name: str) -> int:
+    """The most records of list ``name`` (of :data:`CAPS`) kept."""
+    return globals()[CAPS[name]]
+
+
+def check_caps(readings: DeviceReadings) -> None:
+    """Raise :class:`ValueError` naming the first list of ``readings`` longer than its cap (``hca_ports: 70,000
+    records exceed MAX_HCA_PORTS (65,536)``): a write that large is refused, not cut. Reads lengths only."""
+    for name, const in CAPS.items():  # a few lists
+        n, most = len(getattr(readings, name)), cap(name)
+        if n > most:
+            raise ValueError(f"{name}: {n:,} records exceed {const} ({most:,})")
 
 
 def _key(fabric_id: int, part: str) -> str:
@@ -82,6 +110,13 @@ def _port_key(p) -> tuple:
 
 def _table_key(t) -> tuple:
     return (t.lid, t.guid, t.port)
+
+
+def _sms(old: list, new: list) -> list:
+    """``new``'s SMs, then ``old``'s whose GUID and LID no new SM has (a push names the SMs its host asked: the
+    master alone for a plain ``sminfo``; the standbys another push named stay)."""
+    guids, lids = {s.guid for s in new}, {s.lid for s in new}
+    return [*new, *(s for s in old if s.guid not in guids and s.lid not in lids)]
 
 
 def disabled_ports(readings: DeviceReadings, t: float) -> list[IsolatedPort]:
@@ -132,13 +167,15 @@ def merge(old: DeviceReadings | None, new: DeviceReadings, *, replace: Collectio
         elif name == "warnings":
             got = _by_key(theirs, mine, lambda w: _file_of(w.source))
         elif name == "sms":
-            got = list(mine) if mine else list(theirs)
+            got = _sms(theirs, mine)
         else:  # opensm_errors: a log read from where it stopped adds entries; the same entry twice counts once
             seen = {(e.t, e.code, e.text) for e in mine}
             got = sorted([*(e for e in theirs if (e.t, e.code, e.text) not in seen), *mine],
                          key=lambda e: e.t)[-MAX_ERRORS:]
-        setattr(out, name, got)
-    out.adapter_types = {**old.adapter_types, **new.adapter_types}
+        setattr(out, name, got[:cap(name)] if name in CAPS else got)  # new records first: the newest kept
+    kept = {k: v for k, v in old.adapter_types.items() if k not in new.adapter_types}
+    kept.update(new.adapter_types)
+    out.adapter_types = dict(list(kept.items())[-MAX_ADAPTERS:]) if len(kept) > MAX_ADAPTERS else kept
     out.files = [*old.files, *new.files][-MAX_FILES:]
     out.skipped = [*old.skipped, *new.skipped][-MAX_SKIPPED:]
     new_isolated = [*getattr(new, "isolated", ()), *disabled_ports(new, new.read_at.get("hca_ports", t))]

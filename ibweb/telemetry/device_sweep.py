@@ -12,20 +12,25 @@ worker, the sweeps go on meanwhile; in the embedded setup, in the sweep's thread
   ends of every switch-to-CA cable of the sweep's discovery (the links whose P_Key tables OpenSM keeps alike,
   :mod:`fabric_engine.validation.partitions`), each output read on its own (``# smpquery pkeys <lid> <port>``
   heading it, as :func:`~fabric_engine.validation.pkeys.read_pkeys` takes a capture), :data:`PKEY_WORKERS` at a
-  time (each waits on its MAD round trip; a 32,768-GPU fabric has 65,536 such ports);
+  time (each waits on its MAD round trip; a 32,768-GPU fabric has 65,536 such ports); after
+  :data:`PKEY_FAILURE_LIMIT` consecutive failures (the tool missing, the fabric unreachable) the round's other
+  ports are not asked, with one warning;
 * a drop directory: its ``sminfo.txt`` and ``pkeys*.txt`` (captures naming each table's command line), when there;
 * the sweep's ``iblinkinfo``: its ports whose physical state is ``Disabled`` (administratively disabled: isolated)
   are recorded as isolated (:func:`isolated_ports`; merged, never replaced: the isolation advice's history).
 
 A command that fails, or an output a reader refuses, is a warning of the sweep naming the command, file and line;
-the rest still count. What was read replaces the fabric's SMs and P_Key tables as a whole (``replace``): a port
-gone from the discovery leaves them with the next read. When the last read was is kept in the cache, so the
-interval holds across workers and restarts.
+the rest still count. What was read replaces the fabric's SMs and P_Key tables as a whole (``replace``) when every
+port was read (a port gone from the discovery leaves them with that read); when some port did not answer, the
+tables read merge into the stored ones (by LID, GUID and port), so a port that failed this round keeps its last.
+When the last read was is kept in the cache, so the interval holds across workers and restarts; a round is claimed
+atomically (:func:`claim`: ``cache.add`` of the window's key), so two workers never both start it.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -46,13 +51,16 @@ from .choices import CollectorSource
 from .collector import CollectorError, CommandRunner
 
 __all__ = ["due", "claim", "pkey_ports", "pkeys_command", "read_validation", "run_validation", "SMINFO_FILE",
-           "PKEYS_GLOB", "PKEY_WORKERS", "isolated_ports",
+           "PKEYS_GLOB", "PKEY_WORKERS", "PKEY_FAILURE_LIMIT", "isolated_ports",
            "sm_lids", "SAQUERY_SM"]
 
 SMINFO_FILE = "sminfo.txt"
 PKEYS_GLOB = "pkeys*.txt"
 #: ``smpquery pkeys`` commands run at once.
 PKEY_WORKERS = 8
+#: Consecutive ``smpquery pkeys`` failures after which the rest of the round's ports are not asked (the tool missing
+#: or the fabric unreachable: else each of up to 65,536 commands would wait its full timeout).
+PKEY_FAILURE_LIMIT = 32
 #: The SA query listing the SM-capable ports (CapabilityMask IsSM) and their IsSMdisabled counterparts.
 SAQUERY_SM = ["saquery", "-s"]
 #: Most SMs asked by LID in one read (no subnet runs more than a few).
@@ -70,9 +78,12 @@ def due(config, now: float) -> bool:
     """Whether the validation reads of ``config`` (a :class:`~.models.CollectorConfig`) are due at ``now``: never
     for a push collector or ``validation_every`` 0; else the first time, then once per ``validation_every`` sweep
     intervals (half an interval early is on time: sweeps start on a cadence, not to the millisecond)."""
+    return _due_after(config, cache.get(_last_key(config.fabric_id)), now)
+
+
+def _due_after(config, last, now: float) -> bool:
     if config.source == CollectorSource.PUSH or not config.validation_every:
         return False
-    last = cache.get(_last_key(config.fabric_id))
     return last is None or now - float(last) >= (config.validation_every - 0.5) * config.interval_s
 
 
@@ -146,26 +157,46 @@ def _from_commands(run: CommandRunner, fabric: Fabric, out: DeviceReadings, warn
     if any_sm:
         read.add("sms")
     ports = pkey_ports(fabric)
+    limit = PKEY_FAILURE_LIMIT
+    lock, failed_in_a_row, stopped = threading.Lock(), [0], threading.Event()
 
     def one(lid_port: list[int]):
         cmd = pkeys_command(*lid_port)
         shown = " ".join(cmd)
+        if stopped.is_set():
+            return shown, (), None, False
         try:
             got = run.run(cmd)
-            return shown, read_pkeys(f"# {shown}\n{got.text}", shown).tables, None
+            tables = read_pkeys(f"# {shown}\n{got.text}", shown).tables
         except (CollectorError, FabricEngineError) as exc:
-            return shown, (), str(exc)
+            with lock:
+                failed_in_a_row[0] += 1
+                if failed_in_a_row[0] >= limit:
+                    stopped.set()
+            return shown, (), str(exc), True
+        with lock:
+            failed_in_a_row[0] = 0
+        return shown, tables, None, True
 
-    tables = 0
+    tables = skipped = 0
+    first = len(warnings)
     with ThreadPoolExecutor(max_workers=max(1, min(PKEY_WORKERS, len(ports)))) as pool:
-        for shown, got, error in pool.map(one, ports.tolist()):  # one command per port, in port order
-            if error is not None:
+        for shown, got, error, asked in pool.map(one, ports.tolist()):  # one command per port, in port order
+            if not asked:
+                skipped += 1
+            elif error is not None:
                 _warn(warnings, shown, f"not read: {error}")
-                continue
-            out.pkeys.extend(got)
-            tables += 1
-    if tables or not len(ports):
+            else:
+                out.pkeys.extend(got)
+                tables += 1
+    if skipped:  # first among the P_Key warnings: never cut off by the sweep's cap on warnings
+        _warn(stop := [], " ".join(pkeys_command(0, 0)[:2]),
+              f"stopped after {limit} consecutive failures of 'smpquery pkeys <lid> <port>' (PKEY_FAILURE_LIMIT): "
+              f"{skipped} of {len(ports)} port(s) not asked this round; their last tables are kept")
+        warnings[first:first] = stop
+    if tables == len(ports):  # every port read: the tables replace the stored ones (ports gone drop out)
         read.add("pkeys")
+    # else the tables read merge (by LID, GUID and port): a port that did not answer keeps its last table
     out.files.append({"file": "smpquery pkeys", "kind": "smpquery pkeys", "records": tables})
     return read
 
@@ -228,10 +259,16 @@ def read_validation(config, linkinfo: str, warnings: list[dict]) -> tuple[Device
 
 
 def claim(config, now: float) -> bool:
-    """Whether the validation reads are due (:func:`due`); if so they count as started at ``now`` (a slow read is
-    not started twice)."""
-    if not due(config, now):
+    """Whether the validation reads are due (:func:`due`) and this caller won them; if so they count as started at
+    ``now``. Atomic across workers: the window opened by the last claim has one claim key, taken with
+    ``cache.add`` (set only when absent), so of the workers that found the reads due only one starts them."""
+    last = cache.get(_last_key(config.fabric_id))
+    if not _due_after(config, last, now):
         return False
+    window = "first" if last is None else repr(float(last))
+    hold = max(3600.0, 2 * config.validation_every * config.interval_s)  # outlives the window
+    if not cache.add(f"{_last_key(config.fabric_id)}:claimed:{window}", now, timeout=hold):
+        return False  # another worker claimed this window
     cache.set(_last_key(config.fabric_id), now, timeout=None)
     return True
 
@@ -240,7 +277,7 @@ def run_validation(config, linkinfo: str) -> list[dict]:
     """Run the validation reads now and keep what they read in the fabric's device readings; the warnings."""
     warnings: list[dict] = []
     got, read = read_validation(config, linkinfo, warnings)
-    if read or got.isolated:
+    if read or got.isolated or got.pkeys or got.sms:
         device_readings.write(config.fabric_id, got, replace=tuple(sorted(read)))
     if len(warnings) > _MAX_WARNINGS:
         rest = len(warnings) - _MAX_WARNINGS

@@ -4,13 +4,17 @@ Body: ``{"captures": [{"name": "gpu0042-ibstat.txt", "text": "<output>", "host":
 one tool's output as it printed it, its kind told by content: ``ibstat``, ``ibv_devinfo -v``, ``ibswinfo`` (an
 unmanaged switch, read through its host), and any other output the device readers know
 (:data:`fabric_engine.devices.KINDS`: ibdiagnet's ``ibdiagnet2.db_csv`` and ``ibdiagnet2.nodes_info``, OpenSM's
-log), and ``sminfo`` lines or ``smpquery pkeys`` captures (a push collector has no commands of its own: these
-replace the fabric's SMs or P_Key tables). ``host`` (optional) names the host of adapter ports whose capture shows
-no shell prompt naming it (ports are named ``<host>/<CA>``).
+log), and ``sminfo`` lines or ``smpquery pkeys`` captures (a push collector has no commands of its own). Each host
+pushes its own ports: pushed P_Key tables merge by (LID, GUID, port) and SMs by GUID or LID, so one host's push
+never drops another's tables nor a plain ``sminfo`` (the master alone) the standby SMs pushed before. ``host``
+(optional) names the host of adapter ports whose capture shows no shell prompt naming it
+(ports are named ``<host>/<CA>``).
 
 Same token and throttle as a counter push. Every capture is read before anything is stored: one a reader refuses
 is a 400 naming the capture, its file name and line (``captures[1]: gpu0042-ibstat.txt:12: State 'Up': ...``), and
-nothing of the push is kept. What was read merges into the fabric's device readings
+nothing of the push is kept; so is a push holding more records of a kind than the store keeps
+(:data:`ibweb.runtime.device_readings.CAPS`: ``captures[7]: leaf.txt: the push's vitals: 8,193 records exceed
+MAX_VITALS (8,192)``), checked after each capture is read. What was read merges into the fabric's device readings
 (:mod:`ibweb.runtime.device_readings`: a later record of the same device or port wins). Nothing is matched to the
 discovery here: records carry their GUIDs.
 """
@@ -71,20 +75,18 @@ def _with_host(out: DeviceReadings, first: int, host: str) -> None:
             out.hca_ports[i] = dataclasses.replace(p, node=f"{host}/{p.node}")
 
 
-def read_capture(text: str, name: str, out: DeviceReadings, replace: set[str]) -> str:
-    """Read one capture into ``out``; its kind. ``replace`` gets the lists the capture replaces whole (``sms``,
-    ``pkeys``). Raises :class:`~fabric_engine.errors.FabricEngineError` naming ``name`` and the line."""
+def read_capture(text: str, name: str, out: DeviceReadings) -> str:
+    """Read one capture into ``out``; its kind. Raises :class:`~fabric_engine.errors.FabricEngineError` naming
+    ``name`` and the line."""
     if _SMINFO.search(text[:1 << 16]):
         got = read_sminfo(text, name)
         out.sms.extend(got.sms)
         out.skipped.extend({**w, "source": name} for w in got.warnings)
-        replace.add("sms")
         kind = "sminfo"
     elif _PKEYS.search(text):
         got = read_pkeys(text, name)
         out.pkeys.extend(got.tables)
         out.skipped.extend({**w, "source": name} for w in got.warnings)
-        replace.add("pkeys")
         kind = "smpquery pkeys"
     else:
         return read_text(text, name, out)
@@ -92,21 +94,25 @@ def read_capture(text: str, name: str, out: DeviceReadings, replace: set[str]) -
     return kind
 
 
-def read_captures(captures: list[dict]) -> tuple[DeviceReadings, set[str], list[dict]]:
-    """Every capture read into one :class:`DeviceReadings`: it, the lists to replace whole, and per capture
+def read_captures(captures: list[dict]) -> tuple[DeviceReadings, list[dict]]:
+    """Every capture read into one :class:`DeviceReadings`: it, and per capture
     ``{"name", "kind", "records"}``. Raises :class:`~rest_framework.exceptions.ValidationError` naming the first
     capture a reader refuses (its index, name and line)."""
-    out, replace, summary = DeviceReadings(), set(), []
+    out, summary = DeviceReadings(), []
     for i, c in enumerate(captures):
         first, records = len(out.hca_ports), len(out.files)
         try:
-            kind = read_capture(c["text"], c["name"], out, replace)
+            kind = read_capture(c["text"], c["name"], out)
         except FabricEngineError as exc:
             raise exceptions.ValidationError({"captures": [f"captures[{i}]: {exc}"]}) from exc
         if "host" in c:
             _with_host(out, first, c["host"])
+        try:  # lengths only, after each capture: a push too large is refused before more is read or stored
+            device_readings.check_caps(out)
+        except ValueError as exc:
+            raise exceptions.ValidationError({"captures": [f"captures[{i}]: {c['name']}: the push's {exc}"]}) from exc
         summary.append({"name": c["name"], "kind": kind, "records": out.files[records]["records"]})
-    return out, replace, summary
+    return out, summary
 
 
 @extend_schema(request=DevicePushSerializer, responses=OpenApiTypes.OBJECT)
@@ -119,8 +125,8 @@ class DevicePushView(PushView):
         config = self.pushed_config(request, slug)
         body = DevicePushSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        got, replace, summary = read_captures(body.validated_data["captures"])
-        device_readings.write(config.fabric_id, got, replace=tuple(sorted(replace)))
+        got, summary = read_captures(body.validated_data["captures"])
+        device_readings.write(config.fabric_id, got)  # merged: each host pushes its own ports and SMs
         self.token_used(request)
         return Response({"captures": summary, "records": sum(s["records"] for s in summary),
                          "warnings": capped([{k: w.get(k) for k in ("source", "line", "text", "reason")}

@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import cache
 
 from fabric_engine.devices import read_devices
-from fabric_engine.devices.vitals import DeviceReadings, DeviceVitals, HcaPort, OpensmError
+from fabric_engine.devices.vitals import DeviceReadings, DeviceVitals, FabricWarning, HcaPort, NodeInfo, OpensmError
 from fabric_engine.validation import read_pkeys, read_sminfo
 from ibweb.runtime import device_readings
 
@@ -68,6 +68,35 @@ def test_opensm_errors_accumulate_once_each_and_the_newest_are_kept(monkeypatch)
     e = [OpensmError(float(t), "ERR 0108", f"entry {t}", f"opensm.log:{t}") for t in range(5)]
     got = device_readings.merge(DeviceReadings(opensm_errors=e[:3]), DeviceReadings(opensm_errors=e[2:]))
     assert [x.text for x in got.opensm_errors] == ["entry 2", "entry 3", "entry 4"]
+
+
+def test_every_list_is_capped_keeping_the_newest_and_a_write_over_a_cap_is_named(monkeypatch):
+    for const in device_readings.CAPS.values():
+        monkeypatch.setattr(device_readings, const, 2)
+
+    def batch(k: int) -> DeviceReadings:
+        """Two records of each kind, all of ``k``'s own devices and ports."""
+        sms = read_sminfo("".join(f"sminfo: sm lid {10 * k + i} sm guid 0x{10 * k + i:x}, activity count 1 priority 0 "
+                                  "state 2 SMINFO_STANDBY\n" for i in (1, 2))).sms
+        return DeviceReadings(
+            vitals=[vitals(f"sw{k}{i}", 0x100 * k + i, "1") for i in (1, 2)],
+            hca_ports=[port(f"gpu{k}{i}/mlx5_0", 0x100 * k + i, 1, "Active") for i in (1, 2)],
+            adapter_types={f"gpu{k}{i}/mlx5_0": "MT4129" for i in (1, 2)},
+            nodes_info=[NodeInfo(0x100 * k + i, f"n{k}{i}", None, None, None, None, None, "db:1") for i in (1, 2)],
+            warnings=[FabricWarning("W", "c", "port", None, None, "e", "s", f"ib{k}{i}.db_csv:1") for i in (1, 2)],
+            sms=list(sms), pkeys=list(read_pkeys(PKEYS.replace("5 1", f"{k}1 1") + PKEYS.replace("5 1", f"{k}2 1"))
+                                          .tables))
+
+    got = device_readings.merge(batch(1), batch(2))
+    assert [v.name for v in got.vitals] == ["sw21", "sw22"] and [n.name for n in got.nodes_info] == ["n21", "n22"]
+    assert [p.node for p in got.hca_ports] == ["gpu21/mlx5_0", "gpu22/mlx5_0"] == list(got.adapter_types)
+    assert [s.lid for s in got.sms] == [21, 22] and [t.lid for t in got.pkeys] == [21, 22]
+    assert [w.source for w in got.warnings] == ["ib21.db_csv:1", "ib22.db_csv:1"]
+    device_readings.check_caps(batch(3))
+    big = batch(3)
+    big.vitals.append(vitals("sw33", 0x333, "1"))
+    with pytest.raises(ValueError, match=r"^vitals: 3 records exceed MAX_VITALS \(2\)$"):
+        device_readings.check_caps(big)
 
 
 def test_fixture_readings_stored_read_back_versioned_and_forgotten():

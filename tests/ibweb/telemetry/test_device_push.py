@@ -60,17 +60,41 @@ def test_host_outputs_and_an_unmanaged_switch_are_kept_and_a_newer_push_wins(cli
     assert len(stored.vitals) == 2 and "gpu0042/mlx5_0" in {p.node for p in stored.hca_ports}
 
 
-def test_a_push_collectors_sminfo_and_pkeys_replace_the_last(client):
+def test_pushed_sminfo_and_pkeys_merge_with_other_hosts_pushes(client):
+    """Each host pushes its own ports' tables: host B's push keeps host A's tables, a newer table of the same port
+    wins, and a plain ``sminfo`` (the master alone) keeps the standby SM pushed before."""
     row = " 0x0000" * 6
     tables = (f"# smpquery pkeys 1 1\n   0: 0xffff 0x8001{row}\n8 pkeys capacity for this port\n"
               f"# smpquery pkeys 2 1\n   0: 0xffff 0x0000{row}\n8 pkeys capacity for this port\n")
-    sm = "sminfo: sm lid 2 sm guid 0x98039b0300000001, activity count 3 priority 0 state 3 SMINFO_MASTER\n"
-    r = push(client, {"name": "sminfo.txt", "text": sm}, {"name": "pkeys.txt", "text": tables})
+    master = "sminfo: sm lid 2 sm guid 0x98039b0300000001, activity count 3 priority 15 state 3 SMINFO_MASTER\n"
+    standby = "sminfo: sm lid 7 sm guid 0x98039b0300000002, activity count 3 priority 1 state 2 SMINFO_STANDBY\n"
+    r = push(client, {"name": "sminfo.txt", "text": master + standby}, {"name": "pkeys.txt", "text": tables})
     assert [c["kind"] for c in r.json()["captures"]] == ["sminfo", "smpquery pkeys"]
-    assert r.json()["records"] == 3
-    push(client, {"name": "pkeys.txt", "text": tables.split("# smpquery pkeys 2 1\n")[0]})
+    assert r.json()["records"] == 4
+    other = f"# smpquery pkeys 3 1\n   0: 0xffff 0x8002{row}\n8 pkeys capacity for this port\n"
+    newer = tables.split("# smpquery pkeys 2 1\n")[0].replace("0x8001", "0x8003")
+    assert push(client, {"name": "hostb-pkeys.txt", "text": other}, {"name": "hosta-pkeys.txt", "text": newer},
+                {"name": "sminfo.txt", "text": master.replace("count 3", "count 9")}).status_code == 200
     stored = device_readings.read(client.config.fabric_id)
-    assert [(t.lid, t.keys) for t in stored.pkeys] == [(1, (0xFFFF, 0x8001))] and len(stored.sms) == 1
+    assert sorted((t.lid, t.keys) for t in stored.pkeys) == [
+        (1, (0xFFFF, 0x8003)), (2, (0xFFFF,)), (3, (0xFFFF, 0x8002))]
+    assert sorted((s.lid, s.activity, s.master) for s in stored.sms) == [(2, 9, True), (7, 3, False)]
+
+
+def test_a_push_over_a_cap_is_a_400_naming_the_cap_and_nothing_is_stored(client, monkeypatch):
+    monkeypatch.setattr(device_readings, "MAX_HCA_PORTS", 2)
+    def host(k: int) -> dict:
+        return {"name": f"gpu{k}.txt", "text": BARE.replace("9990", f"999{k}"), "host": f"gpu{k}"}
+
+    ok = [host(1), host(2)]
+    r = push(client, *ok, host(3))
+    assert r.status_code == 400
+    assert r.json()["captures"] == ["captures[2]: gpu3.txt: the push's hca_ports: 3 records exceed MAX_HCA_PORTS (2)"]
+    assert device_readings.read(client.config.fabric_id) is None
+    assert push(client, *ok).status_code == 200
+    assert push(client, host(3)).status_code == 200  # the newest kept
+    assert [p.node for p in device_readings.read(client.config.fabric_id).hca_ports] == [
+        "gpu3/mlx5_0", "gpu1/mlx5_0"]
 
 
 @pytest.mark.parametrize(("capture", "message"), [

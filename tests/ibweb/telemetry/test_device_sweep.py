@@ -5,6 +5,7 @@ command or output that fails is a warning naming it; a drop directory's captures
 from __future__ import annotations
 
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -89,6 +90,39 @@ def test_pkeys_of_every_switch_to_ca_cable_and_the_master_sm_found_by_the_valida
     assert len(calls(log, "smpquery")) == 16 and len(calls(log, "sminfo")) == 1
 
 
+def test_a_port_that_fails_this_round_keeps_its_last_p_key_table(tools, tmp_path):
+    prefix, env, log = tools
+    script = tmp_path / "fake-diags"
+    # the first round: every port answers (LIDs 9 and 10 too); the second: as FAKE_TOOLS, and LID 1 lost 0x8001
+    script.write_text(FAKE_TOOLS.replace('smpquery)\n', 'smpquery)\n    if [ ! -f "$LOG.second" ]; then\n'
+                                         '      echo "   0: 0xffff 0x8009 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000"\n'
+                                         '      echo "8 pkeys capacity for this port"; exit 0; fi\n')
+                      .replace('1) keys="0xffff 0x8001"', '1) keys="0xffff 0x0000"'))
+    config = make_config("carry", command_prefix=prefix, environment=env, timeout_s=5.0, validation_every=3)
+    device_sweep.run_validation(config, LINKINFO)
+    assert len(device_readings.read(config.fabric_id).pkeys) == 16
+    Path(f"{log}.second").touch()
+    warnings = device_sweep.run_validation(config, LINKINFO)
+    assert {"smpquery pkeys 9 1", "smpquery pkeys 10 1"} <= {w["text"] for w in warnings}
+    tables = {(t.lid, t.port): t.keys for t in device_readings.read(config.fabric_id).pkeys}
+    assert len(tables) == 16 and tables[(1, 1)] == (0xFFFF,)  # read again: the new table
+    assert tables[(9, 1)] == tables[(10, 1)] == (0xFFFF, 0x8009)  # not answered: the last table kept
+
+
+def test_pkey_reads_stop_after_consecutive_failures_with_one_warning(tools, tmp_path, monkeypatch):
+    prefix, env, log = tools
+    monkeypatch.setattr(device_sweep, "PKEY_WORKERS", 1)  # one at a time: exactly the limit's commands run
+    monkeypatch.setattr(device_sweep, "PKEY_FAILURE_LIMIT", 3)
+    script = tmp_path / "fake-diags"
+    script.write_text(FAKE_TOOLS.replace('smpquery)\n', 'smpquery)\n    echo "ibwarn: no fabric" >&2; exit 255\n'))
+    config = make_config("dead", command_prefix=prefix, environment=env, timeout_s=5.0, validation_every=3)
+    warnings = device_sweep.run_validation(config, LINKINFO)
+    assert len(calls(log, "smpquery")) == 3  # not the 16 ports
+    (stop,) = [w for w in warnings if w["text"] == "smpquery pkeys"]
+    assert "stopped after 3 consecutive failures" in stop["reason"] and "13 of 16 port(s) not asked" in stop["reason"]
+    assert len([w for w in warnings if w["text"].startswith("smpquery pkeys ")]) == 3
+
+
 def test_due_once_per_validation_every_sweep_intervals():
     config = make_config("due", command_prefix=["true"], interval_s=10.0, validation_every=3)
     assert device_sweep.due(config, 1000.0)
@@ -99,6 +133,32 @@ def test_due_once_per_validation_every_sweep_intervals():
     assert not device_sweep.due(config, 5000.0)
     pushed = make_config("pushed", source=CollectorSource.PUSH)
     assert not device_sweep.due(pushed, 1000.0)
+
+
+def test_two_workers_finding_the_reads_due_at_once_claim_them_once(monkeypatch):
+    """Both workers read the last claim before either writes (a barrier in the cache's get): one claim wins."""
+    config = make_config("race", command_prefix=["true"], interval_s=10.0, validation_every=3)
+    both_read = threading.Barrier(2)
+
+    class Racing:
+        def get(self, *args, **kwargs):
+            got = cache.get(*args, **kwargs)
+            both_read.wait(timeout=5)
+            return got
+
+        def __getattr__(self, name):
+            return getattr(cache, name)
+
+    monkeypatch.setattr(device_sweep, "cache", Racing())
+    won: list[bool] = []
+    workers = [threading.Thread(target=lambda: won.append(device_sweep.claim(config, 1000.0))) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert sorted(won) == [False, True]
+    monkeypatch.setattr(device_sweep, "cache", cache)  # one worker again: the next window is claimed once due
+    assert not device_sweep.claim(config, 1020.0) and device_sweep.claim(config, 1025.0) is True
 
 
 def test_a_sweep_without_validation_reads_runs_neither_tool(tools):

@@ -51,8 +51,12 @@ IBWEB_HEALTH_INTERVAL_S = env.integer("IBWEB_HEALTH_INTERVAL_S", 10, minimum=0)
 #: repository's table; checked at start.
 IBWEB_HEALTH_THRESHOLDS = env.text("IBWEB_HEALTH_THRESHOLDS") or None
 #: Seconds a fabric's validation report (ibweb.live.validation) is answered before it is computed again (beat's
-#: ``validation`` asks every minute which are due; a new record version or new device readings make it due at once).
+#: ``validation`` asks every minute which are due; a new record version, or new device readings after the debounce,
+#: make it due sooner).
 IBWEB_VALIDATION_INTERVAL_S = env.integer("IBWEB_VALIDATION_INTERVAL_S", 300, minimum=10)
+#: After new device readings, seconds before the report is computed again (at most the interval; reads meanwhile
+#: get the kept report marked ``stale``).
+IBWEB_VALIDATION_DEBOUNCE_S = env.integer("IBWEB_VALIDATION_DEBOUNCE_S", 60, minimum=0)
 #: A link down longer than this kills a job (NCCL's InfiniBand timeout is about 7 s): a critical link_down_long.
 IBWEB_HEALTH_JOB_KILLING_S = env.integer("IBWEB_HEALTH_JOB_KILLING_S", 7, minimum=1)
 #: Ports per /metrics scrape target of a large fabric (?fabric=<slug>&part=<k>, listed by /metrics/targets for

@@ -148,7 +148,8 @@ export function drawValidation(root, data, refresh = () => {}) {
   } else drawPlanes(root, data.planes);
   drawFindings(root, report.findings ?? [], cluster);
   const c = report.counts ?? {};
-  const when = data.t ? ` computed ${new Date(data.t * 1000).toISOString().slice(11, 19)} UTC,` : "";
+  const when = (data.t ? ` computed ${new Date(data.t * 1000).toISOString().slice(11, 19)} UTC,` : "") +
+    (data.stale ? ` due again (${Math.round((data.age_s ?? 0) / 60)} min old),` : "");
   root.querySelector(".validation-status").textContent = `${c.error ?? 0} errors, ${c.warning ?? 0} warnings, ` +
     `${c.info ?? 0} notes;${when} ${cluster ? `${data.planes.length} planes` : `computed again every ${Math.round((data.interval_s ?? 300) / 60)} min`}.`;
   root.dataset.severities = JSON.stringify(c);

@@ -4,9 +4,11 @@
   each check's status, the findings worst first with their evidence and ``map_url`` (the map focused on the
   finding's cable or node), the isolation advice (capped, never executed) joined with the jobs on each advised
   cable and its cable what-if, the daily digest. ``?problems=1``: only what failed. ``?refresh=1``: computed now
-  (the ``ALL`` level: operators; others get the kept report, computed again every ``IBWEB_VALIDATION_INTERVAL_S``).
+  (the ``ALL`` level: operators; others get the kept report, which the task computes again when due: ``stale``
+  and ``age_s`` say when it is).
 * ``GET /api/fabrics/fabrics/<slug>/validation/findings.csv``: the findings as CSV (``?problems=1`` too).
-* ``GET /api/fabrics/fabrics/<slug>/devices/<node>/``: a switch's vitals, node record and findings.
+* ``GET /api/fabrics/fabrics/<slug>/devices/<node>/``: a switch's vitals, node record and findings (those of the
+  kept report, if one is: the panel never computes one).
 
 Validation is fabric-wide: every view that may see the fabric reads it, hosts it may not name as ``host-<index>``
 and P_Keys of partitions it does not see as ``hidden`` (:mod:`ibweb.live.validation.shown`).
@@ -98,7 +100,7 @@ class DeviceView(FabricView):
         fabric = self.fabric(request, slug)
         f, i, hidden = self.node(request, fabric, node)
         try:
-            report = validation_for(request.user, fabric)
+            report = validation_for(request.user, fabric, kept_only=True)  # its findings if a report is kept
         except NotReady:
             report = None
         try:

@@ -1,5 +1,5 @@
-"""A fabric's validation report as one user reads it: the kept report (computed again when older than the
-interval, :func:`ibweb.live.validation.store.current`), relabelled for the user's view (:mod:`.shown`), the
+"""A fabric's validation report as one user reads it: the kept report (computed by the task when due, marked
+``stale`` meanwhile, :func:`ibweb.live.validation.store.current`), relabelled for the user's view (:mod:`.shown`), the
 isolation advice joined with the jobs and the cable what-ifs (:mod:`.isolation`), and the daily digest."""
 
 from __future__ import annotations
@@ -25,22 +25,30 @@ def visible_pkeys(view, row) -> set[int] | None:
     return {int(k) & 0x7FFF for k in visible_partitions(view).filter(fabric=row).values_list("pkey", flat=True)}
 
 
-def validation_for(user, row, *, problems_only: bool = False, refresh: bool = False) -> dict:
-    """``row``'s report as ``user`` may read it: ``{"fabric", "t", "interval_s", "version", "report",
-    "isolation", "digest", "inputs"}``; raises :class:`NotReady` while the engine has published no fabric.
-    ``refresh``: compute it now (a caller checks who may ask)."""
+def validation_for(user, row, *, problems_only: bool = False, refresh: bool = False, kept_only: bool = False) -> dict:
+    """``row``'s report as ``user`` may read it: ``{"fabric", "t", "interval_s", "stale", "age_s", "version",
+    "report", "isolation", "digest", "inputs"}`` (the kept report, ``stale`` when due again: the task computes it);
+    raises :class:`NotReady` while the engine has published no fabric or none is kept yet. ``refresh``: compute it
+    now (a caller checks who may ask); ``kept_only``: never compute it (a panel that shows a part)."""
     h = record.head_of(row)
     fabric = record.fabric(row.pk, h) if h is not None else None
     if fabric is None:
         raise NotReady(f"fabric {row.slug}: its engine has not published the fabric yet; try again in a few seconds")
     version = record.fabric_version(h)
-    stored = store.refresh(row) if refresh else store.current(row, version)
+    if refresh:
+        stored = store.refresh(row)
+    elif kept_only:  # a panel: the kept report or nothing
+        stored = store.read(row.pk)
+    else:
+        stored = store.current(row, version)
     if stored is None or stored.get("version") != version:
-        raise NotReady(f"fabric {row.slug}: its record is being replaced; try again")
+        raise NotReady(f"fabric {row.slug}: its validation report is being computed; try again in a few seconds")
     view = view_of(user)
     shown = redaction(view, row, fabric)
     pkeys = visible_pkeys(view, row)
     out = shown_report(stored, row.slug, fabric, shown, pkeys, problems_only=problems_only)
-    out["isolation"] = joined(out["isolation"], row, fabric, record.jobs(row.pk, h), shown)
+    out["isolation"] = joined(out["isolation"], row, fabric, record.jobs(row.pk, h), shown,
+                              key=(row.pk, h["version"], stored["t"]))
     out["digest"] = shown_digest(store.digest(row.pk, stored), fabric, shown, pkeys)
-    return {"fabric": row.slug, "interval_s": store.interval_s(), **out}
+    return {"fabric": row.slug, "interval_s": store.interval_s(), "stale": store.stale(stored, version, row.pk),
+            "age_s": round(store.age_s(stored), 1), **out}

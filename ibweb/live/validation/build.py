@@ -4,7 +4,8 @@ finding placed on the map. Pure (no Django): the bench times it as the web runs 
 
 Each finding gets ``focus``: what the map opens on (``{"link": directed link}`` for a finding about a cable or a
 port, ``{"node": index}`` for one about a node, None when it names neither), and ``nodes``: the node indices it
-names (what a view's relabelling looks up first). The advice's ports carry ``node_index`` and ``focus`` alike.
+names (what a view's relabelling looks up first), and ``hosts``: the host names its texts hold (what a view
+relabels even after the host left the fabric). The advice's ports carry ``node_index`` and ``focus`` alike.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from fabric_engine.topology import Fabric
+from fabric_engine.topology import KIND_HOST, Fabric
 from fabric_engine.validation import ValidationSettings, advise, validate
+from ibweb.access.relabel import candidates
 
-__all__ = ["build_report", "finding_focus", "SEPARATORS"]
+__all__ = ["build_report", "finding_focus", "hosts_named", "host_names", "SEPARATORS"]
 
 #: Where a finding's subject may end a node's name: ``node/port``, ``node fan 3``, ``a/1 - b/2``.
 SEPARATORS = re.compile(r"[ /]")
@@ -55,6 +57,29 @@ def finding_focus(fabric: Fabric, subject: str, link: int | None) -> tuple[dict 
     return ({"node": nodes[0]} if nodes else None), nodes
 
 
+def host_names(fabric: Fabric) -> tuple[frozenset[str], int]:
+    """The host names of ``fabric`` and the most words one spans (``gpu001 mlx5_0``: 2; names are capped at 64
+    characters)."""
+    names = fabric.node_name[fabric.kind == KIND_HOST].tolist()
+    return frozenset(names), 1 + max((n.count(" ") for n in names if " " in n), default=0)
+
+
+def hosts_named(finding: dict, names: frozenset[str], words: int) -> list[str]:
+    """The host names of ``names`` (:func:`host_names`) a finding's texts (subject, message, evidence) hold: kept
+    with the finding, so a view relabels them even once the host has left the fabric (the digest's older report)."""
+    texts: list[str] = [finding["subject"], finding["message"]]
+    stack = [finding.get("evidence")]
+    while stack:  # the evidence's few values
+        v = stack.pop()
+        if isinstance(v, str):
+            texts.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+    return sorted({c for text in texts for c in candidates(text, words) if c in names})
+
+
 def _vitals(devices) -> list:
     """The device records the checks judge: switch vitals (fans, PSUs, temperatures, firmware)."""
     return list(getattr(devices, "vitals", None) or ())
@@ -75,8 +100,10 @@ def build_report(fabric: Fabric, *, plan=None, devices=None, port_grade: np.ndar
     report = validate(fabric, plan=plan, sminfo=sms, pkeys=pkeys, devices=_vitals(devices), port_grade=port_grade,
                       settings=settings)
     out = report.as_dict()
+    names, words = host_names(fabric)
     for f, d in zip(report.findings, out["findings"], strict=True):  # one per finding
         d["focus"], d["nodes"] = finding_focus(fabric, f.subject, f.link)
+        d["hosts"] = hosts_named(d, names, words)
     iso = None
     if port_grade is not None:
         plan_ = advise(fabric, port_grade, score=score, history=history)

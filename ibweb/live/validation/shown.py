@@ -5,7 +5,9 @@ port names them (subject, message, evidence), and the P_Keys of partitions the v
 ``map_url``: the fabric's map focused on its cable, or on its node.
 
 The names are found by :func:`ibweb.access.relabel.candidates` of each text (a finding's few dozen words) looked up
-on the fabric, never by a pattern of every hidden host (tens of thousands at 32,768 GPUs).
+on the fabric, never by a pattern of every hidden host (tens of thousands at 32,768 GPUs). Below ``ALL`` a GUID or
+a host name a finding recorded is redacted by default: kept only when it is a switch's or a visible host's of the
+fabric now (:class:`Labels`). The inputs' notes (the cabling plan reader's errors) are shown at ``ALL`` only.
 """
 
 from __future__ import annotations
@@ -23,42 +25,60 @@ __all__ = ["Labels", "shown_report", "shown_digest", "map_url"]
 _GUID = re.compile(r"0x[0-9a-fA-F]{16}")
 _PKEY = re.compile(r"0x[0-9a-fA-F]{4}")
 _DEFAULT_PKEY = 0x7FFF
-#: Words a node name may span at most (an HCA's description: ``gpu001 mlx5_0``).
-_WORDS = 3
+#: What a view below ``ALL`` reads for an input that could not be read (its error quotes the file).
+_NOTE_BELOW_ALL = "an input could not be read (the details are shown to operators)"
+
+
+def _words(names) -> int:
+    """The most words any of ``names`` spans (``gpu001 mlx5_0``: 2); 1 for none."""
+    return 1 + max((n.count(" ") for n in names if " " in n), default=0)
 
 
 class Labels:
-    """The labels of the hidden names of one fabric for one view, found text by text (memoized)."""
+    """The labels of the names one view may not read on one fabric, found text by text (memoized).
 
-    def __init__(self, fabric, hidden: np.ndarray, pkeys: set[int] | None) -> None:
+    Redacted by default: a GUID reads ``hidden`` unless it is a switch's or a visible host's of ``fabric`` (one that
+    left the fabric, or was never of it, too); a hidden host's name reads ``host-<index>``; ``named`` (host names a
+    finding recorded when it was built, :func:`ibweb.live.validation.build.hosts_named`) read ``hidden`` unless they
+    are a visible host's or a switch's of ``fabric`` now (a host gone since the digest's older report).
+    """
+
+    def __init__(self, fabric, hidden: np.ndarray, pkeys: set[int] | None, named=()) -> None:
         self.fabric = fabric
         self.hidden = hidden
         self.pkeys = pkeys  # base P_Keys the view sees (None: every one)
         which = np.flatnonzero(hidden)
         names = fabric.node_name[which].tolist()
         self._names = dict(zip(names, which.tolist(), strict=True))  # hidden hosts only
-        # the words a hidden name spans at most (``gpu001 mlx5_0``: 2); a GUID or a P_Key is one word
-        spaces = max((n.count(" ") for n in names if " " in n), default=0)
-        self._words = min(1 + spaces, _WORDS)
+        gone = {}
+        for n in set(named) - self._names.keys():  # a finding's few hosts
+            i = self._node(n)
+            if i is None:
+                gone[n] = HIDDEN
+        self._gone = gone
+        # the words a hidden name spans at most: every word of the longest, so none stays whole
+        self._words = max(_words(names), _words(gone))
         self._seen: dict[str, str | None] = {}
+
+    def _node(self, key) -> int | None:
+        try:
+            return int(self.fabric.node(key))
+        except (KeyError, ValueError, OverflowError):
+            return None
 
     def _label(self, word: str) -> str | None:
         if word in self._seen:
             return self._seen[word]
         out = None
-        f = self.fabric
         if _GUID.fullmatch(word):
-            try:
-                i = f.node(int(word, 16))
-            except KeyError:
-                i = None
-            out = HIDDEN if i is not None and self.hidden[i] else None
+            i = self._node(int(word, 16))
+            out = HIDDEN if i is None or self.hidden[i] else None  # by default: kept only for what the view sees
         elif _PKEY.fullmatch(word) and self.pkeys is not None:
             base = int(word, 16) & 0x7FFF
             out = None if base == _DEFAULT_PKEY or base in self.pkeys else HIDDEN
         else:
             i = self._names.get(word)
-            out = None if i is None else host_label(i)
+            out = host_label(i) if i is not None else self._gone.get(word)
         self._seen[word] = out
         return out
 
@@ -89,8 +109,13 @@ def map_url(slug: str, focus: dict | None, fabric, hidden: np.ndarray) -> str | 
     return f"/fabrics/{slug}/?focus=node:{quote(name)}"
 
 
+def _named(findings) -> set[str]:
+    """The host names ``findings`` recorded when built (:func:`ibweb.live.validation.build.hosts_named`)."""
+    return {n for f in findings for n in f.get("hosts") or ()}
+
+
 def _finding(d: dict, labels: Labels | None, slug: str, fabric, hidden) -> dict:
-    out = {k: v for k, v in d.items() if k != "focus"}
+    out = {k: v for k, v in d.items() if k not in ("focus", "hosts")}
     if labels is not None:
         out.update(subject=labels.text(d["subject"]), message=labels.text(d["message"]),
                    evidence=labels.value(d["evidence"]))
@@ -115,8 +140,8 @@ def shown_report(stored: dict, slug: str, fabric, shown: Redaction, pkeys: set[i
     ``fabric``) and ``pkeys`` (the base P_Keys of the partitions it sees; None: every one) reads it (a copy).
     ``problems_only``: no ``info`` finding, only the checks that failed."""
     hidden = shown.hidden_nodes(fabric)
-    labels = None if shown.shows_all and pkeys is None else Labels(fabric, hidden, pkeys)
     report = stored["report"]
+    labels = None if shown.shows_all and pkeys is None else Labels(fabric, hidden, pkeys, _named(report["findings"]))
     findings = report["findings"]
     checks = report["checks"]
     if problems_only:
@@ -128,18 +153,26 @@ def shown_report(stored: dict, slug: str, fabric, shown: Redaction, pkeys: set[i
     if iso is not None:
         iso = {**iso, **{part: [_advice(a, labels, slug, fabric, hidden) for a in iso[part]]
                          for part in ("advised", "held_back")}}
-    return {"t": stored["t"], "version": stored.get("version"), "report": out, "isolation": iso,
-            "inputs": stored.get("inputs", {})}
+    inputs = dict(stored.get("inputs", {}))
+    if labels is not None and inputs.get("notes"):  # a reader's error quotes its file: operators only
+        inputs["notes"] = [_NOTE_BELOW_ALL] * len(inputs["notes"])
+    return {"t": stored["t"], "version": stored.get("version"), "report": out, "isolation": iso, "inputs": inputs}
 
 
 def shown_digest(digest: dict | None, fabric, shown: Redaction, pkeys: set[int] | None) -> dict | None:
     """The daily digest (:func:`ibweb.live.validation.store.digest`) as :func:`shown_report` shows findings."""
     if digest is None:
         return None
-    labels = None if shown.shows_all and pkeys is None else Labels(fabric, shown.hidden_nodes(fabric), pkeys)
+    parts = {k: digest.get(k, []) for k in ("new", "resolved", "changed")}
+    named = _named(f for fs in parts.values() for f in fs)
+    labels = None if shown.shows_all and pkeys is None else Labels(fabric, shown.hidden_nodes(fabric), pkeys, named)
 
     def one(f: dict) -> dict:
-        out = {k: v for k, v in f.items() if k not in ("nodes", "focus")}
-        return out if labels is None else labels.value(out)
+        out = {k: v for k, v in f.items() if k not in ("nodes", "focus", "hosts")}
+        if labels is None:
+            return out
+        if "hosts" not in f:  # kept before findings recorded their hosts: nothing known to keep
+            return {**out, "subject": HIDDEN, "message": HIDDEN, **({"evidence": {}} if "evidence" in out else {})}
+        return labels.value(out)
 
-    return {**digest, **{k: [one(f) for f in digest.get(k, [])] for k in ("new", "resolved", "changed")}}
+    return {**digest, **{k: [one(f) for f in fs] for k, fs in parts.items()}}

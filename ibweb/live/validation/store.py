@@ -1,13 +1,14 @@
-"""Each fabric's validation report in the shared cache, recomputed at most every ``IBWEB_VALIDATION_INTERVAL_S``
-(default 300 s: slower than link health, its inputs change on the collectors' slower interval), or as soon as the
-fabric's device readings were written again (:func:`ibweb.runtime.device_readings.version`).
+"""Each fabric's validation report in the shared cache, computed by the Celery task (:mod:`.tasks`, every minute)
+when due: older than ``IBWEB_VALIDATION_INTERVAL_S`` (default 300 s: its inputs change on the collectors' slower
+interval), of a record version no longer in use, or device readings written again
+(:func:`ibweb.runtime.device_readings.version`) and the report older than ``IBWEB_VALIDATION_DEBOUNCE_S`` (default
+60 s: pushes from many hosts make one computation).
 
-:func:`current` answers the kept report while it is younger than the interval and of the fabric's record version
-in use, else computes it again (one process at a time per fabric: a cache lock; the others answer the kept one,
-or wait for the first). :func:`refresh` computes it now: the Celery task (:mod:`.tasks`) runs it for every fabric
-on a schedule, an operator's "recompute" in the API on demand. Keys: ``ibweb:validation:<fabric id>`` (the newest
-report, :func:`ibweb.live.validation.build.build_report` plus ``version``) and ``ibweb:validation-day:<fabric
-id>`` (the report the daily digest compares with: one to two days before the newest, :func:`_kept_for_digest`).
+A reader (:func:`current`) gets the kept report, never computed in a web request (told when it is :func:`stale`),
+except when none of the record version in use is kept; an operator's ``?refresh=1`` computes it now
+(:func:`refresh`). Keys: ``ibweb:validation:<fabric id>`` (the newest report,
+:func:`ibweb.live.validation.build.build_report` plus ``version``) and ``ibweb:validation-day:<fabric id>`` (the
+report the daily digest compares with: one to two days before the newest, :func:`_kept_for_digest`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from ibweb.runtime.cache import shared_cache
 from .build import build_report
 from .inputs import gather
 
-__all__ = ["interval_s", "read", "refresh", "current", "digest", "forget", "DAY_S"]
+__all__ = ["interval_s", "debounce_s", "age_s", "due", "stale", "read", "refresh", "refresh_once", "current",
+           "digest", "forget", "DAY_S"]
 
 _TTL_S = 7 * 24 * 3600
 DAY_S = 24 * 3600
@@ -80,36 +82,53 @@ def refresh(row) -> dict | None:
     return stored
 
 
-def _fresh(stored: dict | None, version: str | None, max_age_s: float, fabric_id: int) -> bool:
-    """Kept, of record version ``version``, younger than ``max_age_s`` and of the device readings written last."""
-    return (stored is not None and stored.get("version") == version and time.time() - stored["t"] < max_age_s
-            and stored.get("devices_v") == device_readings.version(fabric_id))
+def debounce_s() -> float:
+    """Seconds a kept report stands after new device readings before the task computes it again (many hosts push:
+    their writes come together), at most the interval."""
+    return min(float(settings.IBWEB_VALIDATION_DEBOUNCE_S), interval_s())
 
 
-def current(row, version: str | None, max_age_s: float | None = None, wait_s: float = 30.0) -> dict | None:
-    """``row``'s report of record version ``version``: the kept one while fresh (see the module docstring), else
-    computed again by this process or, while another computes it, the kept one (waiting up to ``wait_s`` when
-    none is kept)."""
-    max_age_s = interval_s() if max_age_s is None else max_age_s
-    stored = read(row.pk)
-    if _fresh(stored, version, max_age_s, row.pk):
-        return stored
+def age_s(stored: dict) -> float:
+    """Seconds since ``stored`` was computed."""
+    return max(0.0, time.time() - stored["t"])
+
+
+def due(stored: dict | None, version: str | None, fabric_id: int) -> bool:
+    """Whether the task computes the report again: none kept, of another record version, older than the interval,
+    or device readings written since and the report older than :func:`debounce_s`."""
+    if stored is None or stored.get("version") != version:
+        return True
+    age = age_s(stored)
+    new_readings = stored.get("devices_v") != device_readings.version(fabric_id)
+    return age >= interval_s() or (age >= debounce_s() and new_readings)
+
+
+def stale(stored: dict, version: str | None, fabric_id: int) -> bool:
+    """Whether the kept report is due again (:func:`due`, without the debounce): what a reader is told."""
+    return (stored.get("version") != version or age_s(stored) >= interval_s()
+            or stored.get("devices_v") != device_readings.version(fabric_id))
+
+
+def refresh_once(row) -> dict | None:
+    """:func:`refresh` unless another process computes ``row``'s report now (a cache lock): then None."""
     cache = shared_cache()
     lock = _key(row.pk, "validation-lock")
-    deadline = time.monotonic() + wait_s
-    while not cache.add(lock, 1, timeout=_LOCK_S):
-        if stored is not None and stored.get("version") == version:
-            return stored  # another process computes it: the kept one meanwhile
-        if time.monotonic() > deadline:
-            return stored
-        time.sleep(0.1)
-        stored = read(row.pk)
-        if _fresh(stored, version, max_age_s, row.pk):
-            return stored
+    if not cache.add(lock, 1, timeout=_LOCK_S):
+        return None
     try:
         return refresh(row)
     finally:
         cache.delete(lock)
+
+
+def current(row, version: str | None) -> dict | None:
+    """``row``'s kept report of record version ``version``, never computed again here however old (the task's,
+    :mod:`.tasks`; a reader is told :func:`stale`); computed now only when none of that version is kept (the
+    first read of a fabric or of a new record), by one process at a time: the others get None meanwhile."""
+    stored = read(row.pk)
+    if stored is not None and stored.get("version") == version:
+        return stored
+    return refresh_once(row)
 
 
 def digest(fabric_id: int, stored: dict) -> dict | None:
@@ -119,4 +138,11 @@ def digest(fabric_id: int, stored: dict) -> dict | None:
     day = shared_cache().get(_key(fabric_id, "validation-day"))
     if day is None or day["t"] >= stored["t"]:
         return None
-    return {"since": day["t"], **diff_reports(day["report"], stored["report"])}
+    out = diff_reports(day["report"], stored["report"])
+    hosts: dict[tuple[str, str], set[str]] = {}
+    for f in (*day["report"].get("findings", ()), *stored["report"].get("findings", ())):
+        if "hosts" in f:  # the host names each finding recorded (:func:`.build.hosts_named`), both reports'
+            hosts.setdefault((f["check"], f["subject"]), set()).update(f["hosts"])
+    out["changed"] = [{**c, "hosts": sorted(hosts[k])} if (k := (c["check"], c["subject"])) in hosts else c
+                      for c in out["changed"]]
+    return {"since": day["t"], **out}

@@ -1,7 +1,7 @@
-"""The periodic validation of every fabric, as a Celery task: :func:`validate_due` computes again each fabric's
-report older than ``IBWEB_VALIDATION_INTERVAL_S`` (or of a record version no longer in use), one fabric at a time;
-:func:`validate_fabric` one fabric now. Idempotent: a beat may run it as often as it likes, a report younger than
-the interval is kept (:func:`ibweb.live.validation.store.current`)."""
+"""The periodic validation of every fabric, as a Celery task (beat: every minute): :func:`validate_due` computes
+again each fabric's report that is due (:func:`ibweb.live.validation.store.due`: older than
+``IBWEB_VALIDATION_INTERVAL_S``, of a record version no longer in use, or new device readings once the debounce has
+passed), one fabric at a time; :func:`validate_fabric` one fabric now. Web requests only read the kept report."""
 
 from __future__ import annotations
 
@@ -28,16 +28,14 @@ def validate_fabric(fabric_id: int) -> bool:
 
 @shared_task(name="ibweb.live.validation.tasks.validate_due")
 def validate_due() -> int:
-    """Compute again the reports that are due (see the module docstring); how many were computed."""
+    """Compute again the reports that are due (:func:`ibweb.live.validation.store.due`); how many were computed."""
     done = 0
     for row in Fabric.objects.all().order_by("pk"):  # one fabric at a time
         h = record.head_of(row)
-        if h is None:
+        if h is None or not store.due(store.read(row.pk), record.fabric_version(h), row.pk):
             continue
-        kept = (store.read(row.pk) or {}).get("t")
         try:
-            now = store.current(row, record.fabric_version(h), wait_s=0.0)
-            done += now is not None and now["t"] != kept
+            done += store.refresh_once(row) is not None  # None: another process computes it
         except Exception:  # one fabric's failure leaves the others to their turn
             log.exception("validation of fabric %s failed", row.slug)
     return done

@@ -18,7 +18,7 @@ from fabric_engine.validation.pkeys import PKeyTable
 from fabric_engine.validation.sminfo import SmInfo
 from ibweb.fabrics.analyses import AnalysisKind, AnalysisStatus
 from ibweb.fabrics.models import Analysis, Fabric
-from ibweb.live.validation import store
+from ibweb.live.validation import store, tasks
 from ibweb.runtime import device_readings
 from tests.ibweb.live.api.graded import clear, publish_and_grade
 from tests.support.cluster_spec import PLANE
@@ -175,15 +175,30 @@ def test_problems_only_and_the_csv(pod, client, root):
     assert json.loads(rows[0]["evidence"]) == problems["findings"][0]["evidence"]
 
 
-def test_new_device_readings_make_the_kept_report_computed_again(pod, client, root):
+def test_new_device_readings_make_the_kept_report_stale_and_the_task_computes_it_again(pod, client, root, settings):
     row, f = pod
     client.force_login(root)
     first = client.get(URL).json()
-    assert client.get(URL).json()["t"] == first["t"]  # kept within the interval
+    assert client.get(URL).json()["t"] == first["t"] and not first["stale"]  # kept within the interval
     device_readings.write(row.pk, DeviceReadings(vitals=[_readings(f, fan_rpm=7000).vitals[0]]))
+    kept = client.get(URL).json()  # a request never computes it: the kept one, told stale
+    assert kept["t"] == first["t"] and kept["stale"] and kept["age_s"] >= 0 and "fan" in _by_check(kept)
+    assert tasks.validate_due() == 0  # new readings wait for the debounce (many hosts push together)
+    settings.IBWEB_VALIDATION_DEBOUNCE_S = 0
+    assert tasks.validate_due() == 1 and tasks.validate_due() == 0
     again = client.get(URL).json()
-    assert again["t"] > first["t"] and "fan" not in _by_check(again)
+    assert again["t"] > first["t"] and not again["stale"] and "fan" not in _by_check(again)
     assert client.get(URL + "?refresh=1").json()["t"] > again["t"]
+
+
+def test_the_device_panel_computes_no_report(pod, client, root):
+    row, f = pod
+    client.force_login(root)
+    leaf = str(f.node_name[int(f.dl_dst[int(f.out_link(f.node("dgx0003"), 1))])])
+    body = client.get(f"/api/fabrics/fabrics/pod/devices/{leaf}/").json()
+    assert body["findings"] == [] and body["vitals"] and store.read(row.pk) is None  # none kept: none computed
+    client.get(URL)  # the first read of the report computes it
+    assert {x["check"] for x in client.get(f"/api/fabrics/fabrics/pod/devices/{leaf}/").json()["findings"]} >= {"fan"}
 
 
 def test_a_switch_s_device_panel(pod, client, viewer):
@@ -191,6 +206,7 @@ def test_a_switch_s_device_panel(pod, client, viewer):
     client.force_login(viewer)
     host = f.node("dgx0003")
     leaf = str(f.node_name[int(f.dl_dst[int(f.out_link(host, 1))])])
+    client.get(URL)  # the report kept
     body = client.get(f"/api/fabrics/fabrics/pod/devices/{leaf}/").json()
     (v,) = body["vitals"]
     assert body["node"] == leaf and v["firmware"] == "31.2012.1068" and v["fans_failed"] == 1

@@ -66,6 +66,12 @@ def _opened_at(e: Event) -> datetime:
     return e.raised_at or e.first_seen
 
 
+def _open_at(e: Event, end: datetime) -> bool:
+    """Whether ``e`` was open at ``end``: opened before it and not cleared by then (cleared since, or still open: an
+    event open through the window and cleared after its end counts; one (re)opened after the end does not)."""
+    return _opened_at(e) < end and (e.cleared_at is None or e.cleared_at >= end)
+
+
 def _line(e: Event, renderer, when: datetime, verb: str) -> str:
     message, _ = renderer.stored(e.kind, e.message, e.hosts or [], e.parts, e.jobs or [], e.resolved, ())
     first = message.splitlines()[0] if message else e.kind
@@ -87,7 +93,8 @@ def digest_notice(channel: Channel, rule: Rule, start: datetime, end: datetime, 
     events = (Event.objects.filter(fabric_id__in=list(fabrics))
               .filter(Q(raised_at__gte=start, raised_at__lt=end) | Q(raised_at__isnull=True, first_seen__gte=start,
                                                                    first_seen__lt=end)
-                      | Q(cleared_at__gte=start, cleared_at__lt=end) | Q(active=True, first_seen__lt=end))
+                      | Q(cleared_at__gte=start, cleared_at__lt=end)
+                      | Q(Q(cleared_at__isnull=True) | Q(cleared_at__gte=end), first_seen__lt=end))
               .restrict(view).select_related("tenant").order_by("fabric_id", "-rank", "first_seen", "pk"))
     per_fabric: dict[int, dict[str, list]] = {}
     for e in events:
@@ -102,7 +109,7 @@ def digest_notice(channel: Channel, rule: Rule, start: datetime, end: datetime, 
             parts["opened"].append(e)
         if e.cleared_at is not None and start <= e.cleared_at < end:
             parts["closed"].append(e)
-        if e.active or (e.cleared_at is not None and e.cleared_at >= end):
+        if _open_at(e, end):
             parts["open"].append(e)
     lines = [f"ibweb daily digest, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"]
     totals = Counter()

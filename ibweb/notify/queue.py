@@ -5,7 +5,10 @@
 attempt, backing off exponentially (:func:`backoff`: 5 s doubling to 10 min); a refusal for good (a 4xx: a bad
 configuration) marks it failed and the queue goes on. Every attempt is kept (:class:`~ibweb.notify.models.Attempt`).
 A channel's ``rate_limit_per_min`` holds messages beyond it for the next minute. Since the rows are the queue, a
-restart loses nothing: :func:`pump` (Celery beat, or the embedded engine's frames) finds what is due.
+restart loses nothing: :func:`pump` (Celery beat, or the embedded engine's frames) finds what is due. Each row is
+claimed before it is sent (:func:`_claim`: a conditional UPDATE, its next attempt set to a lease of ``_LOCK_S``) and
+written back only with what the attempt changed, while the claim is still this runner's: a runner outliving the
+channel's lock never makes another send a row twice, nor overwrites what another wrote meanwhile.
 
 With Celery workers (``REDIS_URL``) :func:`kick` sends the channels' task to them; in the embedded default
 (Celery eager) it runs them on one background thread of this process, never on the engine's or a request's.
@@ -71,6 +74,14 @@ def deliver_channel(channel_id: int, now: datetime | None = None) -> int:
         cache.delete(token)
 
 
+def _claim(d: Delivery, lease_until: datetime) -> bool:
+    """Take ``d`` for sending: one conditional UPDATE of the row as it was read (still queued, the same attempts and
+    next attempt) setting its next attempt to ``lease_until``, so that no other runner sends it meanwhile (a runner
+    outliving the channel's lock, a worker's retry). Whether this runner got it."""
+    return Delivery.objects.filter(pk=d.pk, state=Delivery.State.QUEUED, attempts=d.attempts,
+                                   next_attempt_at=d.next_attempt_at).update(next_attempt_at=lease_until) == 1
+
+
 def _deliver(channel_id: int, now: datetime | None) -> int:
     channel = Channel.objects.filter(pk=channel_id, enabled=True).first()
     if channel is None:
@@ -92,21 +103,32 @@ def _deliver(channel_id: int, now: datetime | None) -> int:
             recent = list(Attempt.objects.filter(delivery__channel=channel, ok=True, refresh=False, at__gt=window)
                           .order_by("at").values_list("at", flat=True))
             if len(recent) >= channel.rate_limit_per_min:
-                d.next_attempt_at = recent[0] + timedelta(seconds=60)
-                d.save(update_fields=["next_attempt_at"])
+                Delivery.objects.filter(pk=d.pk, state=Delivery.State.QUEUED, next_attempt_at=d.next_attempt_at
+                                        ).update(next_attempt_at=recent[0] + timedelta(seconds=60))
                 return sent
+        lease = at + timedelta(seconds=_LOCK_S)
+        if not _claim(d, lease):  # sent or taken by another runner since read: read the queue again
+            batch = []
+            continue
         result, ms = send_now(channel, [notice_from_dict(n) for n in d.notices], d.key)
+        attempts = d.attempts + 1
+        changed: dict = {"attempts": attempts, "detail": result.detail[:500]}
+        if result.ok:
+            changed.update(state=Delivery.State.SENT, sent_at=at, next_attempt_at=None)
+        elif not result.retry:
+            changed.update(state=Delivery.State.FAILED, next_attempt_at=None)
+        else:
+            changed.update(next_attempt_at=at + timedelta(seconds=backoff(attempts)))
         with transaction.atomic():
             Attempt.objects.create(delivery=d, at=at, ok=result.ok, detail=result.detail[:500], duration_ms=ms)
-            d.attempts += 1
-            d.detail = result.detail[:500]
-            if result.ok:
-                d.state, d.sent_at, d.next_attempt_at = Delivery.State.SENT, at, None
-            elif not result.retry:
-                d.state, d.next_attempt_at = Delivery.State.FAILED, None
-            else:
-                d.next_attempt_at = at + timedelta(seconds=backoff(d.attempts))
-            d.save(update_fields=["attempts", "detail", "state", "sent_at", "next_attempt_at"])
+            # only what this attempt changed, and only while the claim is still this runner's
+            mine = Delivery.objects.filter(pk=d.pk, state=Delivery.State.QUEUED, attempts=d.attempts,
+                                           next_attempt_at=lease).update(**changed)
+            if not mine:
+                log.warning("channel %s: delivery %s was taken by another runner while sent (the lease of %d s "
+                            "passed): its row is left as that runner wrote it", channel.pk, d.pk, _LOCK_S)
+            for name, value in changed.items():
+                setattr(d, name, value)
             if result.ok:
                 if channel.failing_since is not None:
                     channel.failing_since = None

@@ -1,7 +1,8 @@
 """The notifications page (``/notifications/``): channels (with "send a test"), rules, silences and maintenance
-windows, deliveries with every attempt, failing channels first. Read here, per the user's view; every change is a
-call of the notifications API (``/api/notify/``) made by the page's module (``frontend/src/pages/notifications.js``),
-so the page and the API decide alike."""
+windows, deliveries with their newest attempts (``ATTEMPTS_SHOWN`` each; the API's ``deliveries/<id>/`` has them all),
+failing channels first. Read here, per the user's view, in a number of queries that does not grow with the channels;
+every change is a call of the notifications API (``/api/notify/``) made by the page's module
+(``frontend/src/pages/notifications.js``), so the page and the API decide alike."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import timedelta
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count, OuterRef, Prefetch, Subquery
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -17,13 +19,15 @@ from ibweb.access import view_of, visible_tenants
 
 from . import clock
 from .access import may_see_page, may_silence, may_write_channels
-from .models import RULE_SENDS, SEVERITIES, Channel, Delivery, Rule, Silence
+from .models import RULE_SENDS, SEVERITIES, Attempt, Channel, Delivery, Rule, Silence
 from .senders import KINDS
 
-__all__ = ["notifications_page", "target_of", "DELIVERIES_SHOWN"]
+__all__ = ["notifications_page", "target_of", "DELIVERIES_SHOWN", "ATTEMPTS_SHOWN"]
 
 #: Deliveries listed, newest first.
 DELIVERIES_SHOWN = 50
+#: Attempts listed per delivery, the newest (the page says how many there are in all).
+ATTEMPTS_SHOWN = 10
 #: Silences that ended this long ago are still listed.
 ENDED_SHOWN = timedelta(days=7)
 #: What each kind's configuration looks like (the form's placeholder).
@@ -63,12 +67,17 @@ def notifications_page(request):
         raise PermissionDenied("notifications are their tenants' or the operators': tenant users and operators only")
     view = view_of(request.user)
     now = clock.now()
-    channels = list(Channel.objects.restrict(request.user).select_related("tenant").order_by("name", "pk"))
+    newest = (Delivery.objects.filter(channel=OuterRef("pk")).exclude(state=Delivery.State.SILENCED)
+              .order_by("-pk").values("pk")[:1])
+    channels = list(Channel.objects.restrict(request.user).select_related("tenant")
+                    .annotate(last_pk=Subquery(newest)).order_by("name", "pk"))
+    lasts = Delivery.objects.only("pk", "state", "detail", "sent_at").in_bulk(
+        [ch.last_pk for ch in channels if ch.last_pk])  # every channel's newest delivery: one query
     for ch in channels:
         ch.target = target_of(ch)
         ch.config_json = json.dumps(ch.config or {})
         ch.secret_names = sorted(ch.secrets or {})
-        ch.last = ch.deliveries.exclude(state=Delivery.State.SILENCED).order_by("-pk").first()
+        ch.last = lasts.get(ch.last_pk)
     rules = list(Rule.objects.restrict(request.user).select_related("tenant").prefetch_related("channels")
                  .order_by("name", "pk"))
     for rule in rules:
@@ -78,7 +87,10 @@ def notifications_page(request):
     for s in silences:
         s.matched = _matchers(s)
         s.state = "upcoming" if s.starts_at > now else "active" if s.ends_at > now else "ended"
-    deliveries = Delivery.objects.restrict(request.user).select_related("channel").prefetch_related("attempt_rows")
+    recent = Attempt.objects.order_by("-at", "-pk")[:ATTEMPTS_SHOWN]  # per delivery (a window function)
+    deliveries = (Delivery.objects.restrict(request.user).select_related("channel")
+                  .annotate(attempt_count=Count("attempt_rows"))
+                  .prefetch_related(Prefetch("attempt_rows", queryset=recent, to_attr="recent_attempts")))
     chosen = request.GET.get("channel", "")
     if chosen.isdigit():
         deliveries = deliveries.filter(channel_id=int(chosen))
@@ -90,6 +102,7 @@ def notifications_page(request):
         first = (d.notices or [{}])[0] if d.notices else {}
         d.summary = first.get("summary", "") if isinstance(first, dict) else ""
         d.more = max(0, len(d.notices or []) - 1)
+        d.recent_attempts.reverse()  # oldest of the newest first
     may_write = may_write_channels(request.user)
     owners = list(visible_tenants(view).order_by("name")) if may_write else []
     context = {
@@ -100,6 +113,6 @@ def notifications_page(request):
         "may_silence": may_silence(request.user), "may_test": request.user.has_perm("notify.change_channel"),
         "states": Delivery.State.values, "chosen_channel": chosen, "chosen_state": state,
         "queued": Delivery.objects.restrict(request.user).filter(state=Delivery.State.QUEUED).count(),
-        "now": now, "sees_all": view.sees_all,
+        "now": now, "sees_all": view.sees_all, "attempts_shown": ATTEMPTS_SHOWN,
     }
     return render(request, "notify/notifications.html", context)

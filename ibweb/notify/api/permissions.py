@@ -13,7 +13,7 @@ from rest_framework.permissions import SAFE_METHODS
 from ibweb.access import view_of
 from ibweb.auth.permissions import ViewerReadAllTenantsWrite, ViewerReadOrModelPermissions
 
-__all__ = ["TenantOwnedWrite", "OperatorsWrite", "may_own"]
+__all__ = ["TenantOwnedWrite", "OperatorsWrite", "OperatorsChange", "may_own"]
 
 
 def may_own(user, tenant_id: int | None) -> bool:
@@ -37,3 +37,10 @@ class TenantOwnedWrite(ViewerReadOrModelPermissions):
 
 class OperatorsWrite(ViewerReadAllTenantsWrite):
     """Silences: written by the ``ALL`` level with the model permission (they may silence any tenant's events)."""
+
+
+class OperatorsChange(OperatorsWrite):
+    """Actions that change a row through a POST (expire a silence): as :class:`OperatorsWrite`, but the POST asks
+    the model's ``change`` permission, not ``add`` (DRF's default for a POST)."""
+
+    perms_map = {**OperatorsWrite.perms_map, "POST": ["%(app_label)s.change_%(model_name)s"]}

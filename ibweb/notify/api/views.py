@@ -8,7 +8,7 @@ Routes::
     rules/, rules/<id>/     which events go to which channels (a tenant's rules name its channels only)
     rules/<id>/digest/      POST send the rule's channels a digest of the last 24 hours now (ibweb.notify.digest)
     silences/, .../<id>/    silences and maintenance windows (ALL only)
-    silences/<id>/expire/   POST end a silence now (and in the Alertmanagers it was pushed to)
+    silences/<id>/expire/   POST end a silence now (and in the Alertmanagers it was pushed to): notify.change_silence
     silences/draft/         GET whether you may create silences; ``?event=<id>``: the matchers of one of that event
     deliveries/, .../<id>/  what was sent, queued or silenced, each with its attempts (read only)
 """
@@ -30,7 +30,7 @@ from ..digest import send_digest
 from ..models import Channel, Delivery, Rule, Silence
 from ..silence_drafts import draft_of_event, may_silence
 from ..testing import send_test
-from .permissions import OperatorsWrite, TenantOwnedWrite, may_own
+from .permissions import OperatorsChange, OperatorsWrite, TenantOwnedWrite, may_own
 from .serializers import ChannelSerializer, DeliverySerializer, RuleSerializer, SilenceSerializer
 
 __all__ = ["ChannelViewSet", "RuleViewSet", "SilenceViewSet", "DeliveryViewSet"]
@@ -113,9 +113,10 @@ class SilenceViewSet(viewsets.ModelViewSet):
         instance.delete()
 
     @extend_schema(request=None, responses=SilenceSerializer)
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], permission_classes=[OperatorsChange])
     def expire(self, request, pk=None, format=None):  # noqa: A002 - DRF format suffix
-        """End this silence now (a maintenance window not started yet: cancelled); kept, with its deliveries."""
+        """End this silence now (a maintenance window not started yet: cancelled); kept, with its deliveries. A change
+        of the silence: needs ``notify.change_silence`` (:class:`~.permissions.OperatorsChange`)."""
         silence = self.get_object()
         now = clock.now()
         if silence.ends_at > now:

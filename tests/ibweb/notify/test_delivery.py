@@ -201,3 +201,46 @@ def test_queued_rows_survive_a_restart(webhook_receiver):
     queue.wait_idle(30)
     assert [b["status"] for b in webhook_receiver.bodies()] == ["firing", "resolved"]
     assert tasks.deliver.apply(args=[hook.pk]).get() == 0  # nothing sent twice
+
+
+def test_a_runner_outliving_the_lock_never_sends_a_row_twice(webhook_receiver, monkeypatch):
+    """A slow send outlasts the channel's lock and a second runner starts meanwhile (issue 39): each queued row is
+    claimed before it is sent, so every message goes once and each row keeps one attempt per send."""
+    from django.core.cache import cache
+
+    from ibweb.notify.senders import sender as real_sender
+
+    fabric = lab()
+    hook = channel("webhook", {"url": webhook_receiver.url})
+    rule(hook)
+    webhook_receiver.stop()
+    ticks = Ticks(fabric)
+    for s in range(3):
+        ticks.tick([port_down(f"leaf0{s}", 1)])
+    assert Delivery.objects.filter(channel=hook, state="queued").count() == 3
+    Delivery.objects.filter(channel=hook).update(next_attempt_at=None)
+    webhook_receiver.start()
+    nested: list[int] = []
+
+    class Slow:
+        """The real webhook sender; during its first send the lock expires and another runner sends the queue."""
+
+        def __init__(self, kind):
+            self.real = real_sender(kind)
+
+        def send(self, notices, config):
+            if not nested:
+                nested.append(1)
+                cache.delete(f"notify:channel:{hook.pk}")  # the lock's 300 s passed
+                nested.append(queue.deliver_channel(hook.pk))
+            return self.real.send(notices, config)
+
+    monkeypatch.setattr(queue, "sender", Slow)
+    queue.deliver_channel(hook.pk)
+    queue.deliver_channel(hook.pk)  # what the second runner left (if it stopped at the claimed head) goes now
+    keys = [r.headers["idempotency-key"] for r in webhook_receiver.received]
+    assert sorted(keys) == sorted(Delivery.objects.filter(channel=hook).values_list("key", flat=True))
+    rows = Delivery.objects.filter(channel=hook).order_by("pk")
+    assert [d.state for d in rows] == ["sent"] * 3
+    assert [Attempt.objects.filter(delivery=d, ok=True).count() for d in rows] == [1, 1, 1]
+    assert [d.attempts for d in rows] == [rows[0].attempts, 1, 1]

@@ -124,3 +124,25 @@ def test_beat_sends_the_digest_daily():
     from ibweb.notify import tasks
 
     assert tasks.daily_digest.name == entry["task"] and entry["task"] in app.tasks
+
+
+def test_still_open_is_what_was_open_at_the_windows_end():
+    """Open at the end of the window (issue 39): an event open through it and cleared after it (between the digest
+    hour and the send) is still open; one cleared before it and reopened after it is not."""
+    from ibweb.events.models import Event
+    from ibweb.notify.render import Renderers
+
+    fabric = lab()
+    Ticks(fabric).tick([port_down("leaf03", 1), port_down("leaf04", 2)])
+    end = datetime.now(tz=UTC).replace(microsecond=0) - timedelta(hours=1)
+    start = end - timedelta(days=1)
+    through = Event.objects.get(message__startswith="leaf03 port 1")
+    Event.objects.filter(pk=through.pk).update(first_seen=start - timedelta(hours=1), raised_at=None, active=False,
+                                               cleared_at=end + timedelta(minutes=30))
+    reopened = Event.objects.get(message__startswith="leaf04 port 2")
+    Event.objects.filter(pk=reopened.pk).update(first_seen=start - timedelta(hours=2), active=True, cleared_at=None,
+                                                raised_at=end + timedelta(minutes=20))
+    r = rule(channel("webhook", {"url": "http://127.0.0.1:9/hook"}, name="daily"))
+    text = digest.digest_notice(r.channels.get(), r, start, end, Renderers(), "k").body
+    assert "Lab (lab): 0 opened, 0 closed, 1 open at the end" in text
+    assert "leaf03 port 1 is down" in text and "leaf04 port 2" not in text

@@ -100,3 +100,67 @@ def test_silence_draft_of_an_event_and_expire():
     assert later.ends_at <= datetime.now(tz=UTC) and later.starts_at <= later.ends_at  # a window cancelled
     text = op.get("/notifications/").content.decode()
     assert f'id="silence-{sid}" data-silence="{sid}" data-state="ended"' in text
+
+
+def test_expire_needs_change_silence_not_add():
+    """Expiring is a POST but changes the silence: ``notify.add_silence`` alone may not end one (issue 39)."""
+    from django.contrib.auth.models import Permission
+
+    now = datetime.now(tz=UTC)
+    silence = Silence.objects.create(switches=["leaf01"], starts_at=now - timedelta(hours=1),
+                                     ends_at=now + timedelta(hours=1), reason="maintenance", author_name="op")
+    adder = User.objects.create_user("adder", password="pw-adder")
+    adder.user_permissions.add(Permission.objects.get(content_type__app_label="tenancy", codename="view_all_tenants"),
+                               Permission.objects.get(content_type__app_label="notify", codename="add_silence"))
+    c = Client()
+    c.force_login(adder)
+    assert c.post(f"/api/notify/silences/{silence.pk}/expire/").status_code == 403
+    silence.refresh_from_db()
+    assert silence.ends_at > datetime.now(tz=UTC)  # still on
+    adder.user_permissions.add(Permission.objects.get(content_type__app_label="notify", codename="change_silence"))
+    c.force_login(User.objects.get(pk=adder.pk))
+    assert c.post(f"/api/notify/silences/{silence.pk}/expire/").status_code == 200
+    silence.refresh_from_db()
+    assert silence.ends_at <= datetime.now(tz=UTC)
+
+
+def _page_queries(client: Client) -> tuple[int, str]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        page = client.get("/notifications/")
+    assert page.status_code == 200
+    return len(ctx.captured_queries), page.content.decode()
+
+
+def test_page_queries_do_not_grow_with_channels_and_attempts_are_the_newest():
+    """Issue 39: each channel's last delivery is read in one query for them all, and a delivery's attempts listed are
+    its newest ``ATTEMPTS_SHOWN`` (the page says how many there are)."""
+    from ibweb.notify.views import ATTEMPTS_SHOWN
+
+    def failing_channel(n: int):
+        ch = channel("webhook", {"url": "http://127.0.0.1:9/hook"}, name=f"hook-{n}",
+                     failing_since=datetime.now(tz=UTC))
+        d = Delivery.objects.create(channel=ch, key=f"k-{n}", status="firing", reason="start", group="g",
+                                    detail=f"refused-{n}")
+        return ch, d
+
+    op = signed_in("op", "operator")
+    failing_channel(0)
+    few, text = _page_queries(op)
+    assert "refused-0" in text  # the failing channel's last delivery's detail
+    for n in range(1, 6):
+        failing_channel(n)
+    many, text = _page_queries(op)
+    assert many == few and all(f"refused-{n}" in text for n in range(6))
+    _, d = failing_channel(9)
+    t0 = datetime.now(tz=UTC) - timedelta(hours=1)
+    Attempt.objects.bulk_create([Attempt(delivery=d, at=t0 + timedelta(seconds=i), ok=False, detail=f"try-{i:02d}")
+                                 for i in range(ATTEMPTS_SHOWN + 5)])
+    _, text = _page_queries(op)
+    row = text[text.index(f'id="delivery-{d.pk}"'):]
+    row = row[:row.index("</details>")]
+    assert f"{ATTEMPTS_SHOWN + 5} attempts" in row and f"(the newest {ATTEMPTS_SHOWN} shown)" in row
+    shown = sorted((row.index(f"try-{i:02d}"), i) for i in range(ATTEMPTS_SHOWN + 5) if f"try-{i:02d}" in row)
+    assert [i for _, i in shown] == list(range(5, ATTEMPTS_SHOWN + 5))  # the newest, oldest of them first

@@ -82,8 +82,8 @@ def test_the_cluster_health_page_ranks_every_plane_and_leads_to_the_port(server)
         page.goto(server.url + "/clusters/pod/health/")
         page.locator('#cluster-health-worst tr[data-node="dgx0003"]').get_by_role("link", name="map").click()
         poll(page, "window.ibweb && window.ibweb.ready === true", 30)
-        state = poll(page, "window.ibweb.detail.cable >= 0 && window.ibweb.detail.health.some((s) => s.trend "
-                           "&& s.trend.dots.length >= 2) && window.ibweb.detail", 30)
+        state = poll(page, "window.ibweb.detail.cable >= 0 && window.ibweb.detail.health.some((s) => s.end === "
+                           "'dgx0003 port 1' && s.trend && s.trend.dots.length >= 2) && window.ibweb.detail", 30)
         (end,) = [s for s in state["health"] if s["end"] == "dgx0003 port 1"]
         rows = {label: value for label, value, *_ in end["rows"]}
         assert rows["raw BER per lane"].startswith("no lane read")

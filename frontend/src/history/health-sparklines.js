@@ -49,7 +49,8 @@ export function healthSparklines(root, {api = "/api/", fetch, now = () => Date.n
   select(table).select("thead tr").append("th").attr("scope", "col").text("Trend (stored)");
   const cells = rows.map((tr) => {
     const td = select(tr).append("td").attr("class", "health-spark");
-    const svg = td.append("svg").attr("width", SPARK.width).attr("height", SPARK.height).attr("role", "img");
+    const svg = td.append("svg").attr("width", SPARK.width).attr("height", SPARK.height).attr("role", "img")
+      .attr("aria-label", "stored trend loading");
     svg.append("g").attr("class", "health-spark-downs");
     svg.append("path").attr("fill", "none").attr("stroke", "currentColor").attr("stroke-width", 1.2);
     return {tr, td, svg, node: tr.dataset.node, port: Number(tr.dataset.port)};

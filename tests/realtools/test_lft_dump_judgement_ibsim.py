@@ -132,6 +132,7 @@ def test_opensm_rewriting_its_dump_around_cuts_and_relinks_keeps_opensm_routing_
         final = opensm_lfts.read(dump.read_text(), engine.source.fabric)
         assert np.array_equal(engine.source.router.routing.lft, final.lft)
 
+    operator_api()  # the API user made before the engine's sweep thread writes (a write then may find SQLite locked)
     try:
         asyncio.run(scenario())
     finally:

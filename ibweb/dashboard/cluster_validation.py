@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from fabric_engine.validation import SEVERITIES
 from ibweb.access import View, view_of
 from ibweb.fabrics.models import Cluster
+from ibweb.live.api.base import query_flag
 from ibweb.live.validation.answer import NotReady, validation_for
 
 from .cluster import _fabrics, visible_clusters
@@ -85,5 +86,5 @@ class ClusterValidationView(APIView):
     def get(self, request, slug: str):
         view = view_of(request.user)
         cluster = get_object_or_404(visible_clusters(view), slug=slug)
-        problems = request.query_params.get("problems", "").lower() in ("1", "true", "yes", "on")
+        problems = query_flag(request, "problems")
         return Response(cluster_validation(view, request.user, cluster, problems_only=problems))

@@ -17,6 +17,7 @@ from rest_framework.exceptions import APIException
 
 from ibweb.access import view_of, visible_fabrics
 from ibweb.auth.permissions import view_required
+from ibweb.http.csv_cells import csv_cell
 from ibweb.live.api.health_cables import FILTERS, cable_rows
 from ibweb.live.health.cables import TEXT
 from ibweb.live.health.shown import report_for
@@ -96,13 +97,6 @@ def _validation(request, fabric) -> dict:
             "may_whatif": request.user.has_perm("fabrics.add_analysis")}
 
 
-def _cell(value) -> object:
-    """A CSV cell; text a spreadsheet would read as a formula is quoted (``'=...``)."""
-    if value is None:
-        return ""
-    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
 class _Echo:
     def write(self, value: str) -> str:
         return value
@@ -123,7 +117,7 @@ def fabric_cables_csv(request, slug: str):
         yield writer.writeheader()
         for start in range(0, len(rows), 1000):  # a thousand rows made at a time
             for row in rows[start:start + 1000]:
-                yield writer.writerow({k: _cell(row[k]) for k in CSV_COLUMNS})
+                yield writer.writerow({k: csv_cell(row[k]) for k in CSV_COLUMNS})
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{fabric.slug}-cables.csv"'

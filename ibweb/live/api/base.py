@@ -14,7 +14,7 @@ from ibweb.access import find_node, redaction, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
 from ibweb.runtime import record
 
-__all__ = ["NotPublished", "FabricView", "query_number"]
+__all__ = ["NotPublished", "FabricView", "query_number", "query_flag"]
 
 
 class NotPublished(APIException):
@@ -76,3 +76,8 @@ def query_number(request, name: str, default: float, low: float, high: float) ->
     if not low <= value <= high:
         raise ValidationError({name: f"{value:g} is outside {low:g}..{high:g}"})
     return value
+
+
+def query_flag(request, name: str) -> bool:
+    """Whether the query parameter ``name`` is on (``1``, ``true``, ``yes`` or ``on``, any case)."""
+    return request.query_params.get(name, "").lower() in ("1", "true", "yes", "on")

@@ -28,23 +28,13 @@ from rest_framework.response import Response
 
 from fabric_engine.validation.report import CSV_COLUMNS
 from ibweb.access import view_of
-from ibweb.live.api.base import FabricView, NotPublished
+from ibweb.http.csv_cells import csv_cell
+from ibweb.live.api.base import FabricView, NotPublished, query_flag
 from ibweb.live.validation.answer import NotReady, validation_for
 from ibweb.live.validation.device import NotASwitch, device_panel
 from ibweb.runtime import device_readings
 
 __all__ = ["ValidationView", "ValidationCsvView", "DeviceView", "csv_text"]
-
-
-def _flag(request, name: str) -> bool:
-    return request.query_params.get(name, "").lower() in ("1", "true", "yes", "on")
-
-
-def _cell(value) -> object:
-    """A CSV cell; text a spreadsheet would read as a formula is quoted (``'=...``)."""
-    if value is None:
-        return ""
-    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def csv_text(answer: dict) -> str:
@@ -53,20 +43,20 @@ def csv_text(answer: dict) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow((*CSV_COLUMNS, "map_url"))
     for f in answer["report"]["findings"]:  # one row per finding
-        w.writerow([_cell(f["check"]), f["severity"], _cell(f["subject"]), "" if f["link"] is None else f["link"],
-                    _cell(f["message"]), json.dumps(f["evidence"], sort_keys=True), f.get("map_url") or ""])
+        w.writerow([csv_cell(f["check"]), f["severity"], csv_cell(f["subject"]), "" if f["link"] is None else f["link"],
+                    csv_cell(f["message"]), json.dumps(f["evidence"], sort_keys=True), f.get("map_url") or ""])
     return buf.getvalue()
 
 
 class _Validation(FabricView):
     def answer(self, request, slug: str) -> dict:
         fabric = self.fabric(request, slug)
-        refresh = _flag(request, "refresh")
+        refresh = query_flag(request, "refresh")
         if refresh and not view_of(request.user).sees_all:
             raise PermissionDenied("recomputing the validation report is for operators; the kept report is "
                                    "computed again on its interval")
         try:
-            return validation_for(request.user, fabric, problems_only=_flag(request, "problems"), refresh=refresh)
+            return validation_for(request.user, fabric, problems_only=query_flag(request, "problems"), refresh=refresh)
         except NotReady as e:
             raise NotPublished(str(e)) from None
 

@@ -39,6 +39,26 @@ export function errorText(body, status) {
 }
 
 /**
+ * One request with `fetcher`: the parsed JSON answer, or an ApiError (status 0 when the network failed; the
+ * server's message otherwise).
+ * @param {function} fetcher a fetch function
+ * @param {string} url
+ * @param {object} init fetch's options
+ * @returns {Promise<object|null>}
+ */
+export async function fetchJson(fetcher, url, init) {
+  let response;
+  try {
+    response = await fetcher(url, init);
+  } catch (error) {
+    throw new ApiError(0, `network error: ${error.message}`);
+  }
+  const answer = await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, errorText(answer, response.status));
+  return answer;
+}
+
+/**
  * The fabric API client: `api().base("/api/").fabric("demo")`; every call returns a promise of parsed JSON.
  * Writes carry Django's CSRF token from the cookie.
  * @returns {object} with chained accessors base, fabric, fetch, cookie and calls linkHistory, linkRollups,
@@ -57,16 +77,8 @@ export function api() {
     const headers = {Accept: "application/json"};
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (method !== "GET" && method !== "OPTIONS") headers["X-CSRFToken"] = csrfToken(cookie());
-    let response;
-    try {
-      response = await fetcher(`${prefix}${path}${query ? `?${query}` : ""}`, {method, headers,
-        credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body)});
-    } catch (error) {
-      throw new ApiError(0, `network error: ${error.message}`);
-    }
-    const answer = await response.json().catch(() => null);
-    if (!response.ok) throw new ApiError(response.status, errorText(answer, response.status));
-    return answer;
+    return fetchJson(fetcher, `${prefix}${path}${query ? `?${query}` : ""}`, {method, headers,
+      credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body)});
   }
 
   const client = {

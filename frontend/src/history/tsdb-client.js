@@ -1,7 +1,7 @@
 // The per-port history API (issue 40, ibweb/live/api/tsdb_views.py) for the History page, the port panel and the
 // Health page: a port's series over a window in bins, the top-N ports of a series. Requests go through one
 // queue of at most `limit` at a time, in the order asked (a page of charts fills from the top).
-import {ApiError, errorText} from "../api.js";
+import {fetchJson} from "../api.js";
 
 /**
  * A queue running at most `limit` promise-returning jobs at once, first asked first run.
@@ -40,18 +40,8 @@ export function tsdbClient() {
 
   async function get(path, params) {
     const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v != null)).toString();
-    return queue(async () => {
-      let response;
-      try {
-        response = await fetcher(`${root()}${path}${query ? `?${query}` : ""}`, {headers: {Accept: "application/json"},
-          credentials: "same-origin"});
-      } catch (error) {
-        throw new ApiError(0, `network error: ${error.message}`);
-      }
-      const answer = await response.json().catch(() => null);
-      if (!response.ok) throw new ApiError(response.status, errorText(answer, response.status));
-      return answer;
-    });
+    return queue(() => fetchJson(fetcher, `${root()}${path}${query ? `?${query}` : ""}`,
+      {headers: {Accept: "application/json"}, credentials: "same-origin"}));
   }
 
   const round = (s) => Math.round(s * 1000) / 1000;

@@ -25,7 +25,7 @@ setup: venv frontend db
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml requirements.lock setup.py fabric_engine/_maxmin.c fabric_engine/telemetry/_perfquery.c \
-		fabric_engine/routing/_lidgreedy.c
+		fabric_engine/routing/_lidgreedy.c fabric_engine/_credit.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .

@@ -20,6 +20,16 @@ tick, so the fabric breathes as jobs iterate. The same job alone on the idle
 fabric (one block-diagonal solve over all jobs when they are loaded) gives the
 reference for its offered load and its slowdown.
 
+Congestion model
+----------------
+``congestion="maxmin"`` (the default) is the above: ideal congestion control. With
+``congestion="credit"`` the rates come from the credit flow control model instead
+(:mod:`fabric_engine.credit_tick`: switch arbiters share outputs among input ports,
+head-of-line blocking spreads congestion upstream): the collectives' durations, the
+background's rates and the limiting links are the model's, the frame carries its
+congestion tree (``congestion_tree``), XmitWait counts the held ports' credit waits, and
+each job's ``spreading`` compares its collective with max-min's in the same tick.
+
 SHARP and storage
 -----------------
 With an aggregation manager (``sharp=``), a job that asks for SHARP gets a
@@ -42,6 +52,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .congestion import ecn_fraction, rank_hotspots, xmit_wait_ticks
+from .credit_tick import CREDIT, MAXMIN, CreditTick, check_congestion, credit_xmit_wait_carried
 from .errors import FabricEngineError
 from .flows import group_max, max_min_fair_alone, slowest_bottlenecks, solve_paced
 from .incidence import Block, Incidence
@@ -121,6 +132,10 @@ class Emulator:
         Link health with faults injected: each tick's readings are :attr:`health_readings`, and a flapping
         cable is down in the flow model while its fault says so (both directions' capacity scaled by the
         fraction of the tick it was up: the flows crossing it stall, nothing reroutes).
+    congestion : str
+        ``"maxmin"`` (ideal congestion control, the default) or ``"credit"`` (credit flow control without
+        congestion control: :mod:`fabric_engine.credit_tick`; fabrics up to
+        :data:`~fabric_engine.credit_tick.CREDIT_MAX_HOSTS` hosts, static routes, no storage model).
 
     Examples
     --------
@@ -135,9 +150,13 @@ class Emulator:
     def __init__(self, routing: Routing, jobs: Sequence[Job], background: Background | None = None,
                  tick_s: float = 1.0, seed: int = 0, *, policy=None, paths=None, xmit_wait_tick: int = 0,
                  ecn_threshold: float = 0.9, sharp: AggregationManager | None = None,
-                 storage: StorageModel | None = None, progress=None, health=None) -> None:
+                 storage: StorageModel | None = None, progress=None, health=None, congestion: str = MAXMIN) -> None:
         if tick_s <= 0:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
+        check_congestion(congestion, routing.fabric.num_hosts, adaptive=paths is not None, storage=storage is not None)
+        self.congestion = congestion
+        #: The credit model's result of the last tick (its live rows' rates, links held back, roots, iterations).
+        self.credit_result = None
         self.routing = routing
         self.fabric = routing.fabric
         self.background = background
@@ -195,6 +214,7 @@ class Emulator:
             raise FabricEngineError(f"job {needs_storage[0]}: reads or checkpoints need a storage model")
         self.jobs = jobs
         self.tenants = sorted({j.tenant for j in jobs})
+        self._credit = None
         report(0.0, f"expanding the flows of {len(jobs)} jobs")
         jf: JobFlows = expand_jobs([self.sharp.effective(j) for j in jobs], self.fabric, self.paths, self.tenants)
         self._jf = jf
@@ -258,6 +278,11 @@ class Emulator:
         self._job_gbits = self._fixed.fixed.group_sums(self._flow_job, self._bits, n).T.tocsr()
         self._job_offered = self._fixed.fixed.group_sums(self._flow_job, self._offered_alone, n).T.tocsr()
         self._storage_rows = Block.of(s_inc, e_all) if s_inc.shape[0] else None  # fixed rows n_f.., on their own
+        if self.congestion == CREDIT:  # the credit model's paths, in order, once per flow set
+            report(0.9, f"ordering the paths of {n_f:,} flows for the credit model")
+            f = self.fabric
+            self._credit = CreditTick(f.dl_src, f.dl_dst, self._fixed.fixed.csr(), ~jf.broken)
+            self._vl = self._lanes(fp, len(self._dem))
         # Rows of job k: _job_rows[k]:_job_rows[k + 1] (expand_jobs stacks the flows job after job).
         ordered = bool(n_f == 0 or (np.diff(self._flow_job) >= 0).all())
         self._job_rows = np.searchsorted(self._flow_job, np.arange(n + 1)) if ordered else None
@@ -272,6 +297,12 @@ class Emulator:
             if name in keep:
                 for field, value in zip(_TIME_FIELDS, keep[name], strict=True):
                     getattr(self, field)[k] = value
+
+    def _lanes(self, fp, rows: int) -> np.ndarray | None:
+        """Every row's virtual lane for the credit model: the QoS policy's SL-to-VL map, else None (one lane)."""
+        if fp is None or self.policy is None or self.policy.qos is None:
+            return None
+        return np.minimum(fp.vl.astype(np.int64), 15)[:rows]
 
     def _saved(self) -> dict:
         out = {j.name: tuple(getattr(self, f)[k] for f in _TIME_FIELDS) for k, j in enumerate(self.jobs)}
@@ -391,10 +422,10 @@ class Emulator:
             writing = st.begin(running, self._iterations)
         reach = running & ~writing & ((self._phase == _COMM) | (self._left < tick))
         inc = self._fixed
-        bg = None
+        bg, bg_inc, bg_fp = None, None, None
         if self.background is not None:
             bg, bg_inc = self._background(seq)
-            bdem, bprio, bweight, _ = self._policy_inputs(bg)
+            bdem, bprio, bweight, bg_fp = self._policy_inputs(bg)
             inc = inc.stack(bg_inc)
         # Arrays over every row of the tick, kept and written in place (at 32,768 GPUs each is 2 million long).
         n_fixed, n_f = len(self._dem), self._n_job_flows
@@ -422,6 +453,12 @@ class Emulator:
         rate, bott, dur = solve_paced(inc, cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio,
                                       out=(buf["rate"], buf["bott"]),
                                       paced_load=self._paced_load(reach, buf["rate"], group))
+        credit = None
+        comm_ideal = dur[:n_jobs].copy()  # the collectives with ideal congestion control (max-min)
+        if self._credit is not None:  # credit flow control: the model's rates, durations and limiting links
+            credit = self._credit_solve(bg, bg_inc, bg_fp, cap, dem, gbits, group, 2 * n_jobs)
+            self.credit_result = credit.result
+            rate[:], bott[:], dur = credit.rate, credit.bottleneck, credit.duration
         comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
         avail = np.full(n_jobs, tick)
         if st is not None:
@@ -462,10 +499,19 @@ class Emulator:
         e = len(self.capacity)
         link_rate = col_rate[:e]
         link_offered = np.maximum(col_offered[:e], link_rate)
-        wait = xmit_wait_ticks(link_offered, link_rate, self.capacity, self._width, tick, self.xmit_wait_tick)
+        tree = None
+        if credit is None:
+            wait = xmit_wait_ticks(link_offered, link_rate, self.capacity, self._width, tick, self.xmit_wait_tick)
+        else:  # ports wait for credits on the held branches of the congestion trees
+            res = credit.result
+            carried_wait = credit_xmit_wait_carried(link_offered, res.link_cap, res.held)
+            wait = xmit_wait_ticks(link_offered, carried_wait, self.capacity, self._width, tick, self.xmit_wait_tick)
+            tree = {"model": CREDIT, "roots": np.flatnonzero(res.root).tolist(),
+                    "held": np.flatnonzero(res.held).tolist()}
         ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
         util = link_rate / np.maximum(self.capacity, 1e-12)
-        jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, util, writing)
+        jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, util, writing,
+                                comm_ideal if credit is not None else None)
         names = [j.name for j in self.jobs]
         hotspots = rank_hotspots(link_offered, link_rate, self.capacity, wait, ecn, inc, carried, owner, names,
                                  HOTSPOTS)
@@ -481,7 +527,17 @@ class Emulator:
                            alerts=self._alerts(running) + self.sharp.alerts(running),
                            offered_gbps=link_offered.astype(np.float32), xmit_wait=wait.astype(np.float32),
                            ecn=ecn.astype(np.float32), hotspots=hotspots, capacity_gbps=self.capacity,
-                           sharp=self.sharp.frame(self.fabric, running), storage=storage)
+                           sharp=self.sharp.frame(self.fabric, running), storage=storage, congestion_tree=tree)
+
+    def _credit_solve(self, bg, bg_inc, bg_fp, cap, dem, gbits, group, n_groups):
+        """The credit model's solve of the tick's rows (:meth:`fabric_engine.credit_tick.CreditTick.solve`)."""
+        n_fixed = len(self._dem)
+        vl, weight = None, None
+        if self._vl is not None:
+            extra_vl = self._lanes(bg_fp, len(bg)) if bg is not None else np.zeros(0, np.int64)
+            vl = np.concatenate([self._vl, extra_vl if extra_vl is not None else np.zeros(len(dem) - n_fixed, int)])
+            weight = np.maximum(self.policy.qos.weight, 1e-3)  # a lane without weight still drains, slowly
+        return self._credit.solve(bg_inc, cap, dem, gbits, group, n_groups, vl=vl, vl_weight=weight)
 
     def _capacity_now(self, t0: float) -> np.ndarray:
         """The columns' capacity for the tick from ``t0``: flapping cables scaled by the fraction of it they are up."""
@@ -530,7 +586,10 @@ class Emulator:
         self._last_comm[reach] = comm_now[reach]
         return np.where(running, np.clip(comm / tick, 0.0, 1.0), 0.0)
 
-    def _job_states(self, running, reach, comm_now, comm_frac, rate, bott, util, writing) -> list[JobState]:
+    def _job_states(self, running, reach, comm_now, comm_frac, rate, bott, util, writing,
+                    comm_ideal: np.ndarray | None = None) -> list[JobState]:
+        """Every job's state; ``comm_ideal``: its collective's duration under max-min in the same tick (the
+        credit model's run: its ``spreading`` is ``comm_s / comm_ideal``)."""
         e = len(self.capacity)
         n_jobs = len(self.jobs)
         n = self._n_job_flows
@@ -557,12 +616,16 @@ class Emulator:
             now_s = comm_now[k] if reach[k] else self._last_comm[k]
             alone = self._alone_s[k]
             slowdown = (np.inf if not np.isfinite(now_s) else now_s / alone) if alone > 0 else 1.0
+            spreading = None
+            if comm_ideal is not None and reach[k] and np.isfinite(comm_ideal[k]) and comm_ideal[k] > 0:
+                spreading = float(now_s / comm_ideal[k])
             out.append(JobState(
                 job.name, job.tenant, job.pattern, len(job.hosts), bool(active[k]),
                 float(demand[k]) if active[k] else 0.0, float(achieved[k]) if active[k] else 0.0,
                 phase=phase, comm_s=float(now_s), comm_alone_s=float(alone), slowdown=float(slowdown),
                 iterations=int(self._iterations[k]), sharp=bool(self.sharp.on[k]),
-                limiting_links=tuple(int(x) for x in k_link[bounds[k]:bounds[k + 1]][:3]) if reach[k] else ()))
+                limiting_links=tuple(int(x) for x in k_link[bounds[k]:bounds[k + 1]][:3]) if reach[k] else (),
+                spreading=spreading))
         return out
 
     def _alerts(self, running: np.ndarray) -> list[dict]:

@@ -245,6 +245,7 @@ def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None,
     emulator = Emulator(routing, jobs, background, tick_s=spec.get("tick_s", 1.0), seed=spec.get("seed", 0),
                         policy=policy, paths=paths, xmit_wait_tick=spec.get("xmit_wait_tick", 0),
                         ecn_threshold=spec.get("ecn_threshold", 0.9), sharp=sharp, storage=storage, health=health,
+                        congestion=spec.get("congestion", "maxmin"),
                         progress=None if progress is None else lambda f, m: report(0.6 + 0.4 * f, m))
     report(1.0, f"ready: {len(emulator._jf.flows):,} flows of {len(jobs)} jobs")
     return emulator

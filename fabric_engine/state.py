@@ -32,7 +32,10 @@ class JobState:
     its slowest flows, most utilized first. ``phase``: ``compute``, ``comm``,
     ``checkpoint`` (writing a synchronous checkpoint), ``waiting`` (before its run
     window) or ``stopped``. ``sharp``: its all-reduce runs on a SHARP tree
-    (``pattern`` stays the one it falls back to).
+    (``pattern`` stays the one it falls back to). ``spreading``: with the credit flow control model, how much
+    longer its collective takes than with ideal congestion control (max-min) in the same tick, ``comm_s`` over
+    that duration (above 1: slowed by congestion spreading; ``None`` under max-min or while it does not
+    communicate).
     """
 
     name: str
@@ -49,6 +52,7 @@ class JobState:
     iterations: int = 0
     limiting_links: tuple[int, ...] = ()
     sharp: bool = False
+    spreading: float | None = None
 
     def as_dict(self) -> dict:
         return {"id": self.name, "tenant": self.tenant, "pattern": self.pattern, "hosts": self.hosts,
@@ -56,7 +60,8 @@ class JobState:
                 "achieved_gbps": round(self.achieved_gbps, 3), "phase": self.phase,
                 "comm_s": _num(self.comm_s, 4), "comm_alone_s": _num(self.comm_alone_s, 4),
                 "slowdown": _num(self.slowdown, 4), "iterations": self.iterations,
-                "limiting_links": list(self.limiting_links), "sharp": self.sharp}
+                "limiting_links": list(self.limiting_links), "sharp": self.sharp,
+                "spreading": None if self.spreading is None else _num(self.spreading, 4)}
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,9 @@ class FabricState:
     load and deviation codes, the plan's per-link status; :mod:`fabric_engine.twin`), or ``None``.
     ``stale``: bool ``[2L]``, the links the tick has no measurement of (a telemetry-fed fabric's links
     without counters in both sweeps: their rate reads 0 but is unknown); ``None``: all measured (emulated).
+    ``congestion_tree``: with the credit flow control model, ``{"model": "credit", "roots": [...], "held": [...]}``,
+    the directed links where congestion trees start (saturated, holding back the buffers that feed them) and those
+    held back by credits (their branches, victims' links among them); ``None`` under max-min.
     """
 
     seq: int
@@ -106,6 +114,7 @@ class FabricState:
     storage: dict | None = None
     twin: dict | None = None
     stale: np.ndarray | None = None
+    congestion_tree: dict | None = None
 
     def hottest(self) -> tuple[int, float]:
         """Directed link with the highest utilization and that utilization."""
@@ -156,4 +165,5 @@ class FabricState:
             "sharp": self.sharp,
             "storage": self.storage,
             "twin": self.twin,
+            "congestion_tree": self.congestion_tree,
         }

@@ -13,6 +13,7 @@ arbiter of a port sees.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,6 +21,8 @@ import scipy.sparse as sp
 from ..errors import SolverError
 
 __all__ = ["Hops", "order_paths"]
+
+_BLOCK = 16  # rows up to this many links are ordered by comparing their links all to all
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,31 @@ class Hops:
     def n_inputs(self) -> int:
         return len(self.input_lane)
 
+    @cached_property
+    def first(self) -> np.ndarray:
+        """Each row's first hop ``[R]``."""
+        return np.r_[0, self.last[:-1] + 1] if self.rows else np.zeros(0, np.int64)
+
+    @cached_property
+    def longest(self) -> int:
+        """The most hops of a row."""
+        return int(np.diff(self.last, prepend=-1).max(initial=1))
+
+    @cached_property
+    def tables(self) -> dict[str, np.ndarray | bool]:
+        """Index tables the iteration walks (int64): ``prev``, ``hop_input`` per hop; ``lane_pairs``/``lane_ptr``
+        (the pairs of each lane, ascending), ``input_ptr`` (pairs are sorted by input), ``link_lanes``/``link_ptr``
+        (the lanes of each link). Built once per hop table."""
+        lane_pairs = np.argsort(self.pair_lane, kind="stable").astype(np.int64)
+        link_lanes = np.argsort(self.lane_link, kind="stable").astype(np.int64)
+        def ptr(group: np.ndarray, n: int) -> np.ndarray:
+            return np.r_[0, np.cumsum(np.bincount(group, minlength=n))].astype(np.int64)
+
+        return {"prev": np.ascontiguousarray(self.prev, dtype=np.int64), "hop_input": self.pair_input[self.pair],
+                "lane_pairs": lane_pairs, "lane_ptr": ptr(self.pair_lane, self.n_lanes),
+                "input_ptr": ptr(self.pair_input, self.n_inputs), "link_lanes": link_lanes,
+                "link_ptr": ptr(self.lane_link, self.n_links)}
+
     @staticmethod
     def from_paths(indptr: np.ndarray, links: np.ndarray, n_links: int, vl: np.ndarray | None = None,
                    queue: np.ndarray | None = None, n_vls: int | None = None) -> Hops:
@@ -73,7 +101,8 @@ class Hops:
         if len(links) and (links.min() < 0 or links.max() >= n_links):
             raise SolverError(f"paths: a link index outside 0..{n_links - 1}")
         vl = np.zeros(rows, np.int64) if vl is None else np.asarray(vl, dtype=np.int64)
-        queue = np.arange(rows, dtype=np.int64) if queue is None else np.asarray(queue, dtype=np.int64)
+        own_queues = queue is None
+        queue = np.arange(rows, dtype=np.int64) if own_queues else np.asarray(queue, dtype=np.int64)
         if vl.shape != (rows,) or queue.shape != (rows,):
             raise SolverError(f"paths: vl and queue need one entry per row ({rows})")
         if rows and (vl.min() < 0 or queue.min() < 0):
@@ -90,11 +119,17 @@ class Hops:
         hop_vl = vl[row]
         # Input: the buffer of the previous link on the row's lane, or the row's send queue.
         buffer_key = np.where(first, n_links * n_vls + queue[row], links[np.maximum(prev, 0)] * n_vls + hop_vl)
-        input_keys, hop_input = np.unique(buffer_key, return_inverse=True)
-        lane_key = links * n_vls + hop_vl
-        lane_keys, hop_lane = np.unique(lane_key, return_inverse=True)
-        pair_key = hop_input.astype(np.int64) * len(lane_keys) + hop_lane
-        pair_keys, pair = np.unique(pair_key, return_inverse=True)
+        input_keys, hop_input = _dense_unique(buffer_key, n_links * n_vls + int(queue.max(initial=-1)) + 1)
+        lane_keys, hop_lane = _dense_unique(links * n_vls + hop_vl, n_links * n_vls)
+        pair_key = hop_input * len(lane_keys) + hop_lane
+        if own_queues:  # a row's own queue has one pair, numbered after every buffer's: sort the others only
+            keys, inverse = np.unique(pair_key[~first], return_inverse=True)
+            pair_keys = np.r_[keys, pair_key[first]]
+            pair = np.empty(len(links), np.int64)
+            pair[~first] = inverse
+            pair[first] = len(keys) + np.arange(rows)
+        else:
+            pair_keys, pair = np.unique(pair_key, return_inverse=True)
         pair_input = pair_keys // len(lane_keys)
         pair_lane = pair_keys % len(lane_keys)
         is_buffer = input_keys < n_links * n_vls
@@ -107,6 +142,15 @@ class Hops:
                     lane_vl=lane_keys % n_vls, input_lane=input_lane)
 
 
+def _dense_unique(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for keys in ``0..size-1``, by a presence table (no sort)."""
+    seen = np.zeros(max(size, 1), bool)
+    seen[key] = True
+    keys = np.flatnonzero(seen)
+    rank = np.cumsum(seen) - 1
+    return keys.astype(np.int64), rank[key].astype(np.int64)
+
+
 def order_paths(incidence: sp.spmatrix | sp.sparray, link_src: np.ndarray, link_dst: np.ndarray,
                 row_src: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Put each row's links in path order: ``(indptr, links)`` for :meth:`Hops.from_paths`.
@@ -116,6 +160,10 @@ def order_paths(incidence: sp.spmatrix | sp.sparray, link_src: np.ndarray, link_
     ``row_src``: each row's source node (default: the start of the one link no other link of the row
     ends at). A row whose links do not form one simple path from its source raises :class:`SolverError`
     naming the row.
+
+    Vectorized: each entry's successor comes from comparing a row's links all to all (rows of one length
+    at a time; rows longer than 16 links by one sort by (row, start node)); pointer jumping (log2 of the
+    longest path steps over all entries at once) gives each its distance to the path's end, hence its place.
     """
     a = sp.csr_matrix(incidence)
     rows = a.shape[0]
@@ -123,49 +171,65 @@ def order_paths(incidence: sp.spmatrix | sp.sparray, link_src: np.ndarray, link_
     link_dst = np.asarray(link_dst, dtype=np.int64)
     if a.nnz and (a.data != 1).any():
         raise SolverError("order_paths: fractional entries (split flows) need one row per path")
-    length = np.diff(a.indptr)
+    indptr = a.indptr.astype(np.int64)
+    length = np.diff(indptr)
     row = np.repeat(np.arange(rows, dtype=np.int64), length)
     cols = a.indices.astype(np.int64)
+    n = len(cols)
     n_nodes = int(max(link_src.max(initial=0), link_dst.max(initial=0))) + 1
-    if row_src is None:
-        starts = ~np.isin(row * n_nodes + link_src[cols], row * n_nodes + link_dst[cols])
-        bad = np.flatnonzero((np.bincount(row[starts], minlength=rows) != 1) & (length > 0))
-        if len(bad):
-            raise SolverError(f"order_paths: row {int(bad[0])}'s links do not form one path (no single start)")
-        row_src = np.zeros(rows, np.int64)
-        row_src[row[starts]] = link_src[cols[starts]]
-    row_src = np.asarray(row_src, dtype=np.int64)
-    n_nodes = max(n_nodes, int(row_src.max(initial=0)) + 1)
+    if row_src is not None:
+        row_src = np.asarray(row_src, dtype=np.int64)
+        n_nodes = max(n_nodes, int(row_src.max(initial=0)) + 1)
     # Each entry's successor: the entry of the same row whose link starts where this one ends.
-    key = row * n_nodes + link_src[cols]
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    if len(sorted_key) > 1 and (np.diff(sorted_key) == 0).any():
-        bad = int(row[order[1:][np.diff(sorted_key) == 0][0]])
-        raise SolverError(f"order_paths: row {bad} leaves a node twice (not one simple path)")
-    start_key = np.arange(rows, dtype=np.int64) * n_nodes + row_src
-    pos = np.searchsorted(sorted_key, start_key)
-    ok = (pos < len(sorted_key)) & (sorted_key[np.minimum(pos, len(sorted_key) - 1)] == start_key)
-    if rows and not ok[length > 0].all():
-        bad = int(np.flatnonzero(~ok & (length > 0))[0])
-        raise SolverError(f"order_paths: row {bad} has no link leaving its source")
-    nxt_key = row * n_nodes + link_dst[cols]
-    npos = np.searchsorted(sorted_key, nxt_key)
-    has = (npos < len(sorted_key)) & (sorted_key[np.minimum(npos, len(sorted_key) - 1)] == nxt_key)
-    succ = np.where(has, order[np.minimum(npos, len(order) - 1)], -1)
-    # Walk all rows at once, one hop per step (paths are short: a fat tree's are 2..6 links).
-    out = np.empty(len(cols), np.int64)
-    cur = np.where(length > 0, order[np.minimum(pos, len(order) - 1)], -1)
-    offset = a.indptr[:-1].astype(np.int64).copy()
-    live = np.flatnonzero(cur >= 0)
-    for _ in range(int(length.max(initial=0))):
-        if not len(live):
+    succ = np.full(n, -1, np.int64)
+    short = length <= _BLOCK
+    for ell in np.flatnonzero(np.bincount(length[short & (length > 1)])):  # a few (a fat tree's: 2, 4, 6)
+        ent = indptr[:-1][length == ell][:, None] + np.arange(ell)  # (rows of that length, ell) entries
+        s_node, d_node = link_src[cols[ent]], link_dst[cols[ent]]
+        twice = (s_node[:, :, None] == s_node[:, None, :]).sum(axis=2) > 1
+        if twice.any():
+            raise SolverError(f"order_paths: row {int(row[ent[twice.any(axis=1)][0, 0]])} leaves a node twice "
+                              "(not one simple path)")
+        meets = d_node[:, :, None] == s_node[:, None, :]
+        succ[ent] = np.where(meets.any(axis=2), np.take_along_axis(ent, meets.argmax(axis=2), axis=1), -1)
+    if not short.all():  # long rows: one sort of their entries by (row, start node)
+        long_ent = np.flatnonzero(~short[row])
+        key = row[long_ent] * n_nodes + link_src[cols[long_ent]]
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        twice = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+        if len(twice):
+            raise SolverError(f"order_paths: row {int(row[long_ent[order[twice[0] + 1]]])} leaves a node twice "
+                              "(not one simple path)")
+        nxt_key = row[long_ent] * n_nodes + link_dst[cols[long_ent]]
+        npos = np.minimum(np.searchsorted(sorted_key, nxt_key), len(key) - 1)
+        succ[long_ent] = np.where(sorted_key[npos] == nxt_key, long_ent[order[npos]], -1)
+    has_pred = np.zeros(n, bool)
+    has_pred[succ[succ >= 0]] = True
+    starts = np.flatnonzero(~has_pred)
+    n_starts = np.bincount(row[starts], minlength=rows)
+    bad = np.flatnonzero((n_starts != 1) & (length > 0))
+    if len(bad):
+        raise SolverError(f"order_paths: row {int(bad[0])}'s links do not form one path (no single start)")
+    if row_src is not None:
+        off = np.flatnonzero(link_src[cols[starts]] != row_src[row[starts]])
+        if len(off):
+            raise SolverError(f"order_paths: row {int(row[starts[off[0]]])} has no link leaving its source")
+    # Distance of each entry to its path's end by pointer jumping.
+    dist = (succ >= 0).astype(np.int64)
+    jump = succ.copy()
+    for _ in range(int(np.ceil(np.log2(max(int(length.max(initial=1)), 2)))) + 1):
+        on = jump >= 0
+        if not on.any():
             break
-        out[offset[live]] = cols[cur[live]]
-        offset[live] += 1
-        cur[live] = succ[cur[live]]
-        live = live[cur[live] >= 0]
-    if (offset != a.indptr[1:]).any():
-        bad = int(np.flatnonzero(offset != a.indptr[1:])[0])
-        raise SolverError(f"order_paths: row {bad}'s links do not form one path from its source")
-    return a.indptr.astype(np.int64), out
+        dist[on] += dist[jump[on]]
+        jump[on] = jump[jump[on]]
+    start_dist = np.zeros(rows, np.int64)
+    start_dist[row[starts]] = dist[starts]
+    bad = np.flatnonzero((start_dist != length - 1) & (length > 0))
+    if len(bad) or (jump >= 0).any():
+        r = int(bad[0]) if len(bad) else int(row[np.flatnonzero(jump >= 0)[0]])
+        raise SolverError(f"order_paths: row {r}'s links do not form one path from its source")
+    out = np.empty(n, np.int64)
+    out[indptr[row] + length[row] - 1 - dist] = cols
+    return indptr, out

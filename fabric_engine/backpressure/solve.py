@@ -21,6 +21,10 @@ One iteration moves rates one hop down every path (arrivals at a hop are the dep
 before) and back-pressure one hop up (each buffer's drain rate caps the lane feeding it). Iterations stop
 when no flow rate and no binding cap moves by more than ``tol`` of the fastest link. Once an iteration
 stops contracting (arbiters and buffers taking turns), caps move only ``1 - damping`` of the way.
+
+The iteration runs in C (``fabric_engine/_credit.c``) when it is built, else in numpy
+(:func:`_iterate_numpy`, the same steps and the same order of sums). ``start``: the result of an earlier
+solve of the same hops (a live tick whose demands moved) starts from its departures and caps.
 """
 
 from __future__ import annotations
@@ -33,7 +37,15 @@ from ..errors import SolverError
 from .hops import Hops
 from .waterfill import water_levels
 
-__all__ = ["CreditResult", "credit_rates"]
+try:
+    from .. import _credit
+except ImportError:  # pragma: no cover - the numpy iteration below does the same
+    _credit = None
+
+__all__ = ["CreditResult", "credit_rates", "COMPILED"]
+
+#: The compiled iteration is available (``fabric_engine._credit``).
+COMPILED = _credit is not None
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class CreditResult:
     where none is full); a link with ``link_cap < capacity`` is held back by credits (a branch of a
     congestion tree). ``root``: links saturated by their own capacity whose input buffers hold back
     traffic (where congestion trees start). ``iterations``/``converged``: of the fixed point.
+    ``depart`` per hop ``[H]`` and ``lane_cap`` per lane: the iteration's state, for ``start=``.
     """
 
     rate: np.ndarray
@@ -53,15 +66,20 @@ class CreditResult:
     root: np.ndarray
     iterations: int
     converged: bool
+    depart: np.ndarray | None = None
+    lane_cap: np.ndarray | None = None
 
 
 def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight: np.ndarray | None = None,
-                 *, max_iter: int = 400, tol: float = 1e-4, damping: float = 0.5) -> CreditResult:
+                 *, max_iter: int = 400, tol: float = 1e-4, damping: float = 0.5, start: CreditResult | None = None,
+                 compiled: bool | None = None) -> CreditResult:
     """Steady-state rates of ``hops``' rows with credit flow control, round-robin and VL arbitration.
 
     ``capacity`` per link ``[E]`` (any unit, > 0 on used links); ``demand`` per row ``[R]`` (same unit;
     ``inf`` for as fast as it can); ``vl_weight`` per VL ``[V]`` (default equal). ``converged`` is False
-    when ``max_iter`` iterations did not settle (the last iterate is returned).
+    when ``max_iter`` iterations did not settle (the last iterate is returned). ``start``: an earlier
+    result on the same hops to iterate on from (warm start). ``compiled``: force the C (True) or numpy
+    (False) iteration; default C when built.
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -74,31 +92,64 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     w = np.ones(hops.n_vls) if vl_weight is None else np.asarray(vl_weight, dtype=np.float64)
     if w.shape != (hops.n_vls,) or (w <= 0).any():
         raise SolverError(f"vl_weight needs {hops.n_vls} weights > 0")
-    first_hop = np.flatnonzero(hops.prev < 0)  # one per row, rows in order
-    dem = np.minimum(dem, cap[hops.out[first_hop]])  # a row sends no faster than its first link
-    n_pairs, n_lanes, n_inputs = hops.n_pairs, hops.n_lanes, hops.n_inputs
+    if max_iter < 1:
+        raise SolverError("max_iter must be >= 1")
+    if compiled and _credit is None:
+        raise SolverError("compiled: fabric_engine._credit is not built")
+    dem = np.minimum(dem, cap[hops.out[hops.first]])  # a row sends no faster than its first link
     lane_cap = cap[hops.lane_link]
-    lane_w = w[hops.lane_vl]
+    if start is not None and (start.depart is None or start.lane_cap is None
+                              or start.depart.shape != (len(hops.row),) or start.lane_cap.shape != (hops.n_lanes,)):
+        raise SolverError("start: a CreditResult of the same hops is needed")
+    held_cap = lane_cap.copy() if start is None else np.minimum(start.lane_cap, lane_cap)
+    lane_dem = np.zeros(hops.n_lanes)
+    scale = float(cap.max(initial=0.0)) or 1.0  # tol is a fraction of the fastest link
+    # From a start, a changed demand reaches a row's last hop after as many iterations as the row has hops:
+    # no stop before that.
+    min_iter = 1 if start is None else hops.longest
+    w_lane = w[hops.lane_vl]
+    use_c = _credit is not None if compiled is None else bool(compiled)
+    if use_c:
+        # the C iteration sets the start itself (no temporaries of the hops' size here)
+        depart = np.empty(len(hops.row)) if start is None else start.depart.astype(np.float64, copy=True)
+        rate, link_rate = np.empty(hops.rows), np.empty(hops.n_links)
+        t = hops.tables
+        iterations, converged = _credit.solve(
+            hops.pair, t["prev"], t["hop_input"], hops.row, hops.out, dem, hops.last, hops.pair_input, hops.pair_lane,
+            t["lane_pairs"], t["lane_ptr"], t["input_ptr"], hops.input_lane, lane_cap, w_lane, hops.lane_link, cap,
+            t["link_lanes"], t["link_ptr"], depart, held_cap, rate, lane_dem, link_rate, hops.n_vls, int(max_iter),
+            min_iter, float(tol * scale), float(damping), 2 if start is None else 1, bool(t.get("checked")))
+        t["checked"] = True  # the C side has checked the index tables: not again for these hops
+    else:
+        row_dem = dem[hops.row]
+        # a hop departs no faster than its row's (new) demand; the rest is carried on from the last result
+        depart = row_dem.copy() if start is None else np.minimum(start.depart, row_dem)
+        rate = depart[hops.last].copy()
+        iterations, converged = _iterate_numpy(hops, cap, row_dem, lane_cap, w_lane, depart, held_cap, rate, lane_dem,
+                                               max_iter, min_iter, tol * scale, damping)
+        link_rate = np.bincount(hops.out, weights=depart, minlength=hops.n_links).astype(np.float64, copy=False)
+    return _result(hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_rate, iterations, converged)
+
+
+def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap, rate, lane_dem, max_iter, min_iter,
+                   tol_abs, damping) -> tuple[int, bool]:
+    """The fixed point's iterations in numpy; ``depart``, ``held_cap``, ``rate``, ``lane_dem`` updated in place."""
+    n_pairs, n_lanes, n_inputs = hops.n_pairs, hops.n_lanes, hops.n_inputs
+    t = hops.tables
     buffers = hops.input_lane >= 0
     feeding = hops.input_lane[buffers]
     first = hops.prev < 0
     prev = np.maximum(hops.prev, 0)
-    row_dem = dem[hops.row]
     pair_input, pair_lane = hops.pair_input, hops.pair_lane
-    hop_input = pair_input[hops.pair]
+    hop_input = t["hop_input"]
     # A lane (link, VL) feeds exactly one input buffer: the buffer's drain caps that lane.
-    input_starts = np.flatnonzero(np.r_[True, pair_input[1:] != pair_input[:-1]])
-
-    depart = row_dem.copy()
-    held_cap = lane_cap.copy()
-    rate = depart[hops.last]
+    input_starts = t["input_ptr"][:-1]
     converged = False
     iterations, damp, last_moved = 0, 0.0, np.inf
-    scale = float(cap.max(initial=0.0)) or 1.0  # tol is a fraction of the fastest link
     for iterations in range(1, max_iter + 1):  # noqa: B007 (the count is reported)
         arrive = np.where(first, row_dem, depart[prev])
         d = np.bincount(hops.pair, weights=arrive, minlength=n_pairs)
-        lane_dem = np.bincount(pair_lane, weights=d, minlength=n_lanes)
+        lane_dem[:] = np.bincount(pair_lane, weights=d, minlength=n_lanes)
         # VL arbitration: what each lane could carry if it asked for more.
         if hops.n_vls == 1:
             k = np.minimum(held_cap, lane_cap)
@@ -119,7 +170,7 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
         # Head of line: a buffer moves at the pace of its most held output; it accepts what it drains.
         factor_in = np.minimum.reduceat(factor, input_starts) if n_pairs else factor
         drain_in = np.minimum.reduceat(drain, input_starts) if n_pairs else drain
-        depart = arrive * factor_in[hop_input]
+        depart[:] = arrive * factor_in[hop_input]
         new_cap = lane_cap.copy()
         new_cap[feeding] = np.minimum(lane_cap[feeding], drain_in[buffers])
         if damp:
@@ -128,14 +179,22 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
         # A cap counts only where it binds (below what the lane is asked to carry).
         moved = max(float(np.abs(new_rate - rate).max(initial=0.0)),
                     float(np.abs(np.minimum(new_cap, lane_dem) - np.minimum(held_cap, lane_dem)).max(initial=0.0)))
-        held_cap, rate = new_cap, new_rate
-        if moved <= tol * scale:
+        held_cap[:], rate[:] = new_cap, new_rate
+        if moved <= tol_abs and iterations >= min_iter:
             converged = True
             break
         if moved >= last_moved * 0.9:  # not contracting: arbiters and buffers taking turns; damp the caps
             damp = damping
         last_moved = moved
-    link_rate = np.bincount(hops.out, weights=depart, minlength=hops.n_links)
+    return iterations, converged
+
+
+def _result(hops: Hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_rate, iterations,
+            converged) -> CreditResult:
+    """Per-link figures of the last iterate."""
+    n_inputs = hops.n_inputs
+    buffers = hops.input_lane >= 0
+    feeding = hops.input_lane[buffers]
     lane_held = held_cap < lane_cap * (1 - 1e-9)
     link_cap = np.bincount(hops.lane_link, weights=np.minimum(held_cap, lane_cap), minlength=hops.n_links)
     touched = np.bincount(hops.lane_link, minlength=hops.n_links) > 0
@@ -146,7 +205,7 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     holds = np.zeros(hops.n_links, bool)
     held_inputs = np.zeros(n_inputs, bool)
     held_inputs[buffers] = lane_held[feeding]
-    holds[hops.lane_link[pair_lane[held_inputs[pair_input]]]] = True
+    holds[hops.lane_link[hops.pair_lane[held_inputs[hops.pair_input]]]] = True
     root = full & ~held & holds
     return CreditResult(rate=rate, link_rate=link_rate, link_cap=link_cap, held=held, root=root,
-                        iterations=iterations, converged=converged)
+                        iterations=int(iterations), converged=bool(converged), depart=depart, lane_cap=held_cap)

@@ -4,6 +4,7 @@
 // A condition alert lasts as long as its condition: only the newest frame's alerts count, so a cable that comes
 // back up (or runs at its full width and speed again) is drawn as before with the next frame.
 import {timeFormat} from "d3";
+import {treeLine} from "./congestion-tree.js";
 import {alertText} from "./frame-events.js";
 import {cableLines, formatDuration, formatUtil} from "./format.js";
 
@@ -111,6 +112,8 @@ export function cableTooltip(fabric, frame, c, condition = null) {
   if (condition?.trainedDown) why.push("trained down: its two ends printed different rates, the lower is shown");
   const state = degraded ? `degraded (${why.join(", ")})` : "up";
   lines.splice(3, 0, `state ${state}, utilization ${formatUtil(frame.cableUtil[c])}`);
+  const tree = treeLine(frame.congestionTree, c);
+  if (tree) lines.splice(4, 0, tree);
   if (degraded) lines.push(...alertLines(condition.alerts, frame.t));
   return lines;
 }

@@ -1,5 +1,6 @@
 // Feed messages (docs/feed-protocol.md, versions 1 and 2) to typed arrays. Pure: no DOM, no I/O.
 import {unzlibSync} from "fflate";
+import {decodeCongestionTree} from "./congestion-tree.js";
 import {fail} from "./feed-error.js";
 import {decodeTwin} from "./twin-section.js";
 
@@ -102,8 +103,8 @@ export function decodeSnapshot(msg) {
  * @param {number} L number of cables
  * @returns {object} {seq, t, tickS, rate, util, offered, xmitWait: Float32Array(2L), cableUtil: Float32Array(L),
  *   has: {offered, xmitWait} (whether the last frame carried them), totals, jobs, alerts, hotspots,
- *   sharp, storage, twin (the frame's sections, checked by decodeSharp, decodeStorage and decodeTwin; null when
- *   absent)}
+ *   sharp, storage, twin, congestionTree (the frame's sections, checked by decodeSharp, decodeStorage, decodeTwin and
+ *   decodeCongestionTree; null when absent)}
  */
 export function frameBuffers(L) {
   return {
@@ -123,6 +124,7 @@ export function frameBuffers(L) {
     sharp: null,
     storage: null,
     twin: null,
+    congestionTree: null,
   };
 }
 
@@ -165,10 +167,11 @@ export function decodeFrame(msg, L, out) {
   return install(msg, sections, present, out, L);
 }
 
-// The frame's small sections, checked (sharp, storage, twin, totals) before anything is written.
+// The frame's small sections, checked (sharp, storage, twin, congestion tree, totals) before anything is written.
 function frameSections(msg, L) {
   if (msg.totals != null && typeof msg.totals !== "object") fail("frame.totals: expected an object");
-  return {sharp: decodeSharp(msg.sharp), storage: decodeStorage(msg.storage), twin: decodeTwin(msg.twin, L)};
+  return {sharp: decodeSharp(msg.sharp), storage: decodeStorage(msg.storage), twin: decodeTwin(msg.twin, L),
+    congestionTree: decodeCongestionTree(msg.congestion_tree, L)};
 }
 
 // Write a checked frame into `out`: header fields, sections, cable utilization, optional arrays from scratch.
@@ -185,6 +188,7 @@ function install(msg, sections, present, out, L) {
   out.sharp = sections.sharp;
   out.storage = sections.storage;
   out.twin = sections.twin;
+  out.congestionTree = sections.congestionTree;
   for (const name of Object.values(OPTIONAL_LINK_ARRAYS)) {
     out.has[name] = present[name];
     if (present[name]) out[name].set(out.scratch[name]);

@@ -3,7 +3,8 @@
  * Define the hooks on `target` (window): ready, seq, frames, status, stats, drawnLinks, colorDigest(), linkAt(d),
  * tooltipText(); with the panels: highlight, highlightedLinks, matrix, matrixCellAt(r, c), matrixTooltip(),
  * hotspots, selectedJob, detail, sharpRows(), storageRows(), twin (the twin panel: mode, rows, overlaid cables),
- * health (the Health overlay: on, legend, cables, marks), overlayColorOf(cable).
+ * health (the Health overlay: on, legend, cables, marks), overlayColorOf(cable), congestionTree (the credit model's
+ * tree: cables the last redraw drew as roots and held, and the frame's).
  * @param {object} target the object to define `ibweb` on
  * @param {object} ctx the context
  * @param {function} map the topology chart
@@ -83,6 +84,11 @@ export function expose(target, ctx, map, panels = {}) {
       return {on: health.on(), legend: health.legend(),
         cables: shown ? [...shown.cables].map(([c, v]) => [c, v.grade]) : [],
         marks: shown ? shown.marks.map(({node, cable, kind}) => ({node, cable, kind})) : []};
+    },
+    /** The congestion tree: {drawn: {roots, held} (cables drawn by the last redraw), roots, held (the frame's)}. */
+    get congestionTree() {
+      const tree = ctx.frame?.congestionTree;
+      return {drawn: map.treeDrawn(), roots: tree ? [...tree.roots] : [], held: tree ? [...tree.held] : []};
     },
     /** The map overlay's colour of cable c in the last redraw (null: not overlaid). */
     overlayColorOf: (c) => map.overlayColor?.(c) ?? null,

@@ -50,7 +50,7 @@ if (!root.empty()) {
   const main = body.append("div").attr("class", "ibweb-main");
   const view = main.append("section").attr("class", "ibweb-map").attr("aria-label", "Fabric map");
   view.append("div").call(map);
-  view.append("div").attr("class", "ibweb-overlay").call(legend()).call(panels.health).call(controls().target(map));
+  view.append("div").attr("class", "ibweb-overlay").call(legend().context(ctx)).call(panels.health).call(controls().target(map));
   const lower = main.append("div").attr("class", "ibweb-lower");
   lower.append("section").call(panels.matrix);
   lower.append("section").call(panels.detail);

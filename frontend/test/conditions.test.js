@@ -138,3 +138,10 @@ test("a cable the snapshot says is trained down is drawn degraded without an ale
   assert.match(cableTooltip(trained, f, 2, both[0])[3], /width 4x → 1x, trained down/);
   assert.throws(() => snapshot({trained_down: [1, 0, 0]}), /trained_down\[0\]/);
 });
+
+test("a cable's tooltip says whether it is a congestion root or held back by credits", () => {
+  const f = {...frame([]), congestionTree: {model: "credit", roots: Int32Array.of(0), held: Int32Array.of(1)}};
+  assert.match(cableTooltip(fabric, f, 0)[4], /^congestion root: saturated/);
+  assert.match(cableTooltip(fabric, f, 1)[4], /^held back by credits/);
+  assert.equal(cableTooltip(fabric, frame([]), 0).length, cableTooltip(fabric, f, 0).length - 1, "no tree: no line");
+});

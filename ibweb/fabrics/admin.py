@@ -22,7 +22,8 @@ class FabricAdmin(AllTenantsAdmin):
     """Fabrics with their scenario (every tenant's jobs): the ``ALL`` level. A telemetry-fed fabric has no scenario:
     its spec is not shown."""
 
-    list_display = ("name", "slug", "mode", "cluster", "cluster_role", "rail", "routing_engine", "tick_s", "updated")
+    list_display = ("name", "slug", "mode", "cluster", "cluster_role", "rail", "routing_engine", "tick_s",
+                    "congestion_model", "updated")
     list_filter = ("mode", "cluster", "routing_engine")
     search_fields = ("name", "slug", "description")
     prepopulated_fields = {"slug": ("name",)}

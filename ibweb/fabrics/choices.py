@@ -2,6 +2,7 @@
 
 from django.db import models
 
+from fabric_engine.credit_tick import CONGESTION_MODELS as _MODELS
 from fabric_engine.routing import engine_choices
 
 
@@ -12,6 +13,8 @@ class FabricMode(models.TextChoices):
 
 #: Routing engines a fabric may use: ``(name, human name)`` from the engine's own registry.
 ROUTING_ENGINES = engine_choices()
+#: Congestion models an emulated fabric's engine may run: ``(name, human name)`` (:mod:`fabric_engine.credit_tick`).
+CONGESTION_MODELS = list(_MODELS.items())
 
 
 class FabricRole(models.TextChoices):

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
 
+from fabric_engine.credit_tick import MAXMIN
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.routing.options import options_json
 from fabric_engine.topology.limits import check_generator_parameters
@@ -88,7 +89,7 @@ class FabricCreateForm(forms.ModelForm):
 
     class Meta:
         model = Fabric
-        fields = ["name", "slug", "description", "routing_engine", "tick_s"]
+        fields = ["name", "slug", "description", "routing_engine", "tick_s", "congestion_model"]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs) -> None:
@@ -98,6 +99,10 @@ class FabricCreateForm(forms.ModelForm):
         for g, params in self.params.items():
             for p in params:
                 self.fields[field_name(g, p.name)] = param_field(p)
+        self.fields["congestion_model"].required = False  # left out: the default (max-min)
+
+    def clean_congestion_model(self) -> str:
+        return self.cleaned_data.get("congestion_model") or MAXMIN
 
     def save(self, commit: bool = True) -> Fabric:
         """Save the fabric; an uploaded ibdiagnet archive's link health becomes its health readings."""
@@ -143,11 +148,14 @@ class FabricCreateForm(forms.ModelForm):
         self.instance.mode, self.instance.spec = mode, spec
         self.instance.routing_options = self._guid_files(data)
         self.instance.routing_engine = data.get("routing_engine") or self.instance.routing_engine
+        self.instance.congestion_model = data.get("congestion_model") or self.instance.congestion_model
         try:
             self.instance.clean()
         except ValidationError as exc:
             if "routing_options" in exc.message_dict:
                 raise ValidationError({"root_guid_file": exc.message_dict["routing_options"]}) from None
+            if "congestion_model" in exc.message_dict:
+                raise ValidationError({"congestion_model": exc.message_dict["congestion_model"]}) from None
             if spec_field is None:
                 raise
             raise ValidationError({spec_field: exc.message_dict.get("spec", exc.messages)}) from None

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from fabric_engine.credit_tick import MAXMIN, check_congestion
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.routing.options import engine_options
 from fabric_engine.scenario import build_fabric
@@ -15,7 +16,7 @@ from ibweb.access.view import Level
 from ibweb.http.json_input import JSONModelField
 
 from .analyses import AnalysisKind, AnalysisStatus
-from .choices import ROUTING_ENGINES, FabricMode, FabricRole
+from .choices import CONGESTION_MODELS, ROUTING_ENGINES, FabricMode, FabricRole
 
 #: Slugs that name pages rather than fabrics.
 RESERVED_SLUGS = {"add"}
@@ -75,6 +76,11 @@ class Fabric(models.Model):
         help_text="OpenSM's guid files as lists: roots (switch node GUIDs; updn, ftree), cns (compute node port "
                   "GUIDs; ftree), ios (I/O node port GUIDs; ftree), e.g. {\"roots\": [\"0x98039b0300000001\"]}.")
     tick_s = models.FloatField(default=1.0, validators=[MinValueValidator(0.05)], help_text="Engine tick, seconds.")
+    congestion_model = models.CharField(
+        max_length=16, choices=CONGESTION_MODELS, default=MAXMIN, verbose_name="congestion model",
+        help_text="How the emulator shares congested links: max-min (every flow its fair share, as with ideal "
+                  "congestion control) or credit flow control (lossless, no congestion control: head-of-line "
+                  "blocking spreads congestion upstream; small fabrics only for now). Changing it restarts the engine.")
     cluster = models.ForeignKey(Cluster, on_delete=models.SET_NULL, null=True, blank=True, related_name="fabrics")
     cluster_role = models.CharField(max_length=16, choices=FabricRole.choices, default=FabricRole.COMPUTE,
                                     help_text="What the fabric is for in its cluster.")
@@ -119,16 +125,25 @@ class Fabric(models.Model):
             engine_options(self.routing_engine, self.routing_options)
         except FabricEngineError as exc:
             raise ValidationError({"routing_options": str(exc)}) from exc
+        if self.congestion_model != MAXMIN and self.mode != FabricMode.EMULATED:
+            raise ValidationError({"congestion_model": "credit flow control is modelled for emulated fabrics only "
+                                                       "(a telemetry-fed fabric reads its rates from its counters)"})
         if self.mode == FabricMode.EMULATED and isinstance(self.spec, dict):  # else the spec field says why
             try:
-                build_fabric(self.spec.get("topology", {}))
+                fabric = build_fabric(self.spec.get("topology", {}))
             except FabricEngineError as exc:
                 raise ValidationError({"spec": str(exc)}) from exc
+            try:
+                check_congestion(self.congestion_model, fabric.num_hosts, adaptive=bool(self.spec.get("adaptive")),
+                                 storage=self.spec.get("storage") is not None)
+            except FabricEngineError as exc:
+                raise ValidationError({"congestion_model": str(exc)}) from exc
 
     def scenario(self) -> dict:
-        """The engine spec of this fabric, with the model's routing engine, its options and tick."""
+        """The engine spec of this fabric, with the model's routing engine, its options, tick and congestion model."""
         options = {"routing_options": self.routing_options} if self.routing_options else {}
-        return {**self.spec, "routing": self.routing_engine, **options, "tick_s": self.tick_s}
+        return {**self.spec, "routing": self.routing_engine, **options, "tick_s": self.tick_s,
+                "congestion": self.congestion_model}
 
 
 class Analysis(models.Model):

@@ -17,7 +17,8 @@ from fabric_engine.workload import Job
 
 GB = 1e9
 #: The frame header's sections (its per-link arrays are encoded apart: tests/ibweb/live/feed/test_feed_encodings.py).
-HEADER_KEYS = {"v", "type", "seq", "t", "tick_s", "totals", "jobs", "alerts", "hotspots", "sharp", "storage", "twin"}
+HEADER_KEYS = {"v", "type", "seq", "t", "tick_s", "totals", "jobs", "alerts", "hotspots", "sharp", "storage", "twin",
+               "congestion_tree"}
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-// Jobs table: tenant, hosts, demanded vs achieved bandwidth, slowdown, SHARP (the pattern is in the row's title);
+// Jobs table: tenant, hosts, demanded vs achieved bandwidth, slowdown, spreading (with credit flow control: the part
+// of the slowdown congestion spreading causes), SHARP (the pattern is in the row's title);
 // a row selects the job, which highlights its hosts and the links its flows use on the map.
 import {format} from "d3";
 import {jobHighlight} from "../highlight.js";
@@ -17,6 +18,7 @@ export function jobs() {
   let ctx = null;
   let selected = null;
   let sharp = false;
+  let spreading = false;
 
   function chart(selection) {
     const panel = selection.classed("ibweb-jobs-panel", true).attr("aria-label", "Jobs");
@@ -30,12 +32,16 @@ export function jobs() {
     // [label, key, description, unit]: the unit sits under the label, so numbers need no suffix and never truncate.
     const columns = () => [["Job", "id"], ["Tenant", "tenant"], ["Hosts", "hosts"],
       ["Demand", "demand", "Demanded bandwidth, Gb/s", "Gb/s"], ["Achieved", "achieved", "Achieved bandwidth, Gb/s", "Gb/s"],
-      ["Slowdown", "slowdown", "Slowdown: collective time now / alone", "×"], ...(sharp ? [["SHARP", "sharp"]] : [])];
+      ["Slowdown", "slowdown", "Slowdown: collective time now / alone", "×"],
+      ...(spreading ? [["Spread", "spreading", "Slowdown due to congestion spreading: collective time with credit " +
+        "flow control / with ideal congestion control (max-min), same tick", "×"]] : []),
+      ...(sharp ? [["SHARP", "sharp"]] : [])];
     const cell = (job, key) => {
       switch (key) {
         case "demand": return jobRate(job.demand_gbps ?? 0);
         case "achieved": return jobRate(job.achieved_gbps ?? 0);
         case "slowdown": return job.slowdown == null ? (job.phase === "comm" ? "∞" : "–") : slow(job.slowdown);
+        case "spreading": return job.spreading == null ? "–" : slow(job.spreading);
         case "sharp": return job.sharp == null ? "–" : job.sharp ? "on" : "off";
         case "pattern": return String(job.pattern ?? "").replace(/_/g, " ");
         default: return String(job[key] ?? "");
@@ -51,8 +57,10 @@ export function jobs() {
     ctx.on("snapshot.jobs", () => (selected = null));
     ctx.on("frame.jobs", (frame) => {
       const hasSharp = frame.jobs.some((j) => j.sharp != null);
-      if (hasSharp !== sharp || headRow.selectAll("th").empty()) {
+      const hasSpreading = frame.jobs.some((j) => j.spreading != null);
+      if (hasSharp !== sharp || hasSpreading !== spreading || headRow.selectAll("th").empty()) {
         sharp = hasSharp;
+        spreading = hasSpreading;
         const th = headRow.selectAll("th").data(columns()).join("th").attr("scope", "col")
           .attr("class", (d) => `ibweb-col-${d[1]}`).attr("title", (d) => d[2] ?? null).attr("aria-label", (d) => d[2] ?? null)
           .text((d) => d[0]);
@@ -70,7 +78,7 @@ export function jobs() {
         .classed("ibweb-idle", (d) => !d.active)
         .attr("title", (d) => `${d.id} (${d.tenant ?? "no tenant"}): ${cell(d, "pattern")}, ${d.hosts} hosts`)
         .selectAll("td").data((d) => cols.map(([, key]) => [d, key])).join("td")
-        .attr("class", ([, key]) => (["hosts", "demand", "achieved", "slowdown"].includes(key) ? "ibweb-num" : null))
+        .attr("class", ([, key]) => (["hosts", "demand", "achieved", "slowdown", "spreading"].includes(key) ? "ibweb-num" : null))
         .text(([d, key]) => cell(d, key));
     });
   }

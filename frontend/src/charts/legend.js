@@ -1,17 +1,21 @@
-// Colour legend: the utilization scale as an SVG ramp with a 0%..100% axis, the congested mark, and how the map draws
-// cables that are down (red, dashed) or degraded (dashed, in their colour).
+// Colour legend: the utilization scale as an SVG ramp with a 0%..100% axis, the congested mark, how the map draws
+// cables that are down (red, dashed) or degraded (dashed, in their colour), and the congestion tree of the credit flow
+// control model (its roots and the cables held back).
 import {axisBottom, format, range, scaleLinear} from "d3";
 import {utilColor} from "../colors.js";
+import {HELD_DASH, TREE_KEYS} from "../congestion-tree.js";
 
 let legends = 0;
 
 /**
- * The legend chart: `selection.call(legend())`.
- * @returns {function} the chart, with chained accessors width and title
+ * The legend chart: `selection.call(legend())`; with a context, the congestion tree's keys show only while the
+ * newest frame carries a tree (the credit flow control model), else always.
+ * @returns {function} the chart, with chained accessors width, title and context
  */
 export function legend() {
   let width = 240;
   let title = "Link utilization";
+  let ctx = null;
   const id = `ibweb-ramp-${++legends}`;
 
   function chart(selection) {
@@ -19,14 +23,16 @@ export function legend() {
     const congested = 56;
     const x = scaleLinear().domain([0, 1]).range([0, width - congested - 8]);
     const conditions = 96;
+    const tree = 140;
     const svg = selection
       .append("svg")
       .attr("class", "ibweb-legend")
-      .attr("width", width + 24 + conditions)
+      .attr("width", width + 24 + conditions + tree)
       .attr("height", 46)
       .attr("role", "img")
       .attr("aria-label", `${title}: colour from 0% to 100%; congested links (over 100%) drawn dashed; cables down drawn ` +
-        "dashed red, degraded cables (narrower or slower than before) dashed in their colour");
+        "dashed red, degraded cables (narrower or slower than before) dashed in their colour; with credit flow control, " +
+        "congestion roots drawn thick orange and cables held back by credits dashed violet");
     svg.append("text").attr("class", "ibweb-legend-title").attr("x", 8).attr("y", 11).text(title);
     const body = svg.append("g").attr("transform", "translate(8,16)");
     body
@@ -57,10 +63,33 @@ export function legend() {
       key.append("line").attr("x2", 24).attr("stroke", color).attr("stroke-width", 2).attr("stroke-dasharray", "6 4");
       key.append("text").attr("x", 30).attr("y", 4).text(label);
     });
+    // The congestion tree (credit flow control), as topology.js draws it.
+    const treeKeys = body.append("g").attr("class", "ibweb-legend-tree").attr("transform", `translate(${width + conditions},0)`);
+    TREE_KEYS.forEach(([label, color, dashed], j) => {
+      const key = treeKeys.append("g").attr("transform", `translate(0,${2 + 20 * j})`);
+      key.append("line").attr("x2", 24).attr("stroke", color).attr("stroke-width", dashed ? 2 : 4)
+        .attr("stroke-dasharray", dashed ? HELD_DASH.join(" ") : null);
+      key.append("text").attr("x", 30).attr("y", 4).text(label);
+    });
+    if (ctx) {
+      let shown = null;
+      const show = (on) => {
+        if (on === shown) return;
+        shown = on;
+        treeKeys.attr("display", on ? null : "none");
+        svg.attr("width", width + 24 + conditions + (on ? tree : 0));
+      };
+      show(false);
+      ctx.on(`frame.legend-${id}`, (frame) => show(Boolean(frame.congestionTree)));
+    }
   }
 
   chart.width = function (_) {
     return arguments.length ? ((width = _), chart) : width;
+  };
+  /** The dashboard's context (frames): the tree's keys follow the newest frame. */
+  chart.context = function (_) {
+    return arguments.length ? ((ctx = _), chart) : ctx;
   };
   chart.title = function (_) {
     return arguments.length ? ((title = _), chart) : title;

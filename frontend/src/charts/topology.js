@@ -15,9 +15,12 @@
 // (never per frame) among the nodes whose name fits between them and their neighbours on screen, at most maxLabels.
 // Cables the newest frame's condition alerts say are down (gone from the fabric: between their two nodes, red) or
 // degraded (in their own place, in their colour) are drawn dashed over everything else, whatever overlay is shown.
+// With the credit flow control model, the frame's congestion tree is drawn over the utilization: its roots' cables
+// thick in ROOT_COLOR, the cables held back by credits dashed in HELD_COLOR (congestion-tree.js; the legend's keys).
 import {quadtree, zoom, zoomIdentity} from "d3";
 import {BUCKETS, BUCKET_COLORS, CONGESTED, bucketOf} from "../colors.js";
 import {DOWN, cableTooltip, conditionCables, conditionsKey, downTooltip} from "../conditions.js";
+import {HELD_COLOR, HELD_DASH, ROOT_COLOR, treeSummary} from "../congestion-tree.js";
 import {formatUtil, nodeLines} from "../format.js";
 import {labelIndex, labelWidths, visibleLabels} from "../labels.js";
 import {keepLayout} from "../layout.js";
@@ -100,6 +103,7 @@ export function topology() {
   let labelUpdates = 0;
 
   let conditions = []; // conditionCables of the newest frame's alerts
+  let treeDrawn = {roots: 0, held: 0}; // cables of the congestion tree drawn by the last redraw
   let conditionsDrawn = ""; // conditionsKey of those
   let conditionTree = null; // quadtree of their hover items at zoom 1
 
@@ -190,13 +194,15 @@ export function topology() {
     const down = conditions.filter((d) => d.state === DOWN).length;
     const worse = conditions.length - down;
     const state = conditions.length ? ` ${down} down, ${worse} degraded.` : "";
-    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${switches} switches, ${fabric.L} cables.${state} ${KEYS}`);
+    const tree = treeSummary(ctx.frame?.congestionTree);
+    canvas.attr("aria-label", `Fabric map of ${fabric.name}: ${hosts} hosts, ${switches} switches, ${fabric.L} cables.${state}${tree} ${KEYS}`);
   }
 
   // The newest frame: its condition alerts (a few), then the redraw.
   function framed(frame) {
     conditions = conditionCables(frame.alerts, fabric);
-    const key = conditionsKey(conditions);
+    const tree = frame.congestionTree;
+    const key = `${conditionsKey(conditions)}|${tree ? `${tree.roots.join(",")}/${tree.held.join(",")}` : ""}`;
     if (key !== conditionsDrawn) {
       conditionsDrawn = key;
       placeConditions();
@@ -391,6 +397,7 @@ export function topology() {
     if (agg) drawAggregates();
     drawNodes(agg);
     drawOverlay();
+    drawTree();
     drawMarks();
     drawHighlight();
     drawConditions();
@@ -496,6 +503,32 @@ export function topology() {
       g.stroke();
       overlaid += cables.length;
     }
+  }
+
+  // The congestion tree (credit flow control): held-back cables dashed, then the roots thick, over the utilization.
+  function drawTree() {
+    const tree = ctx.frame.congestionTree;
+    treeDrawn = {roots: 0, held: 0};
+    if (!tree || (overlay && overlay())) return; // an overlay (twin, health) owns the colours while it is shown
+    const {a, b} = fabric.links;
+    const path = (cables) => {
+      const p = new Path2D();
+      for (const c of cables) {
+        p.moveTo(tx + k * px[a[c]], py[a[c]]);
+        p.lineTo(tx + k * px[b[c]], py[b[c]]);
+      }
+      return p;
+    };
+    g.lineCap = "butt";
+    g.setLineDash(HELD_DASH);
+    g.lineWidth = 2;
+    g.strokeStyle = HELD_COLOR;
+    g.stroke(path(tree.held));
+    g.setLineDash([]);
+    g.lineWidth = 4;
+    g.strokeStyle = ROOT_COLOR;
+    g.stroke(path(tree.roots));
+    treeDrawn = {roots: tree.roots.length, held: tree.held.length};
   }
 
   // Port marks: a ring at the node's end of the port's cable (a fifth of the way along it), in the mark's colour.
@@ -691,6 +724,8 @@ export function topology() {
   chart.labelCount = () => labelled;
   /** Times the labels were chosen since start (on snapshots, zooms, pans and resizes; never per frame). */
   chart.labelUpdates = () => labelUpdates;
+  /** Cables of the congestion tree the last redraw drew: {roots, held} (0 and 0 without one, or under an overlay). */
+  chart.treeDrawn = () => ({...treeDrawn});
   /** The cables drawn dashed now: [{state: "down"|"degraded", a, b (nodes), aPort, bPort, cable (-1 when down)}]. */
   chart.conditions = () => conditions.map(({state, a, b, aPort, bPort, cable}) => ({state, a, b, aPort, bPort, cable}));
   /** Client coordinates of node i (null if off-canvas or unknown). */

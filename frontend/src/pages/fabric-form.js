@@ -43,7 +43,7 @@ export function shellQuote(text) {
 /**
  * The curl command that creates the same fabric through the REST API (token auth).
  * @param {string} origin e.g. "https://ibweb.example"
- * @param {object} fields {name, slug, description, routing_engine, tick_s}
+ * @param {object} fields {name, slug, description, routing_engine, tick_s, congestion_model}
  * @param {object} source {topology} for a generated design, or {file: "name.txt"} for an upload
  * @param {object} background the scenario's background traffic (the page's default)
  * @returns {{command: string, body: object|null}} body: the JSON sent (null for an upload)

@@ -54,7 +54,8 @@ export function newFabricPage(root) {
   const file = () => field("topology_file")?.files?.[0] ?? null;
   const engine = () => field("routing_engine").value;
   const fabricFields = () => ({name: field("name").value.trim(), slug: field("slug").value.trim(),
-    description: field("description").value.trim(), routing_engine: engine(), tick_s: Number(field("tick_s").value) || 1});
+    description: field("description").value.trim(), routing_engine: engine(), tick_s: Number(field("tick_s").value) || 1,
+    congestion_model: field("congestion_model")?.value ?? ""});
 
   const checked = (name, fallback) => form.querySelector(`input[name="${name}"]:checked`)?.value ?? fallback;
   const collectorSource = () => checked("collector-source", "commands");
@@ -263,7 +264,7 @@ export function newFabricPage(root) {
       show();
       return void updateTrialCall();
     }
-    if (["name", "slug", "description", "tick_s"].includes(event.target.name)) return void updateCall(state.last?.topology);
+    if (["name", "slug", "description", "tick_s", "congestion_model"].includes(event.target.name)) return void updateCall(state.last?.topology);
     later();
   });
   form.addEventListener("change", (event) => {

@@ -24,7 +24,7 @@ class FabricSerializer(serializers.ModelSerializer):
     class Meta:
         model = Fabric
         fields = ["id", "url", "name", "slug", "description", "mode", "routing_engine", "routing_options", "tick_s",
-                  "spec", "cluster", "cluster_role", "rail", "created", "updated", "topology_file"]
+                  "congestion_model", "spec", "cluster", "cluster_role", "rail", "created", "updated", "topology_file"]
         read_only_fields = ["created", "updated", "cluster_role", "rail"]
 
     def validate_spec(self, value):
@@ -71,5 +71,5 @@ class FabricSerializer(serializers.ModelSerializer):
         return data
 
     def _current(self) -> dict:
-        fields = ("name", "slug", "mode", "spec", "routing_engine", "routing_options", "tick_s")
+        fields = ("name", "slug", "mode", "spec", "routing_engine", "routing_options", "tick_s", "congestion_model")
         return {f: getattr(self.instance, f) for f in fields}

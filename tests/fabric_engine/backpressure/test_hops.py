@@ -65,3 +65,27 @@ def test_order_paths_finds_each_rows_source_itself():
     loop = sp.csr_matrix((np.ones(2), ([0, 0], [2, 3])), shape=(1, 8))  # 1->2 and 2->1: no start
     with pytest.raises(SolverError, match="row 0"):
         order_paths(loop, src, dst)
+
+
+def _line(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes 0..n on a line, links both ways: link 2i = i->i+1, 2i+1 = i+1->i."""
+    src = np.ravel(np.column_stack([np.arange(n), np.arange(1, n + 1)]))
+    dst = np.ravel(np.column_stack([np.arange(1, n + 1), np.arange(n)]))
+    return src, dst
+
+
+@pytest.mark.parametrize("length", [3, 16, 17, 40])  # ordered all-to-all up to 16 links, by one sort above
+def test_order_paths_orders_short_and_long_rows_alike(length: int):
+    src, dst = _line(50)
+    rng = np.random.default_rng(length)
+    paths = [list(range(0, 2 * length, 2)), list(range(2 * length - 1, 0, -2))[:length - 1], [8]]
+    rows = np.repeat(np.arange(3), [len(p) for p in paths])
+    cols = np.concatenate([rng.permutation(p) for p in paths])  # any order within a row
+    a = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(3, len(src)))
+    indptr, links = order_paths(a, src, dst)
+    assert [links[indptr[r]:indptr[r + 1]].tolist() for r in range(3)] == paths
+    # a row that comes back to a node it left is refused, naming it
+    back = sp.csr_matrix((np.ones(length + 1), (np.zeros(length + 1, int), list(range(0, 2 * length, 2)) + [1])),
+                         shape=(1, len(src)))
+    with pytest.raises(SolverError, match="row 0"):
+        order_paths(back, src, dst)

@@ -18,7 +18,7 @@ from ibweb.live.feed.encodings import ENCODINGS, link_arrays, pack_arrays, store
 
 #: The v1 frame's keys since protocol v1's first frames, and those added to it since.
 V1_KEYS = {"v", "type", "seq", "t", "tick_s", "rate", "util", "totals", "jobs", "alerts"}
-ADDED_KEYS = {"offered", "xmit_wait", "ecn", "hotspots", "sharp", "storage", "twin"}
+ADDED_KEYS = {"offered", "xmit_wait", "ecn", "hotspots", "sharp", "storage", "twin", "congestion_tree"}
 
 
 def demo_state(ticks: int = 6):

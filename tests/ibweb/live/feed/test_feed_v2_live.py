@@ -13,7 +13,7 @@ from fabric_engine.feed_v2 import decode_frame
 from tests.support.server import running_server
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "feed-protocol.md"
-SECTIONS = ("totals", "jobs", "alerts", "hotspots", "sharp", "storage", "twin")
+SECTIONS = ("totals", "jobs", "alerts", "hotspots", "sharp", "storage", "twin", "congestion_tree")
 
 
 def documented_client():

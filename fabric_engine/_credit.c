@@ -1,0 +1,296 @@
+/* The fixed point of fabric_engine.backpressure.solve in C (fabric_engine._credit): the same iteration, the same order of sums.
+ *
+ * Why C: one numpy iteration is some twenty passes over the hops and pairs with temporaries of their
+ * size, and the arbiters' water levels take a few bincount rounds each; at 4,096 GPUs (1.15 million
+ * hops) that is ~40 ms an iteration. Here an iteration is two passes over the hops, one over the pairs
+ * per lane and one per input, with no temporaries.
+ *
+ * Semantics are those of solve._iterate_numpy, step for step: sums are taken in the order numpy's
+ * bincount takes them (ascending index), the water levels run the rounds of waterfill.water_levels per
+ * group (a group's rounds stop when its set of members below the level no longer changes; at most 64),
+ * and the damping, the stop test and the tolerance are the same. Only Python's buffer protocol is
+ * used (no numpy headers). The GIL is released while iterating.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIGHT (1.0 - 1e-12)
+#define MAX_ROUNDS 64
+
+typedef struct {
+    Py_buffer view;
+    int held;
+    int64_t n;
+} arg_t;
+
+static int get_buffer(PyObject *obj, arg_t *a, char kind, int writable, const char *name) {
+    a->held = 0;
+    a->n = 0;
+    if (PyObject_GetBuffer(obj, &a->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)))
+        return -1;
+    a->held = 1;
+    const char *f = a->view.format ? a->view.format : "B";
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@') f++;
+    int ok = a->view.itemsize == 8 && f[1] == '\0' && (f[0] == kind || (kind == 'q' && f[0] == 'l'));
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a contiguous array of %s", name, kind == 'd' ? "float64" : "int64");
+        return -1;
+    }
+    a->n = a->view.len / 8;
+    return 0;
+}
+
+/* Water level of one group (members m[0..n), demands dem[m], weights w[m] or 1): waterfill.water_levels. */
+static double level_of(const int64_t *m, int64_t n, const double *dem, const double *w, double cap,
+                       unsigned char *below) {
+    double total_w = 0.0;
+    for (int64_t j = 0; j < n; j++) total_w += w ? w[m[j]] : 1.0;
+    double level = total_w > 0 ? cap / total_w : INFINITY;
+    for (int64_t j = 0; j < n; j++) below[j] = 0;
+    for (int r = 0; r < MAX_ROUNDS; r++) {
+        int changed = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double wj = w ? w[m[j]] : 1.0;
+            unsigned char now = dem[m[j]] < wj * level * TIGHT;
+            if (now != below[j]) changed = 1;
+            below[j] = now;
+        }
+        if (!changed) break;
+        double kept = 0.0, left_w = 0.0;
+        for (int64_t j = 0; j < n; j++) {
+            double wj = w ? w[m[j]] : 1.0;
+            if (below[j]) kept += dem[m[j]];
+            else left_w += wj;
+        }
+        double room = cap - kept;
+        level = left_w > 0 ? (room > 0.0 ? room : 0.0) / left_w : INFINITY;
+    }
+    return level;
+}
+
+enum {
+    A_HOP_PAIR, A_HOP_PREV, A_HOP_INPUT, A_HOP_ROW, A_HOP_OUT, A_ROW_DEM, A_LAST, A_PAIR_INPUT, A_PAIR_LANE, A_LANE_PAIRS, A_LANE_PTR,
+    A_INPUT_PTR, A_INPUT_LANE, A_LANE_CAP, A_LANE_W, A_LANE_LINK, A_LINK_CAP, A_LINK_LANES, A_LINK_PTR,
+    A_DEPART, A_HELD_CAP, A_RATE, A_LANE_DEM, A_LINK_RATE, N_ARGS
+};
+
+static PyObject *py_solve(PyObject *self, PyObject *args) {
+    PyObject *obj[N_ARGS];
+    long long n_vls, max_iter, min_iter;
+    double tol_abs, damping;
+    int start_mode, checked;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOOLLLddip", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+                          &obj[5], &obj[6], &obj[7], &obj[8], &obj[9], &obj[10], &obj[11], &obj[12], &obj[13],
+                          &obj[14], &obj[15], &obj[16], &obj[17], &obj[18], &obj[19], &obj[20], &obj[21], &obj[22],
+                          &obj[23], &n_vls, &max_iter, &min_iter, &tol_abs, &damping, &start_mode, &checked))
+        return NULL;
+    static const char *names[N_ARGS] = {"hop_pair", "hop_prev", "hop_input", "hop_row", "hop_out", "row_dem", "last",
+                                        "pair_input",
+                                        "pair_lane", "lane_pairs", "lane_ptr", "input_ptr", "input_lane",
+                                        "lane_cap", "lane_w", "lane_link", "link_cap", "link_lanes", "link_ptr",
+                                        "depart", "held_cap", "rate", "lane_dem", "link_rate"};
+    static const char kinds[N_ARGS] = "qqqqqdqqqqqqqddqdqqddddd";
+    arg_t a[N_ARGS];
+    memset(a, 0, sizeof(a));
+    PyObject *result = NULL;
+    double *d = NULL, *k = NULL, *level = NULL, *total_in = NULL, *factor_in = NULL,
+           *drain_in = NULL, *new_cap = NULL, *asked = NULL, *new_rate = NULL;
+    unsigned char *below = NULL;
+    for (int i = 0; i < N_ARGS; i++)
+        if (get_buffer(obj[i], &a[i], kinds[i], i >= A_DEPART, names[i])) goto done;
+    const int64_t H = a[A_HOP_PAIR].n, R = a[A_LAST].n, P = a[A_PAIR_INPUT].n, L = a[A_LANE_CAP].n,
+                  I = a[A_INPUT_LANE].n, E = a[A_LINK_CAP].n;
+    const int64_t *hop_pair = a[A_HOP_PAIR].view.buf, *hop_prev = a[A_HOP_PREV].view.buf,
+                  *hop_row = a[A_HOP_ROW].view.buf, *hop_out = a[A_HOP_OUT].view.buf,
+                  *hop_input = a[A_HOP_INPUT].view.buf, *last = a[A_LAST].view.buf,
+                  *pair_input = a[A_PAIR_INPUT].view.buf, *pair_lane = a[A_PAIR_LANE].view.buf,
+                  *lane_pairs = a[A_LANE_PAIRS].view.buf, *lane_ptr = a[A_LANE_PTR].view.buf,
+                  *input_ptr = a[A_INPUT_PTR].view.buf, *input_lane = a[A_INPUT_LANE].view.buf,
+                  *lane_link = a[A_LANE_LINK].view.buf, *link_lanes = a[A_LINK_LANES].view.buf,
+                  *link_ptr = a[A_LINK_PTR].view.buf;
+    const double *row_dem = a[A_ROW_DEM].view.buf, *lane_cap = a[A_LANE_CAP].view.buf,
+                 *lane_w = a[A_LANE_W].view.buf, *link_cap = a[A_LINK_CAP].view.buf;
+    double *depart = a[A_DEPART].view.buf, *held_cap = a[A_HELD_CAP].view.buf, *rate = a[A_RATE].view.buf,
+           *lane_dem = a[A_LANE_DEM].view.buf, *link_rate = a[A_LINK_RATE].view.buf;
+    int ok = a[A_HOP_PREV].n == H && a[A_HOP_INPUT].n == H && a[A_HOP_ROW].n == H && a[A_HOP_OUT].n == H &&
+             a[A_ROW_DEM].n == R && a[A_LINK_RATE].n == E && a[A_PAIR_LANE].n == P &&
+             a[A_LANE_PAIRS].n == P && a[A_LANE_PTR].n == L + 1 && a[A_INPUT_PTR].n == I + 1 &&
+             a[A_LANE_W].n == L && a[A_LANE_LINK].n == L && a[A_LINK_LANES].n == L && a[A_LINK_PTR].n == E + 1 &&
+             a[A_DEPART].n == H && a[A_HELD_CAP].n == L && a[A_RATE].n == R && a[A_LANE_DEM].n == L &&
+             lane_ptr[0] == 0 && lane_ptr[L] == P && input_ptr[0] == 0 && input_ptr[I] == P && link_ptr[0] == 0 &&
+             link_ptr[E] == L && n_vls >= 1;
+    /* the index tables' contents (O(hops)): once per hop table (``checked``: the caller has them checked) */
+    for (int64_t h = 0; ok && !checked && h < H; h++)
+        ok = hop_pair[h] >= 0 && hop_pair[h] < P && hop_prev[h] < h && hop_input[h] >= 0 && hop_input[h] < I &&
+             hop_row[h] >= 0 && hop_row[h] < R && hop_out[h] >= 0 && hop_out[h] < E;
+    for (int64_t r = 0; ok && r < R; r++) ok = last[r] >= (r ? last[r - 1] + 1 : 0) && last[r] < H;
+    ok = ok && (R ? last[R - 1] == H - 1 : H == 0);
+    for (int64_t r = 0, h = 0; ok && !checked && r < R; r++)
+        for (int64_t h0 = h; ok && h <= last[r]; h++) ok = hop_row[h] == r && hop_prev[h] == (h == h0 ? -1 : h - 1);
+    for (int64_t p = 0; ok && !checked && p < P; p++)
+        ok = pair_input[p] >= 0 && pair_input[p] < I && pair_lane[p] >= 0 && pair_lane[p] < L && lane_pairs[p] >= 0 &&
+             lane_pairs[p] < P;
+    for (int64_t i = 0; ok && i < I; i++) ok = input_lane[i] < L && input_ptr[i] <= input_ptr[i + 1];
+    for (int64_t l = 0; ok && l < L; l++)
+        ok = lane_link[l] >= 0 && lane_link[l] < E && link_lanes[l] >= 0 && link_lanes[l] < L &&
+             lane_ptr[l] <= lane_ptr[l + 1];
+    for (int64_t e = 0; ok && e < E; e++) ok = link_ptr[e] <= link_ptr[e + 1];
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "credit solve: inconsistent hop tables");
+        goto done;
+    }
+    int64_t widest = 1;
+    for (int64_t l = 0; l < L; l++)
+        if (lane_ptr[l + 1] - lane_ptr[l] > widest) widest = lane_ptr[l + 1] - lane_ptr[l];
+    for (int64_t e = 0; e < E; e++)
+        if (link_ptr[e + 1] - link_ptr[e] > widest) widest = link_ptr[e + 1] - link_ptr[e];
+    size_t p1 = P ? P : 1, l1 = L ? L : 1, i1 = I ? I : 1, r1 = R ? R : 1;
+    d = malloc(p1 * sizeof(double));
+    k = malloc(l1 * sizeof(double));
+    level = malloc(l1 * sizeof(double));
+    total_in = malloc(i1 * sizeof(double));
+    factor_in = malloc(i1 * sizeof(double));
+    drain_in = malloc(i1 * sizeof(double));
+    new_cap = malloc(l1 * sizeof(double));
+    asked = malloc(l1 * sizeof(double));
+    new_rate = malloc(r1 * sizeof(double));
+    below = malloc((size_t)widest);
+    if (!d || !k || !level || !total_in || !factor_in || !drain_in || !new_cap || !asked ||
+        !new_rate || !below) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    long long iterations = 0;
+    int converged = 0;
+    Py_BEGIN_ALLOW_THREADS
+    double damp = 0.0, last_moved = INFINITY;
+    /* start_mode 0: depart as given; 1: a start's departures, no faster than the row's (new) demand;
+     * 2: cold, every hop at its row's demand. Rates and held caps are then the start's. */
+    for (int64_t h = 0; start_mode && h < H; h++) {
+        double dem = row_dem[hop_row[h]];
+        if (start_mode == 2 || depart[h] > dem) depart[h] = dem;
+    }
+    for (int64_t r = 0; start_mode && r < R; r++) rate[r] = depart[last[r]];
+    for (iterations = 1; iterations <= max_iter; iterations++) {
+        /* arrivals: the previous hop's departures (of the last iteration), the row's demand at its first hop */
+        if (P) memset(d, 0, (size_t)P * sizeof(double));
+        for (int64_t r = 0, h = 0; r < R; r++) {  /* rows' hops are contiguous, in path order (checked above) */
+            d[hop_pair[h]] += row_dem[r];
+            for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
+        }
+        if (L) memset(lane_dem, 0, (size_t)L * sizeof(double));
+        for (int64_t p = 0; p < P; p++) lane_dem[pair_lane[p]] += d[p];
+        /* VL arbitration: what each lane could carry if it asked for more */
+        if (n_vls == 1) {
+            for (int64_t l = 0; l < L; l++) k[l] = held_cap[l] < lane_cap[l] ? held_cap[l] : lane_cap[l];
+        } else {
+            for (int64_t l = 0; l < L; l++) asked[l] = lane_dem[l] < held_cap[l] ? lane_dem[l] : held_cap[l];
+            for (int64_t e = 0; e < E; e++) {
+                int64_t lo = link_ptr[e], n = link_ptr[e + 1] - lo;
+                if (!n) continue;
+                double lev = level_of(link_lanes + lo, n, asked, lane_w, link_cap[e], below);
+                double sum = 0.0;
+                for (int64_t j = 0; j < n; j++) sum += asked[link_lanes[lo + j]];
+                double slack = link_cap[e] - sum;
+                if (slack < 0.0) slack = 0.0;
+                for (int64_t j = 0; j < n; j++) {
+                    int64_t l = link_lanes[lo + j];
+                    double v = isfinite(lev) ? lane_w[l] * lev : asked[l] + slack;
+                    k[l] = held_cap[l] < v ? held_cap[l] : v;
+                }
+            }
+        }
+        /* round robin among the input buffers of each lane */
+        for (int64_t l = 0; l < L; l++)
+            level[l] = level_of(lane_pairs + lane_ptr[l], lane_ptr[l + 1] - lane_ptr[l], d, NULL, k[l], below);
+        memset(total_in, 0, i1 * sizeof(double));
+        for (int64_t p = 0; p < P; p++) total_in[pair_input[p]] += d[p];
+        /* head of line: a buffer moves at the pace of its most held output; it accepts what it drains */
+        for (int64_t i = 0; i < I; i++) {
+            double f_min = INFINITY, t_min = INFINITY;
+            for (int64_t p = input_ptr[i]; p < input_ptr[i + 1]; p++) {
+                int64_t l = pair_lane[p];
+                double lev = level[l], f = 1.0, t = INFINITY;
+                if (d[p] > 0) {
+                    double grant = d[p] < lev ? d[p] : lev;
+                    double slack = k[l] - lane_dem[l];
+                    if (slack < 0.0) slack = 0.0;
+                    double avail = isfinite(lev) ? lev : d[p] + slack;
+                    f = grant / d[p];
+                    t = avail * total_in[i] / d[p];
+                }
+                if (f < f_min) f_min = f;
+                if (t < t_min) t_min = t;
+            }
+            factor_in[i] = f_min;
+            drain_in[i] = t_min;
+        }
+        /* departures: each row from its last hop back, so that depart[h - 1] is still the arrival at h */
+        for (int64_t r = 0; r < R; r++) {
+            int64_t h0 = r ? last[r - 1] + 1 : 0;
+            for (int64_t h = last[r]; h > h0; h--) depart[h] = depart[h - 1] * factor_in[hop_input[h]];
+            depart[h0] = row_dem[r] * factor_in[hop_input[h0]];
+        }
+        memcpy(new_cap, lane_cap, l1 * sizeof(double));
+        for (int64_t i = 0; i < I; i++) {
+            int64_t l = input_lane[i];
+            if (l >= 0) new_cap[l] = lane_cap[l] < drain_in[i] ? lane_cap[l] : drain_in[i];
+        }
+        if (damp != 0.0)
+            for (int64_t l = 0; l < L; l++) new_cap[l] = held_cap[l] + (1.0 - damp) * (new_cap[l] - held_cap[l]);
+        double moved = 0.0;
+        for (int64_t r = 0; r < R; r++) {
+            new_rate[r] = depart[last[r]];
+            double m = fabs(new_rate[r] - rate[r]);
+            if (m > moved || isnan(m)) moved = m;
+        }
+        for (int64_t l = 0; l < L; l++) {
+            double a1 = new_cap[l] < lane_dem[l] ? new_cap[l] : lane_dem[l];
+            double a0 = held_cap[l] < lane_dem[l] ? held_cap[l] : lane_dem[l];
+            double m = fabs(a1 - a0);
+            if (m > moved || isnan(m)) moved = m;
+        }
+        if (L) memcpy(held_cap, new_cap, (size_t)L * sizeof(double));
+        if (R) memcpy(rate, new_rate, (size_t)R * sizeof(double));
+        if (moved <= tol_abs && iterations >= min_iter) {
+            converged = 1;
+            break;
+        }
+        if (moved >= last_moved * 0.9) damp = damping;
+        last_moved = moved;
+    }
+    if (iterations > max_iter) iterations = max_iter;
+    if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
+    for (int64_t h = 0; h < H; h++) link_rate[hop_out[h]] += depart[h];
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(Li)", iterations, converged);
+done:
+    for (int i = 0; i < N_ARGS; i++)
+        if (a[i].held) PyBuffer_Release(&a[i].view);
+    free(d);
+    free(k);
+    free(level);
+    free(total_in);
+    free(factor_in);
+    free(drain_in);
+    free(new_cap);
+    free(asked);
+    free(new_rate);
+    free(below);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"solve", py_solve, METH_VARARGS,
+     "solve(hop tables..., n_vls, max_iter, min_iter, tol_abs, damping, start_mode, checked) -> (iterations, converged); state arrays in place"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_credit",
+                                    "The credit-flow-control fixed point of fabric_engine.backpressure.solve.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__credit(void) { return PyModule_Create(&module); }

@@ -1,0 +1,76 @@
+"""The emulator's tick with the credit flow control model beside max-min, at a few fabric sizes (issue 41).
+
+Run: ``python tests/bench/bench_credit_tick.py [--gpus 128 192 256 512] [--ticks 5]`` (default: 128, the limit,
+256 and 512 GPUs). The fabric and jobs are
+``loaded_rail_spec`` (every GPU in a job of 64, 10% background); each size is built twice, with
+``congestion: maxmin`` and ``congestion: credit``, and stepped ``--ticks`` times after a first tick.
+
+The credit model runs only on fabrics of at most :data:`fabric_engine.credit_tick.CREDIT_MAX_HOSTS` hosts
+(a configuration error above); this bench lifts the limit to measure past it, and checks the target: the
+credit tick at the limit within the live tick's budget (250 ms median).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
+
+JOB_GPUS = 64
+
+
+def measure(gpus: int, model: str, ticks: int) -> dict:
+    """Median tick (ms) of ``model`` on ``loaded_rail_spec(gpus)``, and the fabric's hosts."""
+    from fabric_engine.scenario import build_emulator, loaded_rail_spec
+
+    spec = {**loaded_rail_spec(gpus, job_gpus=JOB_GPUS), "congestion": model}
+    t = time.perf_counter()
+    emu = build_emulator(spec)
+    build_ms = (time.perf_counter() - t) * 1e3
+    emu.step(now=0.0)
+    times = []
+    for k in range(ticks):
+        t = time.perf_counter()
+        emu.step(now=1.0 + k)
+        times.append(time.perf_counter() - t)
+    res = emu.credit_result
+    return {"hosts": emu.fabric.num_hosts, "build_ms": build_ms, "tick_ms": statistics.median(times) * 1e3,
+            "iterations": res.iterations if res is not None else 0, "converged": res is None or res.converged}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import fabric_engine.credit_tick as credit_tick
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpus", type=int, nargs="+", default=None)
+    ap.add_argument("--ticks", type=int, default=5)
+    args = ap.parse_args(argv)
+    print(machine())
+    print(deployed_allocator())
+    limit = credit_tick.CREDIT_MAX_HOSTS
+    sizes = args.gpus or sorted({128, limit, 256, 512})  # loaded_rail_spec: one host per GPU
+    credit_tick.CREDIT_MAX_HOSTS = 10**9  # measure past the limit
+    at_limit = None
+    for gpus in sizes:
+        mm = measure(gpus, "maxmin", args.ticks)
+        cr = measure(gpus, "credit", args.ticks)
+        print(f"{gpus:6d} GPUs ({cr['hosts']} hosts): max-min {mm['tick_ms']:8.1f} ms per tick; credit model "
+              f"{cr['tick_ms']:8.1f} ms per tick, {cr['iterations']} iterations (converged {cr['converged']}; build "
+              f"{cr['build_ms']:.0f} ms, max-min's {mm['build_ms']:.0f} ms)")
+        if cr["hosts"] == limit:
+            at_limit = cr["tick_ms"]
+    print(f"limit: credit flow control on fabrics of at most {limit} hosts (credit_tick.CREDIT_MAX_HOSTS)")
+    if at_limit is not None:
+        target(f"credit model tick at its size limit, {limit} hosts (median)", at_limit, 250, "ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""fabric_engine.backpressure.solve: the compiled iteration (fabric_engine/_credit.c) gives the numpy one's rates
+bit for bit, and a solve warm-started from an earlier result (``start=``) lands where a cold one does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabric_engine.backpressure import Hops, credit_rates
+from fabric_engine.backpressure.solve import COMPILED, CreditResult
+from fabric_engine.errors import SolverError
+from tests.reference.congestion import scenarios as S
+
+needs_c = pytest.mark.skipif(not COMPILED, reason="fabric_engine._credit is not built")
+
+
+def _random_case(seed: int, flows: int, n_vls: int = 1):
+    """Random flows on the 16-host fat tree of the BookSim scenarios, a random spine each."""
+    rng = np.random.default_rng(seed)
+    ids = S.link_ids()
+    src = rng.integers(0, S.HOSTS, flows)
+    dst = (src + rng.integers(1, S.HOSTS, flows)) % S.HOSTS
+    spine = rng.integers(0, S.SPINES, flows)
+    paths = [[ids[k] for k in S.route(int(s), int(d), int(p))] for s, d, p in zip(src, dst, spine, strict=True)]
+    indptr = np.r_[0, np.cumsum([len(p) for p in paths])]
+    hops = Hops.from_paths(indptr, np.concatenate(paths), len(ids), vl=rng.integers(0, n_vls, flows), n_vls=n_vls)
+    demand = rng.choice([0.1, 0.5, 1.0, np.inf], flows)
+    weights = np.arange(1.0, n_vls + 1)
+    return hops, np.ones(len(ids)), demand, weights
+
+
+@needs_c
+@pytest.mark.parametrize("seed,flows,n_vls", [(0, 24, 1), (1, 100, 1), (2, 200, 1), (3, 24, 2), (4, 100, 3)])
+def test_compiled_iteration_equals_numpy(seed: int, flows: int, n_vls: int):
+    hops, cap, dem, w = _random_case(seed, flows, n_vls)
+    for max_iter in (1, 7, 400):  # mid-way (damping switched on or not) and at the end
+        c = credit_rates(hops, cap, dem, w, max_iter=max_iter, compiled=True)
+        n = credit_rates(hops, cap, dem, w, max_iter=max_iter, compiled=False)
+        assert (c.iterations, c.converged) == (n.iterations, n.converged)
+        for field in ("rate", "link_rate", "link_cap", "held", "root", "depart", "lane_cap"):
+            assert np.array_equal(getattr(c, field), getattr(n, field)), (field, max_iter)
+
+
+@needs_c
+def test_compiled_iteration_equals_numpy_on_the_booksim_scenarios():
+    for sc in S.SCENARIOS:
+        p = S.paths(sc)
+        hops = Hops.from_paths(p["indptr"], p["links"], p["n_links"], p["vl"], p["queue"], n_vls=len(sc.vl_weights))
+        args = (hops, np.ones(p["n_links"]), p["demand"], np.array(sc.vl_weights))
+        c, n = credit_rates(*args, compiled=True), credit_rates(*args, compiled=False)
+        assert c.converged and n.converged and c.iterations == n.iterations, sc.name
+        assert np.array_equal(c.rate, n.rate), sc.name
+
+
+@pytest.mark.parametrize("seed,flows,n_vls", [(5, 24, 1), (6, 24, 2), (7, 50, 1)])
+def test_a_warm_start_lands_where_a_cold_solve_does(seed: int, flows: int, n_vls: int):
+    hops, cap, dem, w = _random_case(seed, flows, n_vls)
+    cold = credit_rates(hops, cap, dem, w)
+    assert cold.converged
+    again = credit_rates(hops, cap, dem, w, start=cold)
+    assert again.converged and again.iterations < cold.iterations
+    assert np.allclose(again.rate, cold.rate, atol=1e-3)
+    # the next tick: a fifth of the demands moved; from the last result it lands where a cold solve of it does
+    moved = dem.copy()
+    moved[::5] = np.where(np.isinf(moved[::5]), 0.5, np.inf)
+    cold2 = credit_rates(hops, cap, moved, w)
+    warm2 = credit_rates(hops, cap, moved, w, start=cold)
+    assert cold2.converged and warm2.converged
+    assert np.allclose(warm2.rate, cold2.rate, atol=1e-3)
+    assert np.allclose(warm2.link_rate, cold2.link_rate, atol=1e-3)  # (caps that do not bind may differ)
+
+
+def test_the_first_scenario_restarted_from_its_result_stays_put():
+    p = S.paths(S.ISSUE)
+    hops = Hops.from_paths(p["indptr"], p["links"], p["n_links"], p["vl"], p["queue"])
+    cold = credit_rates(hops, np.ones(p["n_links"]), p["demand"])
+    warm = credit_rates(hops, np.ones(p["n_links"]), p["demand"], start=cold)
+    assert warm.iterations == 4 and warm.converged  # its longest path: 4 links
+    assert np.allclose(warm.rate, cold.rate, atol=1e-4)
+
+
+def test_a_start_from_other_hops_or_without_state_is_refused():
+    hops, cap, dem, w = _random_case(8, 24)
+    other, *_ = _random_case(9, 30)
+    res = credit_rates(other, np.ones(other.n_links), np.full(other.rows, np.inf))
+    with pytest.raises(SolverError, match="start"):
+        credit_rates(hops, cap, dem, w, start=res)
+    bare = CreditResult(rate=res.rate, link_rate=res.link_rate, link_cap=res.link_cap, held=res.held, root=res.root,
+                        iterations=1, converged=True)
+    with pytest.raises(SolverError, match="start"):
+        credit_rates(other, np.ones(other.n_links), np.full(other.rows, np.inf), start=bare)
+    with pytest.raises(SolverError, match="max_iter"):
+        credit_rates(hops, cap, dem, w, max_iter=0)

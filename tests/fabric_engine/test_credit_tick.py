@@ -1,0 +1,181 @@
+"""The emulator's tick with the credit flow control model (issue 41): the model's rates, the congestion tree,
+XmitWait on held ports, per-job spreading, and the size guard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fabric_engine.credit_tick as credit_tick
+from fabric_engine.backpressure import Hops, credit_rates, order_paths
+from fabric_engine.credit_tick import CREDIT_MAX_HOSTS, check_congestion
+from fabric_engine.emulator import Emulator
+from fabric_engine.errors import FabricEngineError
+from fabric_engine.routing import route
+from fabric_engine.scenario import build_emulator
+from fabric_engine.topology.generate import fat_tree
+from fabric_engine.workload import Job
+from fabric_engine.workload.patterns import PATTERNS, PatternFlows
+
+GB = 1e9
+
+
+def _incast(job: Job, fabric) -> PatternFlows:
+    """Every rank but the first writes ``buffer_bytes`` to the first."""
+    h = np.asarray(job.hosts, dtype=np.int64)
+    return PatternFlows(h[1:], np.full(len(h) - 1, h[0]), np.full(len(h) - 1, float(job.buffer_bytes)))
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    """The issue's fabric: 16 hosts on 4 leaves, 4 spines, d-mod-k routes (ftree)."""
+    f = fat_tree(hosts=16, radix=8)
+    return f, route(f, "ftree")
+
+
+@pytest.fixture
+def incast_jobs(fabric, monkeypatch):
+    """An incast to host 0 (three senders beside host 4 on leaf 1, one on h0's leaf, one on leaf 2), and a victim
+    job between host 4 and host 8 whose flows share the incast's uplinks (d-mod-k: spine 4 for h0 and h8)."""
+    monkeypatch.setitem(PATTERNS, "incast", _incast)
+    f, _ = fabric
+    h = f.hosts
+    return [Job("hot", "t1", h[[0, 1, 5, 6, 7, 9]], pattern="incast", buffer_bytes=GB, compute_s=0.01),
+            Job("victim", "t2", h[[4, 8]], pattern="pipeline", buffer_bytes=GB, compute_s=0.01,
+                params={"stages": 2})]
+
+
+def _expected(fabric, src, dst):
+    """The credit model's rates of flows ``src -> dst`` alone on the fabric, greedy."""
+    f, r = fabric
+    inc, _ = r.paths(np.asarray(src), np.asarray(dst), return_broken=True)
+    indptr, links = order_paths(sp.csr_matrix(inc), f.dl_src, f.dl_dst)
+    hops = Hops.from_paths(indptr, links, len(f.dl_src))
+    return credit_rates(hops, f.capacity_gbps, np.full(len(src), np.inf))
+
+
+def test_tick_gives_the_credit_models_rates_not_max_mins(fabric, incast_jobs):
+    f, r = fabric
+    h = f.hosts
+    src = h[[1, 5, 6, 7, 9, 4, 8]]
+    dst = h[[0, 0, 0, 0, 0, 8, 4]]
+    model = _expected(fabric, src, dst).rate
+    bits = GB * 8e-9
+    credit = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit").step(0.0)
+    ideal = Emulator(r, incast_jobs, tick_s=1.0).step(0.0)
+    # A collective takes as long as its slowest flow at the model's rate.
+    assert credit.job("hot").comm_s == pytest.approx(bits / model[:5].min(), rel=1e-6)
+    assert credit.job("victim").comm_s == pytest.approx(bits / model[5:].min(), rel=1e-6)
+    # The victim shares leaf 1's uplink buffer with three incast flows: spine 4 gives that input half of h0's
+    # link's remote half (1/4), 3/4 of the buffer waits for it, so it drains at 1/3 and the victim moves at 1/12
+    # of link rate, several times slower than max-min says.
+    assert model[5] / f.capacity_gbps.max() == pytest.approx(1 / 12, rel=1e-3)
+    assert credit.job("victim").comm_s > 3 * ideal.job("victim").comm_s
+    # Spreading: the credit model's collective over max-min's in the same tick.
+    assert credit.job("victim").spreading == pytest.approx(credit.job("victim").comm_s / ideal.job("victim").comm_s,
+                                                           rel=1e-6)
+    assert ideal.job("victim").spreading is None
+    assert credit.job("victim").as_dict()["spreading"] > 3
+
+
+def test_congestion_tree_and_xmit_wait_on_held_ports(fabric, incast_jobs):
+    f, r = fabric
+    h = f.hosts
+    s = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit").step(0.0)
+    into_h0 = int(np.flatnonzero(f.dl_dst == h[0])[0])
+    up_h4 = _expected(fabric, [h[4]], [h[8]])
+    inc, _ = r.paths(np.array([h[4]]), np.array([h[8]]), return_broken=True)
+    path = sp.csr_matrix(inc).indices
+    leaf = f.dl_dst[path[f.dl_src[path] == h[4]][0]]
+    leaf_up = int(path[f.dl_src[path] == leaf][0])  # leaf 1's uplink that the victim shares with the incast
+    assert up_h4.rate[0] == pytest.approx(f.capacity_gbps.max())  # alone it runs at link rate
+    tree = s.congestion_tree
+    assert tree["model"] == "credit"
+    assert into_h0 in tree["roots"]
+    assert leaf_up in tree["held"] and into_h0 not in tree["held"]
+    # XmitWait: the held uplink's port waits for credits; the root sends at full rate and does not.
+    assert s.xmit_wait[leaf_up] > 0
+    assert s.xmit_wait[into_h0] == 0
+    ideal = Emulator(r, incast_jobs, tick_s=1.0).step(0.0)
+    assert ideal.congestion_tree is None
+    assert s.frame_header({})["congestion_tree"] == tree
+
+
+def test_xmit_wait_counts_the_offered_load_held_above_the_credit_cap():
+    held = credit_tick.credit_xmit_wait_carried(np.array([300.0, 300.0, 100.0]), np.array([100.0, 400.0, 50.0]),
+                                                np.array([True, False, True]))
+    assert held.tolist() == [100.0, 300.0, 50.0]
+
+
+def test_size_guard_refuses_large_fabrics_by_name(fabric, incast_jobs, monkeypatch):
+    f, r = fabric
+    with pytest.raises(FabricEngineError, match=f"at most {CREDIT_MAX_HOSTS:,} hosts"):
+        check_congestion("credit", CREDIT_MAX_HOSTS + 1)
+    check_congestion("credit", CREDIT_MAX_HOSTS)
+    check_congestion("maxmin", 10**6)
+    monkeypatch.setattr(credit_tick, "CREDIT_MAX_HOSTS", 8)
+    with pytest.raises(FabricEngineError, match="congestion: credit flow control runs on fabrics of at most 8 hosts"):
+        Emulator(r, incast_jobs, congestion="credit")
+    Emulator(r, incast_jobs)  # max-min has no limit
+
+
+def test_congestion_choice_errors():
+    with pytest.raises(FabricEngineError, match="congestion: 'fair' is not one of maxmin, credit"):
+        check_congestion("fair", 4)
+    with pytest.raises(FabricEngineError, match="static routes"):
+        check_congestion("credit", 4, adaptive=True)
+    with pytest.raises(FabricEngineError, match="storage"):
+        check_congestion("credit", 4, storage=True)
+
+
+def test_scenario_key_chooses_the_model():
+    spec = {"topology": {"generator": "fat_tree", "hosts": 8, "radix": 4},
+            "jobs": [{"name": "a", "tenant": "t", "hosts": 8, "pattern": "all_to_all", "buffer_gb": 1}],
+            "congestion": "credit"}
+    emu = build_emulator(spec)
+    assert emu.congestion == "credit"
+    s = emu.step(0.0)
+    s = emu.step(1.0)
+    assert s.congestion_tree is not None and emu.credit_result is not None
+    assert build_emulator({**spec, "congestion": "maxmin"}).step(0.0).congestion_tree is None
+
+
+def test_perfquery_counters_integrate_the_models_xmit_wait(fabric, incast_jobs):
+    from fabric_engine.telemetry.counters import COLUMN
+    from fabric_engine.telemetry.prometheus import CounterIntegrator
+
+    f, r = fabric
+    s = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit").step(0.0)
+    acc = CounterIntegrator(f)
+    acc.add(s)
+    wait = acc.totals[:, COLUMN["PortXmitWait"]]
+    held = np.asarray(s.congestion_tree["held"])
+    roots = np.asarray(s.congestion_tree["roots"])
+    assert (wait[held] > 0).any() and (wait[roots] == 0).all()
+    assert wait.tolist() == np.round(s.xmit_wait.astype(np.float64)).tolist()
+
+
+def test_victims_on_their_own_lane_are_not_held_back(fabric, monkeypatch):
+    from fabric_engine.policy import Policy
+
+    monkeypatch.setitem(PATTERNS, "incast", _incast)
+    f, r = fabric
+    h = f.hosts
+    jobs = [Job("hot", "t1", h[[0, 1, 5, 6, 7, 9]], pattern="incast", buffer_bytes=GB, compute_s=0.01),
+            Job("victim", "t2", h[[4, 8]], pattern="pipeline", buffer_bytes=GB, compute_s=0.01,
+                params={"stages": 2}, sl=1)]
+    qos = {"sl2vl": [0, 1] + [0] * 14, "vlarb_low": [[0, 1], [1, 1]], "max_vls": 2}
+    policy = Policy.from_dict(f, {"partitions": [], "qos": qos})
+    one_lane = Emulator(r, jobs, congestion="credit").step(0.0).job("victim")
+    lanes = Emulator(r, jobs, congestion="credit", policy=policy).step(0.0).job("victim")
+    # The model's rates with the victims on VL 1: the lane weights are the policy's.
+    src, dst = h[[1, 5, 6, 7, 9, 4, 8]], h[[0, 0, 0, 0, 0, 8, 4]]
+    inc, _ = r.paths(src, dst, return_broken=True)
+    indptr, links = order_paths(sp.csr_matrix(inc), f.dl_src, f.dl_dst)
+    vl = np.array([0, 0, 0, 0, 0, 1, 1])
+    w = np.maximum(policy.qos.weight, 1e-3)
+    hops = Hops.from_paths(indptr, links, len(f.dl_src), vl=vl, n_vls=len(w))
+    model = credit_rates(hops, f.capacity_gbps, np.full(7, np.inf), w).rate
+    assert lanes.comm_s == pytest.approx(GB * 8e-9 / model[5:].min(), rel=1e-6)
+    assert lanes.comm_s < one_lane.comm_s / 3  # no longer waiting behind the incast's packets

@@ -143,8 +143,49 @@ export function silenceForm(doc, {about, matchers, fetcher, onDone, idPrefix}) {
 }
 
 /**
- * The events page: a "Silence…" disclosure on each event's row (again after the table refreshes), its form filled
- * with the server's draft of that event (GET draft/?event=<id>: its kind where it is).
+ * The "Silence…" disclosure of event `id`: its form filled with the server's draft of that event (GET
+ * draft/?event=<id>: its kind where it is), asked for once however often the box is opened meanwhile.
+ * @param {Document} doc
+ * @param {string} id
+ * @param {function} fetch
+ * @returns {HTMLDetailsElement}
+ */
+export function eventSilenceBox(doc, id, fetch) {
+  const box = doc.createElement("details");
+  box.className = "silence-action";
+  box.dataset.silenceEvent = id;
+  const summary = doc.createElement("summary");
+  summary.textContent = "Silence…";
+  summary.setAttribute("aria-label", `Silence event ${id}`);
+  box.append(summary);
+  let asked = null;
+  box.addEventListener("toggle", () => {
+    if (!box.open || asked) return;
+    asked = (async () => {
+      const response = await fetch(`${API}draft/?event=${encodeURIComponent(id)}`,
+        {headers: {Accept: "application/json"}, credentials: "same-origin"});
+      const draft = await response.json().catch(() => null);
+      if (!response.ok || !draft?.matchers) {
+        const p = doc.createElement("p");
+        p.className = "error";
+        p.textContent = errorText(draft, response.status);
+        box.append(p);
+        asked = null;  // opened again: asked again
+        return;
+      }
+      box.append(silenceForm(doc, {about: draft.about, matchers: draft.matchers, fetcher: fetch,
+        idPrefix: `silence-event-${id}`}));
+    })().catch((error) => {
+      asked = null;
+      console.warn(`ibweb: no silence draft of event ${id}: ${error.message}`);
+    });
+  });
+  return box;
+}
+
+/**
+ * The events page: a "Silence…" disclosure on each event's row. When the table refreshes (its rows replaced), each
+ * row gets back the box it had, as it was: open or not, its form with what was chosen and typed, its answer.
  * @param {Element} root the events page's main element
  * @param {{fetch?: function}} [options]
  * @returns {Promise<boolean>} whether the actions are shown
@@ -152,33 +193,19 @@ export function silenceForm(doc, {about, matchers, fetcher, onDone, idPrefix}) {
 export async function silenceEvents(root, {fetch = (...args) => globalThis.fetch(...args)} = {}) {
   if (!(await maySilence(fetch))) return false;
   const doc = root.ownerDocument;
+  const boxes = new Map();  // event id -> its box, kept across refreshes
   const decorate = () => {
+    const shown = new Set();
     for (const row of root.querySelectorAll("tr[data-event]")) {
-      if (row.querySelector(".silence-action")) continue;
       const id = row.dataset.event;
-      const box = doc.createElement("details");
-      box.className = "silence-action";
-      const summary = doc.createElement("summary");
-      summary.textContent = "Silence…";
-      summary.setAttribute("aria-label", `Silence event ${id}`);
-      box.append(summary);
-      box.addEventListener("toggle", async () => {
-        if (!box.open || box.querySelector("form, .error")) return;
-        const response = await fetch(`${API}draft/?event=${encodeURIComponent(id)}`,
-          {headers: {Accept: "application/json"}, credentials: "same-origin"});
-        const draft = await response.json().catch(() => null);
-        if (!response.ok || !draft?.matchers) {
-          const p = doc.createElement("p");
-          p.className = "error";
-          p.textContent = errorText(draft, response.status);
-          box.append(p);
-          return;
-        }
-        box.append(silenceForm(doc, {about: draft.about, matchers: draft.matchers, fetcher: fetch,
-          idPrefix: `silence-event-${id}`}));
-      });
+      shown.add(id);
+      if (!boxes.has(id)) boxes.set(id, eventSilenceBox(doc, id, fetch));
+      const box = boxes.get(id);
+      if (row.contains(box)) continue;
+      row.querySelectorAll(".silence-action").forEach((other) => other.remove());
       (row.lastElementChild ?? row).append(box);
     }
+    for (const id of [...boxes.keys()]) if (!shown.has(id)) boxes.delete(id);  // its event is no longer listed
   };
   decorate();
   const table = root.querySelector("#event-table");

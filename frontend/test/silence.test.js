@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {describe, mapTargets, silenceBody} from "../src/silence.js";
+import {describe, eventSilenceBox, mapTargets, silenceBody} from "../src/silence.js";
 
 // two switches and a host: cable 0 leaf01:3 - gpu01:1, cable 1 leaf01:40 - spine01:2
 const fabric = {nodes: {name: ["leaf01", "gpu01", "spine01"], kind: ["switch", "host", "switch"]},
@@ -27,4 +27,40 @@ test("a silence's body and its description", () => {
     ends_at: "2026-12-06T14:00:00.000Z", reason: "swap"});
   assert.equal(describe({fabrics: ["demo"], kinds: [], ports: ["leaf01 port 3"]}), "fabrics: demo; ports: leaf01 port 3");
   assert.equal(describe({}), "everything");
+});
+
+// the few DOM calls a "Silence…" box makes (no DOM in node)
+function fakeDoc() {
+  const make = (tag) => {
+    const el = {tagName: tag, children: [], dataset: {}, attrs: {}, listeners: {}, open: false, textContent: "",
+      append(...kids) { this.children.push(...kids); },
+      setAttribute(k, v) { this.attrs[k] = v; },
+      addEventListener(type, fn) { this.listeners[type] = fn; }};
+    return el;
+  };
+  return {createElement: make};
+}
+
+test("an event's silence box asks for its draft once however often it is opened meanwhile", async () => {
+  const doc = fakeDoc();
+  let calls = 0;
+  let answer;
+  const fetch = () => {
+    calls += 1;
+    return new Promise((resolve) => { answer = resolve; });
+  };
+  const box = eventSilenceBox(doc, "42", fetch);
+  assert.equal(box.dataset.silenceEvent, "42");
+  const toggle = (open) => { box.open = open; box.listeners.toggle(); };
+  toggle(true);
+  toggle(false);
+  toggle(true);  // opened again before the draft came
+  assert.equal(calls, 1);
+  answer({ok: false, status: 403, json: async () => ({detail: "no"})});
+  await new Promise((r) => setTimeout(r, 0));
+  const errors = () => box.children.filter((c) => c.className === "error");
+  assert.equal(errors().length, 1);
+  toggle(false);
+  toggle(true);  // after a refusal: asked again
+  assert.equal(calls, 2);
 });

@@ -7,16 +7,23 @@ for that view (:mod:`.render`). The events of one call that share fabric, kind a
 switch) or fabric and kind without a switch (one cause: a routing change, a job) make one message. A clear goes to
 the channels the start went to. Events an active silence matches are recorded as ``silenced`` deliveries and never
 sent (their clear too).
+
+A call reads the events as they are when it runs, not as its arguments were sent: an event given as opened that has
+closed since is not started (nor cleared, its start never sent), one given as closed that is open again is not
+cleared, and an occurrence whose start a channel was already given is not started again. So the calls of a fabric
+may run late, twice or out of order (Celery workers): :func:`dispatch_in_turn` runs them one at a time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 
 from ibweb.db.retry import retry_locked
@@ -27,10 +34,10 @@ from ibweb.tenancy.models import Tenant
 from . import clock
 from .matching import EventFacts, facts_of, matches
 from .models import Channel, Delivery, DeliveryEvent, Rule, Silence
-from .render import Renderers, channel_view, notice_of
+from .render import Renderers, channel_view, notice_key, notice_of
 from .senders.base import Notice, notice_to_dict
 
-__all__ = ["dispatch", "delivery_key", "group_of", "active_silence"]
+__all__ = ["dispatch", "dispatch_in_turn", "delivery_key", "group_of", "active_silence"]
 
 #: Notices one message carries at most (a whole switch down is one message; beyond, more messages).
 MAX_GROUP = 100
@@ -80,16 +87,29 @@ class _Sent:
     status: str
     state: str
     silence_id: int | None
+    delivery_id: int = 0
 
 
 def _last_firing(channel_ids: set[int], event_ids: list[int]) -> dict[tuple[int, int], _Sent]:
-    """``{(channel, event): the newest delivery about it}`` (to send a clear where its start went); the deliveries'
-    fields only, never their notices (a grouped start is linked to each of its events)."""
+    """``{(channel, event): the newest delivery about it}`` (to send a clear where its start went, and a start only
+    once); the deliveries' fields only, never their notices (a grouped start is linked to each of its events)."""
     rows = (DeliveryEvent.objects.filter(event_id__in=event_ids, delivery__channel_id__in=channel_ids)
             .order_by("delivery_id")
             .values_list("delivery__channel_id", "event_id", "delivery__status", "delivery__state",
-                         "delivery__silence_id"))
-    return {(ch, ev): _Sent(status, state, sid) for ch, ev, status, state, sid in rows}
+                         "delivery__silence_id", "delivery_id"))
+    return {(ch, ev): _Sent(status, state, sid, did) for ch, ev, status, state, sid, did in rows}
+
+
+def _started(before: dict[tuple[int, int], _Sent], events: list[Event], status_of: dict[int, str]) -> set[tuple]:
+    """``{(channel, event)}`` whose current occurrence's start was already made (the newest delivery about it
+    carries that start's notice): only those whose newest delivery is firing have their notices read."""
+    firing = {e.pk: notice_key(e, "firing") for e in events if status_of[e.pk] == "firing"}
+    maybe = {k: s.delivery_id for k, s in before.items() if k[1] in firing and s.status == "firing"}
+    if not maybe:
+        return set()
+    keys = {pk: {n.get("key") for n in notices if isinstance(n, dict)}
+            for pk, notices in Delivery.objects.filter(pk__in=set(maybe.values())).values_list("pk", "notices")}
+    return {k for k, did in maybe.items() if firing[k[1]] in keys.get(did, ())}
 
 
 def _create(rows: list[tuple[Delivery, list[int]]]) -> list[Delivery]:
@@ -128,11 +148,9 @@ def dispatch(fabric_id: int, opened: list[int], closed: list[int], now: datetime
     rules = list(Rule.objects.filter(enabled=True).exclude(sends="digest").prefetch_related("channels"))
     if not rules or not (opened or closed):
         return []
-    events = _events([*opened, *closed])
-    closed_set = set(closed)
-    status_of = {e.pk: ("resolved" if e.pk in closed_set and not e.active else "firing") for e in events
-                 if e.pk not in closed_set or not e.active}
-    events = [e for e in events if e.pk in status_of]
+    events = _events(sorted({*opened, *closed}))
+    # as they are now (this call may run late): an open event is started, a closed one cleared (if started)
+    status_of = {e.pk: ("firing" if e.active else "resolved") for e in events}
     facts = _facts(events)
     wanted: dict[int, set[int]] = defaultdict(set)  # channel -> events its rules match
     channels: dict[int, Channel] = {}
@@ -147,7 +165,8 @@ def dispatch(fabric_id: int, opened: list[int], closed: list[int], now: datetime
     if not wanted:
         return []
     silences = list(Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).order_by("pk"))
-    before = _last_firing(set(wanted), [e.pk for e in events if status_of[e.pk] == "resolved"])
+    before = _last_firing(set(wanted), [e.pk for e in events])
+    started = _started(before, events, status_of)
     silenced_before = Silence.objects.in_bulk({s.silence_id for s in before.values() if s.silence_id})
     by_pk = {e.pk: e for e in events}
     renderers = Renderers()
@@ -168,6 +187,8 @@ def dispatch(fabric_id: int, opened: list[int], closed: list[int], now: datetime
                 if start is None or start.status != "firing":
                     continue  # its start never went to this channel
                 silence = silenced_before.get(start.silence_id) if start.state == Delivery.State.SILENCED else None
+            elif (ch_id, pk) in started:
+                continue  # this occurrence's start was made already (a call run twice or late)
             else:
                 silence = active_silence(silences, facts[pk])
             groups[(status, group_of(e, facts[pk]), silence.pk if silence else 0)].append((e, silence))
@@ -194,3 +215,26 @@ def dispatch(fabric_id: int, opened: list[int], closed: list[int], now: datetime
     kick = {d.channel_id for d in retry_locked(_create_atomic, rows, what=f"deliveries of fabric {fabric_id}")
             if d.state == Delivery.State.QUEUED}
     return sorted(kick)
+
+
+#: Seconds a dispatch of a fabric waits for the one running before it.
+TURN_WAIT_S = 10.0
+#: Seconds a fabric's turn is held at most (a dispatcher that died lets the next one in after this).
+_TURN_S = 300
+
+
+def dispatch_in_turn(fabric_id: int, opened: list[int], closed: list[int], wait_s: float | None = None,
+                     now: datetime | None = None) -> list[int] | None:
+    """:func:`dispatch`, one at a time per fabric (in any process sharing the cache: Celery workers); the channels to
+    send now, or ``None`` when the fabric's turn did not come within ``wait_s`` (default :data:`TURN_WAIT_S`;
+    nothing done: try again)."""
+    token = f"notify:dispatch:{fabric_id}"
+    end = time.monotonic() + (TURN_WAIT_S if wait_s is None else wait_s)
+    while not cache.add(token, 1, _TURN_S):
+        if time.monotonic() >= end:
+            return None
+        time.sleep(0.02)
+    try:
+        return dispatch(fabric_id, opened, closed, now)
+    finally:
+        cache.delete(token)

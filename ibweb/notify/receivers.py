@@ -26,19 +26,22 @@ _pump_lock = threading.Lock()
 
 @receiver(events_changed, dispatch_uid="ibweb.notify.dispatch")
 def on_events_changed(sender, fabric_id: int, opened: list, closed: list, **kwargs) -> None:
-    """Queue the messages of events that opened or closed, and have their channels sent.
+    """Have the messages of events that opened or closed queued and their channels sent, never here: this runs on
+    the events recorder's thread of the engine's process (``tests/bench/bench_notify.py`` measured the dispatch
+    there: it held the recording of 10,000 changes a minute back, and slowed the engine's tick).
 
-    Embedded default: on the notify thread (one, so the dispatches run in the order the events were written, a
-    clear after its start), never on the events recorder's thread, whose next write would wait for it
-    (``tests/bench/bench_notify.py`` measured it there: it held the recording of 10,000 changes a minute back).
-    With Celery workers: here, in order, and the sending on the workers.
+    With Celery workers: one :func:`ibweb.notify.tasks.dispatch_events` task for the lot (the ids only), dispatched
+    and sent by the workers. Embedded default: on the notify thread (one, so the dispatches run in the order the
+    events were written).
     """
     if not (opened or closed) or not Rule.objects.filter(enabled=True).exclude(sends="digest").exists():
-        return  # nothing would be sent: no thread asked to find that out
+        return  # nothing would be sent: no task or thread asked to find that out
     if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
         queue.in_background(_dispatch_and_kick, fabric_id, list(opened), list(closed))
     else:
-        _dispatch_and_kick(fabric_id, list(opened), list(closed))
+        from .tasks import dispatch_events
+
+        dispatch_events.delay(fabric_id, list(opened), list(closed))
 
 
 def _dispatch_and_kick(fabric_id: int, opened: list, closed: list) -> None:

@@ -17,7 +17,7 @@ from ibweb.access.view import Level
 from .matching import EventFacts
 from .senders.base import Notice
 
-__all__ = ["channel_view", "Renderers", "notice_of"]
+__all__ = ["channel_view", "Renderers", "notice_of", "notice_key"]
 
 
 def channel_view(channel) -> View:
@@ -43,6 +43,13 @@ def _url(event) -> str:
     return f"{base}/fabrics/{event.fabric.slug}/events/?event={event.pk}" if base else ""
 
 
+def notice_key(event, status: str) -> str:
+    """The key of ``event``'s notice of ``status`` (firing or resolved): one per occurrence (a reopened event's
+    start is a new one)."""
+    started = event.raised_at or event.first_seen
+    return f"ibweb-{event.fabric_id}-{event.pk}-{int(started.timestamp())}-{status}"
+
+
 def notice_of(event, status: str, facts: EventFacts, view: View, renderer, now: datetime) -> Notice:
     """The notice of ``event`` (``status`` firing or resolved) for ``view`` (its ``renderer`` on the event's
     fabric): message, subject, switch and port as the view reads them; the tenant label only if it sees it."""
@@ -54,10 +61,9 @@ def notice_of(event, status: str, facts: EventFacts, view: View, renderer, now: 
     labels = {"fabric": fabric.slug, "cluster": facts.cluster, "kind": event.kind, "severity": event.severity,
               "switch": switch, "port": port, "tenant": tenant, "event_id": str(event.pk)}
     started = event.raised_at or event.first_seen
-    opened = int(started.timestamp())
     ends = (event.cleared_at or now) if status == "resolved" else None
     first_line = message.splitlines()[0] if message else event.kind
-    return Notice(key=f"ibweb-{fabric.pk}-{event.pk}-{opened}-{status}", state=status, kind=event.kind,
+    return Notice(key=notice_key(event, status), state=status, kind=event.kind,
                   severity=event.severity, summary=f"{fabric.name}: {first_line}"[:200], body=message,
                   labels={k: v for k, v in labels.items() if v}, starts_at=started, ends_at=ends, url=_url(event),
                   annotations={"subject": object_id} if object_id else {})

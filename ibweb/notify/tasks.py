@@ -1,11 +1,26 @@
-"""Celery tasks of notifications: a channel's queue (:func:`deliver`), the periodic pass (:func:`pump`, beat) and the
-daily digest (:func:`daily_digest`, beat's ``notify-digest`` entry in ``ibweb/celery.py``)."""
+"""Celery tasks of notifications: the events that opened and closed in one write of the events recorder
+(:func:`dispatch_events`, sent by the engine's process), a channel's queue (:func:`deliver`), the periodic pass
+(:func:`pump`, beat) and the daily digest (:func:`daily_digest`, beat's ``notify-digest`` entry in
+``ibweb/celery.py``)."""
 
 from celery import shared_task
 
 from . import queue
+from .dispatcher import dispatch_in_turn
 
-__all__ = ["deliver", "pump", "daily_digest"]
+__all__ = ["dispatch_events", "deliver", "pump", "daily_digest"]
+
+
+@shared_task(bind=True, max_retries=60, ignore_result=True)  # nobody waits for it: sent without a result
+def dispatch_events(self, fabric_id: int, opened: list[int], closed: list[int]) -> int:
+    """Queue the messages of a fabric's events ``opened`` and ``closed`` (:func:`ibweb.notify.dispatcher.dispatch`,
+    one at a time per fabric) and have their channels sent; how many channels. Tried again a second later while
+    another worker dispatches the fabric's events for longer than it waits."""
+    kick = dispatch_in_turn(fabric_id, opened, closed)
+    if kick is None:
+        raise self.retry(countdown=1.0)
+    queue.kick(kick)
+    return len(kick)
 
 
 @shared_task

@@ -15,9 +15,15 @@ the dispatcher's and the queue's cost per call (wall and CPU of their threads, a
 per channel, what was queued at the end of each phase (the queue drains between phases, so that a phase
 without channels starts clean) and what each receiver got.
 
+``--celery``: as deployed with Celery workers: PostgreSQL (a database of the bench's own on the server of
+``TEST_DATABASE_URL``, default ``postgres://postgres@127.0.0.1:5432/``, dropped after), a redis-server of the bench's
+own (broker and cache) and a Celery worker process (``-c 2``); the engine's process then only sends a
+``dispatch_events`` task per write of the events recorder (its cost per call is printed), the worker dispatches and
+sends.
+
 Targets: mean tick time with the 5 channels within 10 % of without; >= 10,000 condition changes a minute recorded
 with the channels on, and dispatched and sent; every message sent once the queue drained.
-Run: ``.venv/bin/python tests/bench/bench_notify.py [--phase 15] [--pairs 4]``.
+Run: ``.venv/bin/python tests/bench/bench_notify.py [--phase 15] [--pairs 4] [--celery]``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,32 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 WORK = Path(tempfile.mkdtemp(prefix="bench-notify-"))
 os.environ.pop("REDIS_URL", None)
+os.environ.pop("IBWEB_CELERY_EAGER", None)
+CELERY = "--celery" in sys.argv  # read before Django's settings: they follow REDIS_URL
+REDIS = None
+if CELERY:
+    from tests.support.faults import PrivateRedis
+
+    REDIS = PrivateRedis(WORK)
+    REDIS.start()
+    os.environ["REDIS_URL"] = REDIS.url
+    os.environ["IBWEB_REDIS_NAMESPACE"] = "benchnotify"
+    import psycopg
+
+    PG_SERVER = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test").rsplit("/", 1)[0]
+    PG_NAME = f"bench_notify_{os.getpid()}"
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as pg:
+        pg.execute(f'CREATE DATABASE "{PG_NAME}"')
+    os.environ["DATABASE_URL"] = f"{PG_SERVER}/{PG_NAME}"
+
+
+def drop_database() -> None:
+    """The bench's own PostgreSQL database dropped (--celery)."""
+    if CELERY:
+        import psycopg
+
+        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as pg:
+            pg.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
 os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'db.sqlite3'}"
 os.environ["IBWEB_HISTORY_DIR"] = str(WORK / "history")
 os.environ["IBWEB_VAR_DIR"] = str(WORK)
@@ -113,10 +145,40 @@ def lines(path: Path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
+def start_worker(log: Path) -> subprocess.Popen:
+    """A Celery worker of the bench's broker (2 processes), its output to ``log``; waits until it is ready."""
+    proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "ibweb", "worker", "-c", "2", "-Q", "benchnotify",
+                             "-l", "info", "--without-heartbeat", "--without-gossip", "--without-mingle"],
+                            cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while "ready" not in (log.read_text() if log.exists() else ""):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the Celery worker did not start: {log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    return proc
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user and system) of a process and its children alive now (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pids = [pid]
+    while pids:
+        p = pids.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            pids += [int(c) for t in Path(f"/proc/{p}/task").iterdir()
+                     for c in (t / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 async def run(a) -> int:
     from ibweb.fabrics.models import Fabric
     from ibweb.live.engine.runner import FabricRunner
-    from ibweb.notify import queue, receivers
+    from ibweb.notify import queue, receivers, tasks
     from ibweb.notify.config import check_channel
     from ibweb.notify.models import Channel, Delivery, Rule
     from tests.support.notify_mail_syslog import rsyslog
@@ -155,8 +217,36 @@ async def run(a) -> int:
         rule = Rule.objects.create(name="everything", min_severity="info", enabled=False)
         rule.channels.set(channels)
 
-        dispatch, deliver = Timed(receivers.dispatch), Timed(queue.deliver_channel)
-        receivers.dispatch, queue.deliver_channel = dispatch, deliver
+        if CELERY:
+            worker = start_worker(WORK / "worker.log")
+            stack.callback(stop_process, worker)
+            dispatch = Timed(tasks.dispatch_events.delay)  # in this process: the sending only
+            tasks.dispatch_events.delay = dispatch
+        else:
+            dispatch = Timed(receivers.dispatch)
+            receivers.dispatch = dispatch
+        deliver = Timed(queue.deliver_channel)
+        queue.deliver_channel = deliver
+
+        def settle(timeout_s: float) -> float:
+            """What was dispatched is sent: the notify thread idle, or (workers) no task waiting or running and
+            nothing queued, for a second. Returns when that was (monotonic time)."""
+            if not CELERY:
+                queue.wait_idle(timeout_s)
+                return time.monotonic()
+            import redis
+
+            broker = redis.Redis.from_url(REDIS.url)
+            end, quiet_since = time.monotonic() + timeout_s, None
+            while time.monotonic() < end:
+                busy = (broker.llen("benchnotify") or broker.hlen("unacked")
+                        or Delivery.objects.filter(state="queued").exists())
+                quiet_since = None if busy else quiet_since or time.monotonic()
+                if quiet_since and time.monotonic() - quiet_since > 1.0:
+                    return quiet_since
+                time.sleep(0.1)
+            return time.monotonic()
+
         dispatch.active = False  # counted in the phases with channels only
         changes = [0]
         from ibweb.events.signals import events_changed
@@ -181,6 +271,7 @@ async def run(a) -> int:
 
         runner.source.step = churning
         ticks: dict[bool, list[float]] = defaultdict(list)
+        engine_cpu: dict[bool, float] = defaultdict(float)  # CPU seconds of this process (all its threads)
         marks: dict[bool, list[tuple[int, float]]] = defaultdict(list)  # (changes, seconds) per phase
         backlog: list[int] = []  # queued at the end of each phase with channels
         sent_marks: list[float] = []  # seconds from the start of each phase with channels until all was sent
@@ -188,12 +279,13 @@ async def run(a) -> int:
             await runner.tick()
             await asyncio.sleep(row.tick_s)
         await asyncio.gather(*runner.pending())
-        queue.wait_idle(60)
+        settle(60)
+        worker_cpu0 = cpu_s(worker.pid) if CELERY else 0.0
         for pair in range(a.pairs):
             for on in ((False, True) if pair % 2 == 0 else (True, False)):
                 Rule.objects.filter(pk=rule.pk).update(enabled=on)
                 dispatch.active = on
-                c0, t0 = changes[0], time.monotonic()
+                c0, t0, cpu0 = changes[0], time.monotonic(), time.process_time()
                 next_at = time.monotonic()
                 for _ in range(int(a.phase / row.tick_s)):
                     started = time.perf_counter()
@@ -201,13 +293,16 @@ async def run(a) -> int:
                     ticks[on].append(time.perf_counter() - started)
                     next_at += row.tick_s
                     await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                engine_cpu[on] += time.process_time() - cpu0  # the phase's ticks, its recorder and notify threads
                 if on:
                     backlog.append(Delivery.objects.filter(state="queued").count())
                 await asyncio.gather(*runner.pending())  # the phase's signals recorded, its queue sent: the
                 marks[on].append((changes[0] - c0, time.monotonic() - t0))  # next phase starts clean
-                await asyncio.to_thread(queue.wait_idle, 120)
+                done = await asyncio.to_thread(settle, 120)
+
                 if on:
-                    sent_marks.append(time.monotonic() - t0)  # dispatched and sent
+                    sent_marks.append(done - t0)  # dispatched and sent
+        worker_cpu = cpu_s(worker.pid) - worker_cpu0 if CELERY else 0.0
         Rule.objects.filter(pk=rule.pk).update(enabled=False)
         await asyncio.gather(*runner.pending())
         for _ in range(120):  # drain what is left
@@ -225,9 +320,14 @@ async def run(a) -> int:
 
         print(machine())
         print(f"fabric: demo, {f.num_nodes} nodes, {f.num_links} links; tick {row.tick_s} s; {a.pairs} pairs of "
-              f"{a.phase:.0f} s phases (off/on alternating)")
+              f"{a.phase:.0f} s phases (off/on alternating); "
+              + ("Celery worker (-c 2), redis-server, PostgreSQL" if CELERY
+                 else "embedded default (notify thread), SQLite"))
         print(f"tick without notifications: {stats(ticks[False])}")
         print(f"tick with 5 channels:       {stats(ticks[True])}")
+        per_tick = {on: engine_cpu[on] / max(1, len(ticks[on])) * 1000 for on in (False, True)}
+        print(f"engine process CPU (all its threads, over the phase's ticks): "
+              f"{per_tick[False]:.1f} ms a tick without notifications, {per_tick[True]:.1f} ms with 5 channels")
         on_changes = sum(c for c, _ in marks[True]) / sum(s for _, s in marks[True]) * 60
         off_changes = sum(c for c, _ in marks[False]) / sum(s for _, s in marks[False]) * 60
         dispatched = dispatch.changes / sum(sent_marks) * 60
@@ -235,8 +335,14 @@ async def run(a) -> int:
               f"dispatched and sent: {dispatched:,.0f} a minute (a phase lasts until its last change is recorded, "
               f"and until its last message is sent)")
         n = max(1, dispatch.calls)
-        print(f"dispatcher: {dispatch.calls} calls, {dispatch.wall / n * 1000:.1f} ms wall and "
-              f"{dispatch.cpu / n * 1000:.1f} ms CPU a call, on threads {sorted(dispatch.threads)}")
+        if CELERY:
+            print(f"engine process: {dispatch.calls} dispatch_events tasks sent, "
+                  f"{dispatch.wall / n * 1000:.2f} ms wall and {dispatch.cpu / n * 1000:.2f} ms CPU a task, "
+                  f"on threads {sorted(dispatch.threads)}; "
+                  f"the worker: {worker_cpu:.1f} s CPU over the phases (dispatching and sending)")
+        else:
+            print(f"dispatcher: {dispatch.calls} calls, {dispatch.wall / n * 1000:.1f} ms wall and "
+                  f"{dispatch.cpu / n * 1000:.1f} ms CPU a call, on threads {sorted(dispatch.threads)}")
         sent = Delivery.objects.filter(state="sent").count()
         print(f"queue: {deliver.calls} channel runs, {deliver.wall * 1000 / max(1, sent):.1f} ms wall and "
               f"{deliver.cpu * 1000 / max(1, sent):.1f} ms CPU a message sent, on threads {sorted(deliver.threads)}")
@@ -261,10 +367,14 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--phase", type=float, default=15.0, help="seconds of each phase")
     p.add_argument("--pairs", type=int, default=4, help="pairs of phases (without, with channels)")
+    p.add_argument("--celery", action="store_true", help="with a Celery worker (and a redis-server of its own)")
     a = p.parse_args()
     try:
         return asyncio.run(run(a))
     finally:
+        if REDIS is not None:
+            REDIS.kill()
+        drop_database()
         shutil.rmtree(WORK, ignore_errors=True)
 
 

@@ -138,3 +138,46 @@ def test_a_tenant_user_sees_no_silence_action_and_only_its_rows(server):
         page.wait_for_timeout(500)  # the page asked whether it may silence
         assert page.get_by_text("Silence…").count() == 0
         assert page.errors == [] and page.console_errors == []
+
+
+def test_an_events_silence_box_keeps_its_state_when_the_list_refreshes(server):
+    """The events list refreshes itself (its rows replaced): an event's "Silence…" box stays as it was (open, what
+    was chosen and typed, its answer), once, and the row's comment box is not opened in its place."""
+    with chromium_page({"width": 1280, "height": 900}) as page:
+        log_in(page, server, "op")
+        page.goto(server.url + "/fabrics/demo/events/?kind=link_down")
+        row = page.locator("table.events tbody tr[data-event]").filter(has_text="leaf03 port 17")
+        summary = row.get_by_text("Silence…")
+        summary.click()
+        summary.click()  # closed and opened again before the draft came: one form
+        summary.click()
+        form = row.locator("form.silence-form")
+        form.wait_for()
+        form.get_by_label("for").select_option("8")
+        form.get_by_label("reason").fill("optics on order")
+        page.locator("h1").first.click()  # focus out of the table: nothing holds the refresh
+
+        def refresh(n: int) -> None:
+            page.evaluate("() => window.dispatchEvent(new Event('ibweb:refresh-events'))")
+            poll(page, f"Number(document.querySelector('[data-page=events]').dataset.refreshed) >= {n}", 20)
+            page.wait_for_timeout(200)  # the rows' boxes put back
+
+        refresh(1)
+        row = page.locator("table.events tbody tr[data-event]").filter(has_text="leaf03 port 17")
+        assert row.locator("details.silence-action").count() == 1
+        assert row.locator("details.silence-action[open]").count() == 1, "the silence box closed"
+        assert row.locator("details:not(.silence-action)[open]").count() == 0, "the comment box opened instead"
+        assert row.locator("form.silence-form").count() == 1
+        form = row.locator("form.silence-form")
+        assert form.get_by_label("for").input_value() == "8"
+        assert form.get_by_label("reason").input_value() == "optics on order"
+        form.get_by_role("button", name="Silence").click()
+        poll(page, "(document.querySelector('form.silence-form output') || {}).textContent"
+                   " && document.querySelector('form.silence-form output').textContent.startsWith('silenced until')")
+        page.locator("h1").first.click()
+        refresh(2)
+        row = page.locator("table.events tbody tr[data-event]").filter(has_text="leaf03 port 17")
+        assert row.locator("form.silence-form output").inner_text().startswith("silenced until")
+        assert page.locator("table.events details.silence-action").count() == page.locator(
+            "table.events tbody tr[data-event]").count()
+        assert page.errors == [] and page.console_errors == []

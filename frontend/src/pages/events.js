@@ -4,13 +4,17 @@
 // Everything else is plain HTML forms, but "Silence…" on each row for who may silence (../silence.js).
 import {silenceEvents} from "../silence.js";
 
+/** A row's comment box (its other boxes, "Silence…", keep their own state: ../silence.js). */
+const COMMENTS = "details:not(.silence-action)";
+
 /**
  * Ids of the events whose comment box is open in `section`.
  * @param {Element} section
  * @returns {Set<string>}
  */
 export function openDetails(section) {
-  return new Set([...section.querySelectorAll("tr[data-event] details[open]")].map((d) => d.closest("tr").dataset.event));
+  return new Set([...section.querySelectorAll(`tr[data-event] ${COMMENTS}[open]`)]
+    .map((d) => d.closest("tr").dataset.event));
 }
 
 /**
@@ -48,7 +52,7 @@ export function eventsPage(root, {every = 10000, fetch = (...args) => globalThis
       const counts = doc.querySelector(".event-counts");
       if (!fresh) return false;
       section.replaceChildren(...fresh.childNodes);
-      for (const id of open) section.querySelector(`tr[data-event="${CSS.escape(id)}"] details`)?.setAttribute("open", "");
+      for (const id of open) section.querySelector(`tr[data-event="${CSS.escape(id)}"] ${COMMENTS}`)?.setAttribute("open", "");
       if (counts) root.querySelector(".event-counts")?.replaceChildren(...counts.childNodes);
       root.dataset.refreshed = String(Number(root.dataset.refreshed ?? 0) + 1);
       return true;
@@ -66,7 +70,7 @@ export function eventsPage(root, {every = 10000, fetch = (...args) => globalThis
   };
   // Back from a comment or an acknowledgement: the row's comments open at the event.
   const target = location.hash.startsWith("#event-") ? root.querySelector(`tr#${CSS.escape(location.hash.slice(1))}`) : null;
-  target?.querySelector("details")?.setAttribute("open", "");
+  target?.querySelector(COMMENTS)?.setAttribute("open", "");
   toggle?.addEventListener("change", schedule);
   globalThis.addEventListener?.("ibweb:refresh-events", () => refresh());
   silenceEvents(root, {fetch});

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 
 from ibweb.http.json_input import JSONField
@@ -122,14 +123,28 @@ class AttemptSerializer(serializers.ModelSerializer):
 
 
 class DeliverySerializer(serializers.ModelSerializer):
-    attempts_made = AttemptSerializer(source="attempt_rows", many=True, read_only=True)
+    attempts_made = serializers.SerializerMethodField()
+    attempts_total = serializers.SerializerMethodField()
     events = serializers.SerializerMethodField()
 
     class Meta:
         model = Delivery
         fields = ["id", "channel", "key", "state", "status", "reason", "group", "notices", "events", "silence",
-                  "created_at", "next_attempt_at", "attempts", "sent_at", "detail", "attempts_made"]
+                  "created_at", "next_attempt_at", "attempts", "sent_at", "detail", "attempts_made",
+                  "attempts_total"]
         read_only_fields = fields
+
+    @extend_schema_field(AttemptSerializer(many=True))
+    def get_attempts_made(self, obj) -> list[dict]:
+        """Oldest first: all of them, or (a list of deliveries) the newest ``ATTEMPTS_SHOWN``."""
+        newest = getattr(obj, "newest_attempts", None)
+        rows = list(reversed(newest)) if newest is not None else obj.attempt_rows.all()
+        return AttemptSerializer(rows, many=True).data
+
+    def get_attempts_total(self, obj) -> int:
+        """How many attempts the delivery has (re-posts included), however many are listed."""
+        total = getattr(obj, "attempts_total", None)
+        return total if total is not None else obj.attempt_rows.count()
 
     def get_events(self, obj) -> list[int]:
         return sorted(link.event_id for link in obj.event_links.all())

@@ -10,12 +10,14 @@ Routes::
     silences/, .../<id>/    silences and maintenance windows (ALL only)
     silences/<id>/expire/   POST end a silence now (and in the Alertmanagers it was pushed to): notify.change_silence
     silences/draft/         GET whether you may create silences; ``?event=<id>``: the matchers of one of that event
-    deliveries/, .../<id>/  what was sent, queued or silenced, each with its attempts (read only)
+    deliveries/, .../<id>/  what was sent, queued or silenced (read only): a list gives each delivery's newest
+                            ``ATTEMPTS_SHOWN`` attempts (as the page), one delivery all of them; both say how many
 """
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Count, Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, viewsets
@@ -27,9 +29,10 @@ from ibweb.events.models import Event
 
 from .. import am_silences, clock
 from ..digest import send_digest
-from ..models import Channel, Delivery, Rule, Silence
+from ..models import Attempt, Channel, Delivery, Rule, Silence
 from ..silence_drafts import draft_of_event, may_silence
 from ..testing import send_test
+from ..views import ATTEMPTS_SHOWN
 from .permissions import OperatorsChange, OperatorsWrite, TenantOwnedWrite, may_own
 from .serializers import ChannelSerializer, DeliverySerializer, RuleSerializer, SilenceSerializer
 
@@ -147,7 +150,13 @@ class DeliveryViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [ViewerRead]
 
     def get_queryset(self):
-        qs = Delivery.objects.restrict(self.request.user).prefetch_related("attempt_rows", "event_links")
+        qs = (Delivery.objects.restrict(self.request.user).prefetch_related("event_links")
+              .annotate(attempts_total=Count("attempt_rows")))
+        if self.action == "list":  # each delivery's newest attempts only, picked by the database (a window function)
+            newest = Attempt.objects.order_by("-at", "-pk")[:ATTEMPTS_SHOWN]
+            qs = qs.prefetch_related(Prefetch("attempt_rows", queryset=newest, to_attr="newest_attempts"))
+        else:
+            qs = qs.prefetch_related("attempt_rows")
         channel = self.request.query_params.get("channel")
         if channel is not None:
             if not channel.isdigit():

@@ -132,3 +132,47 @@ def test_silences_are_pushed_to_alertmanager(people, alertmanager):
     assert by_host["pushed"][str(am.pk)].startswith("error: a silence by host")
     assert op.delete(f"/api/notify/silences/{r.json()['id']}/").status_code == 204
     assert [s["status"]["state"] for s in silences()] == ["expired"]
+
+
+def test_deliveries_list_the_newest_attempts_in_queries_that_do_not_grow(people):
+    """A list of deliveries gives each its newest ``ATTEMPTS_SHOWN`` attempts, picked by the database (no query
+    loads a delivery's other attempts, and the queries do not grow with deliveries or attempts); one delivery all."""
+    from datetime import UTC, datetime, timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ibweb.notify.models import Attempt
+    from ibweb.notify.views import ATTEMPTS_SHOWN
+
+    op = people["operator"]
+    ops = channel("webhook", {"url": "http://127.0.0.1:9/hook"})
+    t0 = datetime.now(tz=UTC) - timedelta(hours=1)
+
+    def delivery(n: int, attempts: int) -> Delivery:
+        d = Delivery.objects.create(channel=ops, key=f"k-{n}", status="firing", reason="start", group="g")
+        Attempt.objects.bulk_create([Attempt(delivery=d, at=t0 + timedelta(seconds=i), ok=False,
+                                             detail=f"d{n}-try-{i:02d}") for i in range(attempts)])
+        return d
+
+    def listed() -> tuple[int, list[dict], str]:
+        with CaptureQueriesContext(connection) as ctx:
+            r = op.get(f"/api/notify/deliveries/?channel={ops.pk}")
+        assert r.status_code == 200, r.content
+        return len(ctx.captured_queries), r.json()["results"], "\n".join(q["sql"] for q in ctx.captured_queries)
+
+    delivery(0, 3)
+    listed()  # the user's permissions read once
+    few, _, _ = listed()
+    big = delivery(1, ATTEMPTS_SHOWN + 25)
+    for n in range(2, 6):
+        delivery(n, ATTEMPTS_SHOWN + 3)
+    many, rows, sql = listed()
+    assert many == few, sql
+    assert "ROW_NUMBER" in sql.upper()  # the newest per delivery chosen by the database, not in Python
+    got = {d["id"]: d for d in rows}[big.pk]
+    assert [a["detail"] for a in got["attempts_made"]] == [f"d1-try-{i:02d}" for i in range(25, ATTEMPTS_SHOWN + 25)]
+    assert got["attempts_total"] == ATTEMPTS_SHOWN + 25
+    assert all(len(d["attempts_made"]) <= ATTEMPTS_SHOWN for d in rows)
+    one = op.get(f"/api/notify/deliveries/{big.pk}/").json()
+    assert len(one["attempts_made"]) == one["attempts_total"] == ATTEMPTS_SHOWN + 25

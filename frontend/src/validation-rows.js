@@ -1,5 +1,6 @@
 // The fabric validation report (issue 38) as text: KPIs, each check's status, the findings with their evidence, the
-// isolation advice with what cutting each port does to the running jobs, the daily digest. Pure: what the Health
+// isolation advice with what cutting each port does to the running jobs and what to do (isolate, or replace a port
+// failing again after an isolation), the ports isolated now, the daily digest. Pure: what the Health
 // pages' Validation section (pages/validation.js) draws and the tests read.
 
 const pct = (share) => (share == null ? "–" : `${(Math.round(share * 1000) / 10).toFixed(1)}%`);
@@ -105,15 +106,51 @@ export function whatifText(a) {
 }
 
 /**
- * The cells of an advised port's row: rank, port, grade, why (note), jobs and what-if, the isolate command and the
- * re-enable one.
+ * What to do with an advised port, as its badge reads: "replace" (isolated before and failing again: the cable or
+ * transceiver, not another disable) or "isolate".
+ * @param {object} a an advised port
+ * @returns {{action: string, label: string, severity: string, title: string}}
+ */
+export function adviceAction(a) {
+  if (a.action === "replace" || a.failing_again) {
+    return {action: "replace", label: "replace", severity: "critical",
+      title: "Isolated before and failing again: replace the cable or transceiver rather than disable it again"};
+  }
+  return {action: "isolate", label: "isolate", severity: "warning", title: "Take the port out of service, re-enable after a clean test"};
+}
+
+/**
+ * The cells of an advised port's row: rank, port, action (its badge's text, adviceAction), grade, why (note), jobs
+ * and what-if, the isolate command and the re-enable one.
  * @param {object} a an advised port
  * @returns {string[]}
  */
 export function adviceCells(a) {
   const grade = a.failing_again ? `${a.grade}, failing again` : a.grade;
-  return [String(a.rank), `${a.node} port ${a.port}`, grade, a.note, whatifText(a), a.commands?.isolate ?? "–",
-    a.commands?.reenable ?? "replace first"];
+  return [String(a.rank), `${a.node} port ${a.port}`, adviceAction(a).label, grade, a.note, whatifText(a),
+    a.commands?.isolate ?? "–", a.commands?.reenable ?? "replace first"];
+}
+
+/**
+ * The cells of a port isolated now: port, isolated since, last seen disabled, what showed it.
+ * @param {object} r an entry of the answer's isolated list
+ * @param {(t: number) => string} [when]
+ * @returns {string[]}
+ */
+export function isolatedCells(r, when = (t) => `${new Date(t * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`) {
+  return [`${r.node} port ${r.port}`, r.isolated_at == null ? "–" : when(r.isolated_at),
+    r.last_seen_at == null ? "–" : when(r.last_seen_at), r.source || "–"];
+}
+
+/**
+ * One line on the ports isolated now.
+ * @param {object[]|undefined} isolated the answer's isolated list
+ * @returns {string}
+ */
+export function isolatedSummary(isolated) {
+  const n = isolated?.length ?? 0;
+  return n === 0 ? "No port is isolated now (none seen administratively disabled)."
+    : `${n} port${n === 1 ? " is" : "s are"} isolated now (seen administratively disabled); each is listed until it is seen enabled again.`;
 }
 
 /**

@@ -45,3 +45,8 @@ test("selectedSwitch: a switch, a host (none), a cable's switch end", () => {
   assert.equal(selectedSwitch({kind: "link", index: 3}, fabric), 1); // the reverse direction of cable 1: its a end
   assert.equal(selectedSwitch(null, fabric), -1);
 });
+
+test("switchHistoryHref: the History page's switch view of the switch over the last hour", async () => {
+  const {switchHistoryHref} = await import("../src/charts/device-panel.js");
+  assert.equal(switchHistoryHref("my fab", "leaf 01"), "/fabrics/my%20fab/history/?range=1h&switch=leaf+01");
+});

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 import {storedSeries} from "../src/charts/detail.js";
 import {rowSpark} from "../src/history/health-sparklines.js";
-import {MAX_PORTS, pageQuery, parsePorts} from "../src/history/history-page.js";
-import {limiter, tsdbClient} from "../src/history/tsdb-client.js";
+import {MAX_PORTS, pageQuery, parsePorts, portBodies} from "../src/history/history-page.js";
+import {BATCH_PORTS, BATCH_VALUES, limiter, tsdbClient} from "../src/history/tsdb-client.js";
 import {ApiError} from "../src/api.js";
 
 const answer = (values, extra = {}) => ({node: "leaf01", port: 3, start: 0, end: 10 * values.length,
@@ -111,4 +111,77 @@ test("the history client asks a job's links over its run unless given a window",
   assert.deepEqual(calls, ["/api/fabrics/fabrics/demo/jobs/job%201/tsdb/?series=utilization&points=100&n=20",
     "/api/fabrics/fabrics/demo/jobs/job%201/tsdb/?series=utilization&start=1&end=2&points=100&n=20",
     "/api/fabrics/fabrics/demo/jobs/"]);
+});
+
+test("the history client asks several ports' series in one request, split only where the API's caps say", async () => {
+  const calls = [];
+  const client = tsdbClient().base("/api/").fabric("demo").fetch(async (url) => {
+    calls.push(url);
+    const ports = new URL(url, "http://x").searchParams.getAll("port");
+    return {ok: true, status: 200, json: async () => ({t: [0], start: 0, end: 1, series: {},
+      ports: ports.map((asked) => ({asked}))})};
+  });
+  const ports = [{node: "leaf 01", port: 3}, {node: "host-7", port: 1}];
+  const one = await client.portsSeries(ports, ["utilization", "link_up"], {start: 1.23456, end: 2, points: 10});
+  assert.deepEqual(calls, ["/api/fabrics/fabrics/demo/tsdb/ports/?port=leaf+01%3A3&port=host-7%3A1"
+    + "&series=utilization&series=link_up&start=1.235&end=2&points=10"]);
+  assert.deepEqual(one.ports.map((p) => p.asked), ["leaf 01:3", "host-7:1"]);
+  calls.length = 0;
+  const many = Array.from({length: 150}, (_, i) => ({node: `sw${i}`, port: 1}));
+  const all = await client.portsSeries(many, ["utilization"], {start: 0, end: 1, points: 100});
+  assert.deepEqual(calls.map((u) => new URL(u, "http://x").searchParams.getAll("port").length), [BATCH_PORTS, BATCH_PORTS, 22]);
+  assert.deepEqual(all.ports.map((p) => p.asked), many.map((p) => `${p.node}:${p.port}`), "in the order asked");
+  calls.length = 0;
+  const seven = ["a", "b", "c", "d", "e", "f", "g"];
+  await client.portsSeries(many.slice(0, 40), seven, {start: 0, end: 1, points: 4000});
+  const per = Math.floor(BATCH_VALUES / (7 * 4000));
+  assert.deepEqual(calls.map((u) => new URL(u, "http://x").searchParams.getAll("port").length), [per, per, 40 - 2 * per]);
+  calls.length = 0;
+  await client.switchSeries("leaf 01", "utilization", {start: 0, end: 1, points: 5});
+  assert.deepEqual(calls, ["/api/fabrics/fabrics/demo/nodes/leaf%2001/tsdb/?series=utilization&start=0&end=1&points=5"]);
+});
+
+test("a several-ports answer becomes each port's answers in the single-port shape, or its error", () => {
+  const answer = {start: 0, end: 20, t: [0, 10], series: {utilization: {unit: "ratio", agg: "mean"},
+    link_up: {unit: "bool", agg: "min"}},
+  ports: [{asked: "leaf01:3", node: "leaf01", port: 3, values: {utilization: [0.5, null], link_up: [1, 0]},
+    swaps: [{t: 5, from: "a", to: "b"}]},
+  {asked: "gpu1:1", node: "gpu1", port: 1, error: {status: 404, detail: "no node 'gpu1' in fabric demo"}}]};
+  const [a, b] = portBodies(answer, ["utilization", "link_up"]);
+  assert.deepEqual(a.bodies.utilization, {node: "leaf01", port: 3, series: "utilization", unit: "ratio", agg: "mean",
+    start: 0, end: 20, t: [0, 10], values: [0.5, null], swaps: [{t: 5, from: "a", to: "b"}]});
+  assert.deepEqual(a.bodies.link_up.values, [1, 0]);
+  assert.deepEqual(b, {error: "no node 'gpu1' in fabric demo"});
+  const state = {range: {key: "6h"}, ports: null, errors: null, switchNode: "leaf01", switchSeries: "xmit_wait_per_s"};
+  assert.equal(pageQuery(state), "?range=6h&switch=leaf01&switch_series=xmit_wait_per_s");
+  assert.equal(pageQuery({...state, switchSeries: "utilization"}), "?range=6h&switch=leaf01");
+});
+
+test("a switch's strip: a row per port on the port charts' time axis, coloured by value, grey where none stored", async () => {
+  const {EMPTY, overWindow, stripModel, seriesReading} = await import("../src/history/switch-ports.js");
+  const body = {node: "leaf01", series: "utilization", unit: "ratio", agg: "mean", start: 0, end: 40, t: [0, 10, 20, 30],
+    ports: [{port: 1, peer: {node: "spine01", port: 4}, values: [0, 0.5, 1, null]},
+      {port: 2, peer: null, values: [null, null, null, null]}]};
+  const m = stripModel(body, {width: 480, rowHeight: 10});
+  assert.equal(m.left, 70);
+  assert.equal(m.plotWidth, 400, "the port charts' plot width for the same width");
+  assert.equal(m.binWidth, 100);
+  assert.deepEqual(m.rows.map((r) => [r.port, r.y, r.text]), [[1, 4, "50%"], [2, 14, "–"]]);
+  assert.equal(m.cells, 3);
+  assert.deepEqual(m.domain, [0, 1]);
+  assert.equal(m.color(null), EMPTY);
+  assert.notEqual(m.color(0), m.color(1));
+  assert.equal(m.color(2), m.color(1), "clamped");
+  assert.equal(overWindow([1, null, 3], "mean"), 2);
+  assert.equal(overWindow([1, null, 3], "max"), 3);
+  assert.equal(overWindow([1, null, 0], "min"), 0);
+  assert.equal(overWindow([null], "mean"), null);
+  const rates = stripModel({...body, series: "tx_bytes_per_s", unit: "bytes/s", ports: [{port: 1, values: [1.25e9, 2.5e9]}],
+    t: [0, 20]}, {width: 480});
+  assert.deepEqual(rates.domain, [0, 20], "bytes/s read as Gb/s from 0");
+  assert.equal(seriesReading({series: "link_up", unit: "bool"}).format(0), "down");
+  const ber = stripModel({...body, series: "effective_ber", unit: "ratio", agg: "max",
+    ports: [{port: 1, values: [1e-12, 1e-6, 0]}], t: [0, 10, 20]}, {width: 480});
+  assert.deepEqual(ber.domain, [1e-12, 1e-6]);
+  assert.equal(ber.color(0), EMPTY, "a log scale has no colour for 0");
 });

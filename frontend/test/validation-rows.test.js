@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 import {withProblems} from "../src/pages/validation.js";
-import {adviceCells, adviceSummary, checkRows, digestText, evidenceText, findingRow, kpiTiles, whatifText}
-  from "../src/validation-rows.js";
+import {adviceAction, adviceCells, adviceSummary, checkRows, digestText, evidenceText, findingRow, isolatedCells,
+  isolatedSummary, kpiTiles, whatifText} from "../src/validation-rows.js";
 
 // Shaped like GET /api/fabrics/fabrics/<slug>/validation/ (ibweb.live.validation.answer.validation_for).
 const KPIS = {connected_endpoints: {connected: 63, expected: 64, share: 0.984375},
@@ -63,10 +63,10 @@ test("whatifText: the jobs on the cable and the what-if's outcome", () => {
 });
 
 test("adviceCells and adviceSummary: commands, a port failing again has no re-enable", () => {
-  assert.deepEqual(adviceCells(advised()).slice(0, 3), ["1", "leaf01 port 3", "error"]);
-  assert.deepEqual(adviceCells(advised()).slice(5), ["ibportstate 7 3 disable", "ibportstate 7 3 enable"]);
+  assert.deepEqual(adviceCells(advised()).slice(0, 4), ["1", "leaf01 port 3", "isolate", "error"]);
+  assert.deepEqual(adviceCells(advised()).slice(6), ["ibportstate 7 3 disable", "ibportstate 7 3 enable"]);
   const again = adviceCells(advised({failing_again: true, commands: {isolate: "ibportstate 7 3 disable", reenable: null}}));
-  assert.deepEqual([again[2], again[6]], ["error, failing again", "replace first"]);
+  assert.deepEqual([again[2], again[3], again[7]], ["replace", "error, failing again", "replace first"]);
   assert.equal(adviceSummary(null), "No isolation advice: the fabric's ports are not graded yet.");
   assert.equal(adviceSummary({advised: [], candidates: 0, cap: 10}), "No port is graded bad enough to take out of service.");
   assert.match(adviceSummary({advised: [advised()], candidates: 12, cap: 10, clean_test_s: 7560}),
@@ -83,4 +83,23 @@ test("digestText: new, resolved and changed findings since the baseline, the KPI
 test("withProblems: the API address with or without ?problems=1", () => {
   assert.equal(withProblems("/api/fabrics/fabrics/pod/validation/", true), "/api/fabrics/fabrics/pod/validation/?problems=1");
   assert.equal(withProblems("/api/fabrics/fabrics/pod/validation/?problems=1", false), "/api/fabrics/fabrics/pod/validation/");
+});
+
+test("adviceAction: a port failing again after an isolation is labelled replace, the others isolate", () => {
+  const replace = adviceAction(advised({failing_again: true, action: "replace", commands: {isolate: null, reenable: null}}));
+  assert.deepEqual([replace.action, replace.label, replace.severity], ["replace", "replace", "critical"]);
+  assert.match(replace.title, /replace the cable or transceiver/);
+  assert.deepEqual([adviceAction(advised({action: "isolate"})).label, adviceAction(advised()).severity], ["isolate", "warning"]);
+  assert.equal(adviceAction(advised({action: "replace"})).label, "replace");  // the report's action alone suffices
+});
+
+test("isolatedCells and isolatedSummary: the ports isolated now, since when, listed until seen enabled", () => {
+  const r = {node: "leaf01", port: 3, guid: "0x0000000000000007", isolated_at: 1796500000, last_seen_at: 1796503600,
+    source: "iblinkinfo:12"};
+  assert.deepEqual(isolatedCells(r, (t) => `T${t}`), ["leaf01 port 3", "T1796500000", "T1796503600", "iblinkinfo:12"]);
+  assert.equal(isolatedCells(r)[1], "2026-12-05 19:46 UTC");
+  assert.deepEqual(isolatedCells({node: "host-3", port: 1, isolated_at: null, last_seen_at: null, source: ""}).slice(1),
+    ["–", "–", "–"]);
+  assert.equal(isolatedSummary([]), "No port is isolated now (none seen administratively disabled).");
+  assert.match(isolatedSummary([r, r]), /^2 ports are isolated now .*until it is seen enabled again\.$/);
 });

@@ -2,8 +2,9 @@
 counter sweep, into the fabric's device readings (:mod:`ibweb.runtime.device_readings`).
 
 Once per ``CollectorConfig.validation_every`` sweep intervals (10 by default; 0: never), claimed at the end of a
-sweep's merge (after its counters are stored) and run as a task of its own (:func:`~.tasks.validation_reads`: on a
-worker, the sweeps go on meanwhile; in the embedded setup, in the sweep's thread):
+sweep's merge (after its counters are stored) and run off the sweep (:func:`start`): the task
+:func:`~.tasks.validation_reads` on a worker, or, in the embedded setup (Celery eager), on this process's one
+validation thread; the sweep never waits on them, and their warnings join that sweep's record when they end:
 
 * commands: ``sminfo`` (the master SM the collector's port knows), ``saquery -s`` (the SA's PortInfoRecords of
   the ports whose CapabilityMask has IsSM set: every SM, master and standby, :func:`sm_lids`) and ``sminfo <lid>``
@@ -17,10 +18,15 @@ worker, the sweeps go on meanwhile; in the embedded setup, in the sweep's thread
   ports are not asked, with one warning;
 * a drop directory: its ``sminfo.txt`` and ``pkeys*.txt`` (captures naming each table's command line), when there;
 * the sweep's ``iblinkinfo``: its ports whose physical state is ``Disabled`` (administratively disabled: isolated)
-  are recorded as isolated (:func:`isolated_ports`; merged, never replaced: the isolation advice's history).
+  are recorded as isolated (:func:`isolated_ports`; merged, never replaced: the isolation advice's history), and
+  kept in the database until the discovery shows them enabled again (:func:`enabled_ports`,
+  :func:`ibweb.runtime.device_readings.record_isolations`).
 
 A command that fails, or an output a reader refuses, is a warning of the sweep naming the command, file and line;
-the rest still count. What was read replaces the fabric's SMs and P_Key tables as a whole (``replace``) when every
+the rest still count. The SMs that answered replace the fabric's SMs (``replace``) when any answered, but an SM of
+an earlier round that did not answer this one (only the master answered, a standby's ``sminfo <lid>`` failed) is
+kept, marked as not answering with when it last answered (:mod:`ibweb.runtime.device_readings`), and the validation
+report names it. The P_Key tables read replace the stored ones as a whole when every
 port was read (a port gone from the discovery leaves them with that read); when some port did not answer, the
 tables read merge into the stored ones (by LID, GUID and port), so a port that failed this round keeps its last.
 When the last read was is kept in the cache, so the interval holds across workers and restarts; a round is claimed
@@ -29,14 +35,18 @@ atomically (:func:`claim`: ``cache.add`` of the window's key), so two workers ne
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 from django.core.cache import cache
+from django.db import close_old_connections
 
 from fabric_engine.devices.vitals import DeviceReadings, IsolatedPort
 from fabric_engine.errors import FabricEngineError, FormatError
@@ -51,8 +61,10 @@ from .choices import CollectorSource
 from .collector import CollectorError, CommandRunner
 
 __all__ = ["due", "claim", "pkey_ports", "pkeys_command", "read_validation", "run_validation", "SMINFO_FILE",
-           "PKEYS_GLOB", "PKEY_WORKERS", "PKEY_FAILURE_LIMIT", "isolated_ports",
-           "sm_lids", "SAQUERY_SM"]
+           "PKEYS_GLOB", "PKEY_WORKERS", "PKEY_FAILURE_LIMIT", "isolated_ports", "enabled_ports",
+           "sm_lids", "SAQUERY_SM", "start", "wait_idle"]
+
+log = logging.getLogger("ibweb.telemetry")
 
 SMINFO_FILE = "sminfo.txt"
 PKEYS_GLOB = "pkeys*.txt"
@@ -211,6 +223,13 @@ def isolated_ports(info: LinkInfo, t: float) -> list[IsolatedPort]:
                 info.line[rows].tolist(), strict=True)]  # the disabled ports only
 
 
+def enabled_ports(info: LinkInfo) -> tuple[np.ndarray, np.ndarray]:
+    """The node GUIDs and port numbers of the port lines of ``info`` whose physical state is not ``Disabled`` (an
+    isolation of theirs has ended)."""
+    rows = np.flatnonzero(info.phys != "Disabled")
+    return info.node_guid[info.node[rows]].astype(np.uint64), info.port[rows].astype(np.int64)
+
+
 def _from_directory(root: Path, out: DeviceReadings, warnings: list[dict]) -> set[str]:
     read: set[str] = set()
     path = root / SMINFO_FILE
@@ -230,20 +249,24 @@ def _from_directory(root: Path, out: DeviceReadings, warnings: list[dict]) -> se
     return read
 
 
-def read_validation(config, linkinfo: str, warnings: list[dict]) -> tuple[DeviceReadings, set[str]]:
+def read_validation(config, linkinfo: str, warnings: list[dict]
+                    ) -> tuple[DeviceReadings, set[str], tuple[np.ndarray, np.ndarray] | None]:
     """Read ``sminfo`` and the P_Key tables as ``config`` reaches the tools (``linkinfo``: the sweep's discovery,
-    whose switch-to-CA cables are asked for); what was read and the lists it fills (``sms``, ``pkeys``)."""
+    whose switch-to-CA cables are asked for); what was read, the lists it fills (``sms``, ``pkeys``) and the ports
+    the discovery shows enabled (:func:`enabled_ports`; None: no discovery read)."""
     out = DeviceReadings()
     now = time.time()
+    enabled = None
     try:
         info = parse_iblinkinfo(linkinfo)
     except FabricEngineError as exc:
         info = None
         if config.source != CollectorSource.DIRECTORY:
             _warn(warnings, "iblinkinfo", f"validation reads skipped: {exc}")
-            return out, set()
+            return out, set(), None
     if info is not None:
         out.isolated.extend(isolated_ports(info, now))
+        enabled = enabled_ports(info)
     if config.source == CollectorSource.DIRECTORY:
         read = _from_directory(Path(config.drop_dir), out, warnings)
     else:
@@ -251,11 +274,11 @@ def read_validation(config, linkinfo: str, warnings: list[dict]) -> tuple[Device
             fabric = fabric_from_linkinfo(info)
         except FabricEngineError as exc:
             _warn(warnings, "iblinkinfo", f"validation reads skipped: {exc}")
-            return out, set()
+            return out, set(), enabled
         run = CommandRunner(config.command_prefix, config.environment, config.timeout_s)
         read = _from_commands(run, fabric, out, warnings)
     out.read_at.update({name: now for name in read})
-    return out, read
+    return out, read, enabled
 
 
 def claim(config, now: float) -> bool:
@@ -276,11 +299,60 @@ def claim(config, now: float) -> bool:
 def run_validation(config, linkinfo: str) -> list[dict]:
     """Run the validation reads now and keep what they read in the fabric's device readings; the warnings."""
     warnings: list[dict] = []
-    got, read = read_validation(config, linkinfo, warnings)
-    if read or got.isolated or got.pkeys or got.sms:
-        device_readings.write(config.fabric_id, got, replace=tuple(sorted(read)))
+    got, read, enabled = read_validation(config, linkinfo, warnings)
+    if read or got.isolated or got.pkeys or got.sms or enabled is not None:
+        device_readings.write(config.fabric_id, got, replace=tuple(sorted(read)), enabled=enabled)
     if len(warnings) > _MAX_WARNINGS:
         rest = len(warnings) - _MAX_WARNINGS
         warnings = [*warnings[:_MAX_WARNINGS], {"line": None, "text": "validation reads",
                                                 "reason": f"{rest} more warning(s) not listed"}]
     return warnings
+
+
+# ------------------------------------------------------------------ off the sweep
+_EXECUTOR: ThreadPoolExecutor | None = None
+_FUTURES: set[Future] = set()
+_EXEC_LOCK = threading.Lock()
+
+
+def _run_reads(config_pk: int, sweep_pk: int) -> None:
+    from .tasks import validation_reads
+
+    try:
+        validation_reads(config_pk, sweep_pk)
+    except Exception:  # a thread's failure is logged, never the sweep's
+        log.exception("validation reads of collector %s (sweep %s) failed", config_pk, sweep_pk)
+    finally:
+        close_old_connections()
+
+
+def start(config, sweep_pk: int) -> None:
+    """Start the validation reads a sweep claimed (:func:`claim`) without waiting on them: the Celery task on a
+    worker, or (Celery eager, the embedded default) on this process's validation thread (one at a time)."""
+    if not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+        from .tasks import validation_reads
+
+        validation_reads.delay(config.pk, sweep_pk)
+        return
+    global _EXECUTOR
+    with _EXEC_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ibweb-validation-reads")
+        future = _EXECUTOR.submit(_run_reads, config.pk, sweep_pk)
+        _FUTURES.add(future)
+        future.add_done_callback(_FUTURES.discard)
+
+
+def wait_idle(timeout_s: float = 60.0) -> bool:
+    """Wait until the validation thread has nothing left to run (tests, shutdown); whether it got there."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        with _EXEC_LOCK:
+            pending = list(_FUTURES)
+        if not pending:
+            return True
+        for f in pending:  # the few reads queued
+            with contextlib.suppress(Exception):  # a timeout; the reads' own errors are logged by the thread
+                f.result(timeout=max(0.0, end - time.monotonic()))
+    with _EXEC_LOCK:
+        return not _FUTURES

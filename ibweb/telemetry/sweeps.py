@@ -161,11 +161,8 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     sweep.status = SweepStatus.OK if not failures else (SweepStatus.PARTIAL if len(samples) else SweepStatus.FAILED)
     retry_locked(sweep.save, what=f"sweep of {config.fabric}")
     store.put_sweep(fabric_id, sweep.pk, finished.timestamp(), linkinfo, samples, events, failures)
-    if device_sweep.claim(config, time.time()):  # sminfo, smpquery pkeys: on their slower interval, on their own
-        from .tasks import validation_reads
-
-        if validation_reads.delay(config.pk, sweep.pk).ready():  # run here (eager): its warnings are the sweep's
-            sweep.refresh_from_db(fields=["warnings"])
+    if device_sweep.claim(config, time.time()):  # sminfo, smpquery pkeys: on their slower interval, off the sweep
+        device_sweep.start(config, sweep.pk)
     return sweep
 
 

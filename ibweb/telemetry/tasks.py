@@ -3,7 +3,8 @@
 Tasks take primary keys and JSON only. A sweep is a chord: ``sweep_shard`` for
 each shard of switches, then ``merge_sweep`` with their results; once per ``validation_every`` sweeps the merge
 also starts ``validation_reads`` (``sminfo``, ``smpquery pkeys``). Under ``CELERY_TASK_ALWAYS_EAGER`` (the
-embedded default) it all runs in the caller.
+embedded default) it all runs in the caller, but for the validation reads (a thread of their own:
+:func:`.device_sweep.start`).
 """
 
 from __future__ import annotations

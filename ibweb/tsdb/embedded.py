@@ -30,7 +30,7 @@ from . import packing, reads, retention
 from .layout import BLOCK, DAY, PART, SCHEMA, TOP_BINS, Tier, check_tiers, default_tiers
 from .series import PORT_ID, checked_sweep, port_ids, series_of
 from .slots import PortSlots
-from .store import TOP, Range, Ranges, SwitchRange, bin_edges, fabric_list, top_order
+from .store import TOP, FabricStats, Range, Ranges, Stats, SwitchRange, bin_edges, fabric_list, top_order
 
 __all__ = ["BLOCK", "DAY", "PART", "EmbeddedStore", "Tier", "default_tiers"]
 
@@ -172,6 +172,53 @@ class EmbeddedStore:
                 return SwitchRange(numbers, edges, np.empty((0, points)))
             edges, values = self._binned(int(fabric_id), series, slots, start, end, points)
         return SwitchRange(numbers, edges, values)
+
+    def stats(self, fabric_id: int, ports: np.ndarray, series: str, start: float, end: float,
+              points: int) -> Stats:
+        """Ports ``ports`` side by side in ``points`` bins, each bin's bucket count, mean, peak and sum, from the tier
+        :meth:`ranges` reads (``sample_s`` its step; a port never written: count 0)."""
+        series_of(series)
+        keys = port_ids(ports)
+        edges, width = bin_edges(start, end, points)
+        count = np.zeros((len(keys), points), dtype=np.int64)
+        total, peak = np.full((len(keys), points), np.nan), np.full((len(keys), points), np.nan)
+        fabric = int(fabric_id)
+        with self._lock:
+            newest = self._newest(fabric)
+            step = float(self.tiers[reads.tier_for(self.tiers, newest, start, width)].step)
+            slots = self._slots(fabric, keys, assign=False)
+            known = np.flatnonzero(slots >= 0)
+            if len(known):
+                edges, count[known], total[known], peak[known], step = reads.binned_stats(
+                    self._db, self.tiers, fabric, newest, self._done(fabric), series, slots[known], start, end,
+                    points)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = total / count
+        return Stats(keys, edges, count, mean, peak, total, step)
+
+    def fabric_stats(self, fabric_id: int, series: str, start: float, end: float, points: int) -> FabricStats:
+        """Every port of the fabric together in ``points`` bins, read a part (:data:`~.layout.PART` slots) at a
+        time."""
+        series_of(series)
+        edges, width = bin_edges(start, end, points)
+        count, sweeps = np.zeros(points, dtype=np.int64), np.zeros(points, dtype=np.int64)
+        total, peak, short = np.zeros(points), np.full(points, -np.inf), np.zeros(points)
+        fabric = int(fabric_id)
+        with self._lock:
+            ports, newest = self._current_ports(fabric), self._newest(fabric)
+            step = float(self.tiers[reads.tier_for(self.tiers, newest, start, width)].step)
+            slots = np.sort(ports.slots)
+            for lo in range(0, len(slots), PART):  # a part of slots at a time, vectorized within
+                edges, n, s, m, step = reads.binned_stats(self._db, self.tiers, fabric, newest, self._done(fabric),
+                                                          series, slots[lo:lo + PART], start, end, points)
+                count += n.sum(axis=0)
+                sweeps = np.maximum(sweeps, n.max(axis=0))
+                total += np.nansum(s, axis=0)
+                peak = np.fmax(peak, np.nanmax(np.where(n > 0, m, -np.inf), axis=0))
+                short = np.maximum(short, np.where(n > 0, n - np.nan_to_num(s), 0).max(axis=0))
+        seen = count > 0
+        return FabricStats(edges, count, sweeps, np.where(seen, total, np.nan), np.where(seen, peak, np.nan),
+                           np.where(seen, short, np.nan), step)
 
     def top(self, fabric_ids: int | Sequence[int], series: str, start: float, end: float, n: int) -> np.ndarray:
         """The ``n`` highest (``min`` series: lowest) ports over ``[start, end)``: each port's series reduced over

@@ -18,7 +18,7 @@ from .layout import BLOCK, PART, Tier
 from .series import series_of
 from .store import bin_edges
 
-__all__ = ["Fold", "binned", "fold", "grid", "tier_for"]
+__all__ = ["Fold", "binned", "binned_stats", "fold", "grid", "tier_for"]
 
 
 class Fold:
@@ -82,13 +82,15 @@ def grid(db: sqlite3.Connection, tiers: Sequence[Tier], fabric: int, k: int, nam
         first = start // tier.step
         a, b = max(g0, first), min(g1, first + nb)
         planes = byte_planes(data).reshape(4, BLOCK, nb)
-        values = from_planes(planes if len(mine) == BLOCK else planes[:, pick[mine] % BLOCK])
+        every = len(mine) == BLOCK and bool((pick[mine] % BLOCK == np.arange(BLOCK)).all())  # the block, in order
+        values = from_planes(planes if every else planes[:, pick[mine] % BLOCK])
         out[mine, a - g0:b - g0] = values[:, a - first:b - first]
     rows = db.execute(
         "SELECT part, bucket, data FROM pending WHERE fabric = ? AND tier = ? AND series = ? AND part >= ? "
         "AND part <= ? AND bucket >= ? AND bucket < ?",
         (fabric, k, name, s0 // PART, (s1 - 1) // PART, g0, g1)).fetchall()
-    slot, whole = s0 + pick, len(pick) == s1 - s0  # whole: every slot, in order
+    slot = s0 + pick
+    whole = len(pick) == s1 - s0 and bool((pick == np.arange(len(pick))).all())  # every slot, in order
     for part, bucket, data in rows:  # rows of parts and buckets, not ports
         planes = byte_planes(data, "lz4")  # a part holds the slots its fabric had, up to PART
         if whole:
@@ -135,6 +137,41 @@ def binned(db: sqlite3.Connection, tiers: Sequence[Tier], fabric: int, newest: f
         else:  # buckets wider than bins: each bin shows the bucket it falls in
             out[mine] = got[:, (np.floor(edges / tier.step) - g0).astype(np.int64)]
     return edges, out
+
+
+def binned_stats(db: sqlite3.Connection, tiers: Sequence[Tier], fabric: int, newest: float | None,
+                 done: dict[int, int], name: str, slots: np.ndarray, start: float, end: float,
+                 points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """``slots``' series in chart bins, several reductions: bin starts ``[points]``, then per slot and bin the count
+    of buckets with a value (int64), their sum and their peak (float64, NaN where the count is 0), and the seconds
+    one bucket stands for (the step of the tier read, as :func:`binned` picks it). Beyond the raw tier a bucket is
+    the series' reduction of its span (a 5-minute mean's peak is the peak of means)."""
+    edges, width = bin_edges(start, end, points)
+    k = tier_for(tiers, newest, start, width)
+    tier = tiers[k]
+    g0, g1 = math.floor(start / tier.step), math.ceil(end / tier.step)
+    count = np.zeros((len(slots), points), dtype=np.int64)
+    total, peak = np.full((len(slots), points), np.nan), np.full((len(slots), points), np.nan)
+    for part in np.unique(slots // PART).tolist():  # one read per part of the slots asked (its pending rows once)
+        mine = np.flatnonzero(slots // PART == part)
+        lo, hi = int(slots[mine].min()) // BLOCK, int(slots[mine].max()) // BLOCK + 1
+        got = grid(db, tiers, fabric, k, name, (lo, hi), g0, g1, done, slots[mine] - lo * BLOCK)
+        if tier.step > width:  # buckets wider than bins: each bin shows the bucket it falls in
+            got = got[:, (np.floor(edges / tier.step) - g0).astype(np.int64)]
+            which = np.arange(points)
+        else:
+            which = np.clip(((np.arange(g0, g1) * tier.step - start) // width).astype(np.int64), 0, points - 1)
+        firsts = np.minimum(np.searchsorted(which, np.arange(points)), got.shape[1] - 1)
+        empty = np.searchsorted(which, np.arange(points)) >= got.shape[1]
+        valid = ~np.isnan(got)
+        n = np.add.reduceat(valid.astype(np.int64), firsts, axis=1)
+        n[:, empty] = 0
+        count[mine] = n
+        total[mine] = np.where(n > 0, np.add.reduceat(np.where(valid, got, 0).astype(np.float64), firsts, axis=1),
+                               np.nan)
+        peak[mine] = np.where(n > 0, np.maximum.reduceat(np.where(valid, got, -np.inf).astype(np.float64), firsts,
+                                                         axis=1), np.nan)
+    return edges, count, total, peak, float(tier.step)
 
 
 def fold(db: sqlite3.Connection, tiers: Sequence[Tier], fabric: int, k: int, name: str, g0: int, g1: int,

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import cramjam
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-__all__ = ["HEADERS", "PortLabels", "varint", "write_request", "compressed"]
+__all__ = ["HEADERS", "PortLabels", "varint", "write_request", "write_request_array", "compressed"]
 
 HEADERS = {"Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
            "X-Prometheus-Remote-Write-Version": "0.1.0"}
@@ -99,10 +100,10 @@ def _full_rows(out: np.ndarray, name: np.ndarray, labels: np.ndarray, templates:
     out[:, at:at + labels.shape[1]] = labels
     at += labels.shape[1]
     raw = np.ascontiguousarray(values, dtype="<f8").view(np.uint8).reshape(rows, -1, 8)
-    for s in range(templates.shape[0]):  # S samples per port (a few sweeps)
-        out[:, at:at + width] = templates[s]
-        out[:, at + 3:at + 11] = raw[:, s]
-        at += width
+    count = templates.shape[0]  # S samples per port (a few sweeps): two strided copies for them all
+    stride = out.strides[0]
+    as_strided(out[:, at:], shape=(rows, count, width), strides=(stride, width, 1), writeable=True)[:] = templates
+    as_strided(out[:, at + 3:], shape=(rows, count, 8), strides=(stride, width, 1), writeable=True)[:] = raw
 
 
 def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int | np.ndarray) -> bytes:
@@ -110,6 +111,12 @@ def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int
     times ``t_ms`` (several sweeps in one request: each port's labels sent once for its ``S`` samples); NaN left
     out. Ports with every sample are laid out by label length as fixed-size messages (:func:`_full_rows`); the
     others (some samples missing) one by one in numpy (:func:`_partial_rows`)."""
+    return write_request_array(metric, labels, values, t_ms).tobytes()
+
+
+def write_request_array(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int | np.ndarray) -> np.ndarray:
+    """:func:`write_request`'s body as the uint8 array it is laid out in (what :func:`compressed` takes without
+    copying it to bytes first)."""
     values = np.asarray(values, dtype=np.float64)
     values = values[:, None] if values.ndim == 1 else values
     times = np.atleast_1d(np.asarray(t_ms, dtype=np.int64))
@@ -132,7 +139,7 @@ def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int
     partial = np.flatnonzero(~full & (count > 0))
     tail = _partial_rows(metric, name, labels, values, keep, count, partial, templates) if len(partial) else b""
     if not size:
-        return tail
+        return np.frombuffer(tail, dtype=np.uint8)
     out = np.empty(size + len(tail), dtype=np.uint8)
     at = 0
     for rows, block in parts:
@@ -141,7 +148,7 @@ def write_request(metric: str, labels: PortLabels, values: np.ndarray, t_ms: int
         _full_rows(out[at:at + n].reshape(len(rows), -1), name, block, templates, values[rows], metric)
         at += n
     out[at:] = np.frombuffer(tail, dtype=np.uint8)
-    return out.tobytes()
+    return out
 
 
 def _partial_rows(metric: str, name: np.ndarray, labels: PortLabels, values: np.ndarray, keep: np.ndarray,
@@ -175,6 +182,6 @@ def _partial_rows(metric: str, name: np.ndarray, labels: PortLabels, values: np.
     return out.tobytes()
 
 
-def compressed(body: bytes) -> bytes:
-    """``body`` in snappy's block format, as remote write sends it."""
+def compressed(body: bytes | np.ndarray) -> bytes:
+    """``body`` (bytes, or a contiguous uint8 array) in snappy's block format, as remote write sends it."""
     return bytes(cramjam.snappy.compress_raw(body))

@@ -3,9 +3,9 @@
 Records one minute of ticks (``--ticks``, default 60) of ``--links`` directed links (random
 identities of one topology, a cable cut half-way: the second half of the minute runs on a topology
 without ``--cut`` cables, some links without counters) into the ring in local memory, then rolls the
-minute up as the rollup task does (:func:`ibweb.live.history.reads.ticks` then
-:func:`ibweb.live.tasks.rollup_minute`, no database write). Prints per-tick record ms, the read ms,
-the rollup ms and the rollup cost per tick (rollup / ticks). Run:
+minute up as the removed rollup task did (:func:`ibweb.live.history.reads.ticks` then
+:func:`tests.bench.sql_rollups.rollup_minute`, the baseline of issue 40; no database write). Prints per-tick record
+ms, the read ms, the rollup ms and the rollup cost per tick (rollup / ticks). Run:
 ``.venv/bin/python tests/bench/bench_rollup.py [--links 200000] [--ticks 60]``.
 """
 
@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from ibweb.live.history import layout, reads, ring  # noqa: E402
 from ibweb.live.history.link_identity import IDENTITY, LinkIdentities  # noqa: E402
-from ibweb.live.tasks import rollup_minute  # noqa: E402
+from tests.bench.sql_rollups import rollup_minute  # noqa: E402
 
 
 def topology(n: int, rng: np.random.Generator) -> LinkIdentities:

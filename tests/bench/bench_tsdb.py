@@ -1,4 +1,4 @@
-"""Per-port history for 90 days (issue 40) at 16,384 and 32,768 GPUs, side by side with today's SQL rollups.
+"""Per-port history for 90 days (issue 40) at 16,384 and 32,768 GPUs, side by side with the SQL rollups it replaced.
 
 The fabrics are the loaded rail-optimized fabrics of the scale benches (:func:`fabric_engine.scenario.
 loaded_rail_spec`); one row per directed link's out port (2 x links ports). Per size (``--gpus``, default 16,384
@@ -7,12 +7,14 @@ and 32,768), in one run:
 1. **The time-series store (embedded default)**, as the leader writes it (:mod:`ibweb.live.history.tsdb_publisher`:
    the tick's copy, ``port_sweep`` with the graded health and every error counter's rate from measured counters, the
    store's write): 61 sweeps 10 s apart, packing a 10-minute span; ingest CPU per write and per 1 s tick, bytes per
-   stored sample (the packed span's blobs over its samples), disk per day (pages per port per day from ``--day-ports``
+   stored sample (the packed span's blobs over its samples), the rollup endpoints' reads of those 10 minutes (a
+   port's, the fabric's: what replaced the SQL rollups' rows), disk per day (pages per port per day from ``--day-ports``
    ports written through a whole day, times the ports) at steady state (raw 2 days, 5-minute and 1-hour tiers 90
    days).
-2. **Today's SQL rollups** of the same links (:mod:`ibweb.live.history.ring` and :func:`ibweb.live.tasks.
-   rollup_minute`, every link busy): the ring's record per tick, the minute's rollup and its insert into SQLite with
-   ``LinkRollup``'s table and indexes (as Django creates them); ingest CPU per tick, rows a minute, bytes per row and
+2. **The SQL rollups ibweb wrote before** (the baseline; ibweb no longer writes them: the rollup endpoints read the
+   store) of the same links (:mod:`ibweb.live.history.ring` and :func:`tests.bench.sql_rollups.rollup_minute`, every
+   link busy): the ring's record per tick, the minute's rollup and its insert into SQLite with the removed
+   ``LinkRollup``'s table and indexes (as Django created them); ingest CPU per tick, rows a minute, bytes per row and
    per stored value (mean and peak utilization, mean rate), disk per day (24 hours kept).
 3. **Queries** at that many ports (90 days backfilled as compaction leaves them at its fullest): a port's 90-day chart
    at 1,000 and 4,000 points (< 200 ms), the top-20 ports over 7 days (< 2 s), a switch's 64 ports over 7 days; CPU
@@ -51,7 +53,7 @@ _TMP = Path(tempfile.mkdtemp(prefix="bench-tsdb-"))
 os.environ.pop("REDIS_URL", None)  # the ring in local memory, as the embedded default keeps it
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ibweb.settings")
 os.environ.setdefault("IBWEB_HISTORY_DIR", str(_TMP / "history"))
-os.environ["DATABASE_URL"] = f"sqlite:///{_TMP / 'django.sqlite3'}"  # only for the schema SQL of LinkRollup
+os.environ["DATABASE_URL"] = f"sqlite:///{_TMP / 'django.sqlite3'}"  # settings need one; nothing is written
 
 import django  # noqa: E402
 
@@ -284,33 +286,35 @@ def bench_publisher(gpus: int, f, workdir: Path) -> dict:
           f"(median), packing a span {1000 * pack:.0f} ms: {per_write:.0f} ms CPU per write = "
           f"{per_write / (STEP * 1000) * 100:.2f}% of a core at one write per {STEP} s; the packed span "
           f"{per_sample:.2f} B per sample", flush=True)
+    key = ports[n // 2:n // 2 + 1]
+    rollup = ("utilization", "tx_bytes_per_s", "link_up")  # what the rollup endpoints read, per minute
+    port_s = timed(lambda: [store.stats(1, key, s, t0, t0 + 600, 10) for s in rollup])[0]
+    wide_s = timed(lambda: [store.fabric_stats(1, s, t0, t0 + 600, 10) for s in rollup], 1)[0]
+    print(f"rollup endpoints from the store at {gpus:,} GPUs, 10 one-minute bins: a port's {1000 * port_s:.0f} ms "
+          f"CPU, the fabric's ({n:,} ports) {1000 * wide_s:.0f} ms CPU", flush=True)
     store.close()
     return {"tick_ms": 1000 * float(np.median(on_tick)), "write_ms": per_write, "bytes_per_sample": per_sample,
-            "series": series}
+            "series": series, "rollup_port_ms": 1000 * port_s, "rollup_wide_ms": 1000 * wide_s}
 
 
 def rollup_table(path: Path) -> sqlite3.Connection:
-    """A SQLite file with ``LinkRollup``'s table and indexes as Django creates them."""
-    from django.db import connection
+    """A SQLite file with the removed ``LinkRollup``'s table and indexes as Django created them."""
+    from tests.bench.sql_rollups import TABLE_SQL
 
-    from ibweb.live.models import LinkRollup
-
-    with connection.schema_editor(collect_sql=True, atomic=False) as editor:
-        editor.create_model(LinkRollup)
     db = sqlite3.connect(path, isolation_level=None)
-    for statement in editor.collected_sql:
+    for statement in TABLE_SQL:
         db.execute(statement)
     return db
 
 
 def bench_rollups(gpus: int, f, workdir: Path) -> dict:
-    """Today's path for the same links: the ring's record per 1 s tick, the minute's rollup and its insert."""
+    """The SQL rollups' path for the same links (the baseline): the ring's record per 1 s tick, the minute's rollup
+    and its insert."""
     import asyncio
 
     from ibweb.live.history import layout, reads, ring
     from ibweb.live.history.link_identity import IDENTITY, LinkIdentities
-    from ibweb.live.models import LinkRollup
-    from ibweb.live.tasks import rollup_minute
+    from tests.bench.sql_rollups import FIELDS, rollup_minute
 
     n, rng = 2 * f.num_links, np.random.default_rng(5)
     keys = np.empty(n, dtype=IDENTITY)
@@ -339,7 +343,7 @@ def bench_rollups(gpus: int, f, workdir: Path) -> dict:
     rows = rollup_minute(fid, int(t0 // 60), reads.ticks(fid, t0, t0 + 60))
     roll = time.process_time() - start
     db = rollup_table(workdir / f"rollups-{gpus}.sqlite3")
-    names = [fld.attname for fld in LinkRollup._meta.concrete_fields if fld.attname != "id"]
+    names = [name for name in FIELDS if name != "id"]
     values = [[str(v) if k == "minute" else v for k, v in zip(names, (getattr(r, a) for a in names), strict=True)]
               for r in rows]  # one tuple per row, as Django's bulk_create sends them
     start = time.process_time()
@@ -552,7 +556,7 @@ def main() -> None:
 
 
 def side_by_side(table: dict[int, dict]) -> None:
-    """The figures of each size in one table: the time-series store beside today's rollups."""
+    """The figures of each size in one table: the time-series store beside the SQL rollups (the baseline)."""
     sizes = sorted(table)
     rows = [
         ("tsdb bytes per stored sample", lambda r: "{:.2f} B".format(r["tsdb"]["bytes_per_sample"])),
@@ -562,6 +566,8 @@ def side_by_side(table: dict[int, dict]) -> None:
         ("tsdb disk per day (written; steady state, 90 days)",
          lambda r: "{:.1f} GB; {:.0f} GB".format(r["tsdb_day_gb"], r["tsdb_steady_gb"])),
         ("rollups disk per day (24 h kept)", lambda r: "{:.1f} GB".format(r["rollups"]["gb_per_day"])),
+        ("rollup endpoints from the tsdb, 10 minutes: a port; the fabric (CPU)",
+         lambda r: "{:.0f} ms; {:.0f} ms".format(r["tsdb"]["rollup_port_ms"], r["tsdb"]["rollup_wide_ms"])),
         ("a port's 90-day chart (CPU)", lambda r: "{:.0f} ms".format(r["chart_ms"])),
         ("top-20 over 7 days (CPU)", lambda r: "{:.2f} s".format(r["top_s"])),
         ("largest /metrics target, Prometheus scrape",

@@ -55,13 +55,20 @@ def stored(server, seconds: float = 600, timeout_s: float = 60) -> list[dict]:
 
 
 def utilization_over(seconds: float):
-    """A predicate of the responses: a port's utilization asked over a window of ``seconds`` (within a minute)."""
+    """A predicate of the responses: the charted ports' series, utilization among them, asked in one request over a
+    window of ``seconds`` (within a minute)."""
     def match(response) -> bool:
-        if "/tsdb/?series=utilization&" not in response.url or "/ports/" not in response.url:
+        if "/tsdb/ports/?" not in response.url:
             return False
         q = urllib.parse.parse_qs(urllib.parse.urlsplit(response.url).query)
-        return abs(float(q["end"][0]) - float(q["start"][0]) - seconds) <= 60
+        return "utilization" in q["series"] and abs(float(q["end"][0]) - float(q["start"][0]) - seconds) <= 60
     return match
+
+
+def drawn_port(body: dict) -> tuple[str, int, list]:
+    """The first port a several-ports answer has values of: its node, port and utilization."""
+    p = next(p for p in body["ports"] if "values" in p)
+    return p["node"], p["port"], p["values"]["utilization"]
 
 
 def drawn_points(page, node: str, port: int, series: str) -> int:
@@ -69,17 +76,22 @@ def drawn_points(page, node: str, port: int, series: str) -> int:
     return page.evaluate(f"Number({card}.querySelector('path[data-series=\"{series}\"]').dataset.points)")
 
 
-def non_null(body: dict) -> int:
-    return sum(v is not None for v in body["values"])
+def non_null(values: list) -> int:
+    return sum(v is not None for v in values)
 
 
 def test_the_history_page_charts_the_hottest_ports_and_redraws_for_the_range_picked(server):
     stored(server)
     with chromium_page({"width": 1400, "height": 1000}, bypass_csp=False, signed_in=server) as page:
         page.goto(server.url + "/fabrics/demo/health/")  # any page of the fabric: its navigation links the History
+        asked = []
+        page.on("request", lambda r: asked.append(r.url) if "/tsdb/" in r.url else None)
         page.get_by_role("navigation", name="Fabric").get_by_role("link", name="History").click()
         page.wait_for_url(server.url + "/fabrics/demo/history/*")
-        poll(page, f"{MAIN}.dataset.state === 'ready' && Number({MAIN}.dataset.charts) >= 1", 30)
+        poll(page, f"{MAIN}.dataset.state === 'ready' && Number({MAIN}.dataset.charts) >= 4", 30)
+        # the two rankings, then every series of the four charts in one request
+        assert sum("/tsdb/top/" in u for u in asked) == 2 and sum("/tsdb/ports/" in u for u in asked) == 1, asked
+        assert len(asked) == 3, asked
         hot = page.evaluate("[...document.querySelectorAll('#history-hot tbody tr[data-node]')]"
                             ".map((r) => r.dataset.node + ':' + r.dataset.port)")
         charted = page.evaluate("[...document.querySelectorAll('article.history-chart')]"
@@ -92,12 +104,12 @@ def test_the_history_page_charts_the_hottest_ports_and_redraws_for_the_range_pic
         with page.expect_response(utilization_over(6 * 3600)) as got:
             page.get_by_role("button", name="Last 6 h").click()
         body = got.value.json()
-        node, port = body["node"], body["port"]
-        assert body["end"] - body["start"] == pytest.approx(6 * 3600, abs=1) and non_null(body) > 0
+        node, port, values = drawn_port(body)
+        assert body["end"] - body["start"] == pytest.approx(6 * 3600, abs=1) and non_null(values) > 0
         assert "range=6h" in page.url
         poll(page, f"Number({MAIN}.dataset.loads) > {loads} && {CARD.format(node=node, port=port)}"
                    ".dataset.state === 'drawn'", 30)
-        assert drawn_points(page, node, port, "utilization") == non_null(body)
+        assert drawn_points(page, node, port, "utilization") == non_null(values)
         assert page.evaluate(f"{CARD.format(node=node, port=port)}.querySelector('path[data-series="
                              "\"utilization\"]').getAttribute('d')").startswith("M")
 
@@ -111,13 +123,13 @@ def test_the_history_page_charts_the_hottest_ports_and_redraws_for_the_range_pic
         with page.expect_response(utilization_over(7320)) as got:
             page.get_by_role("button", name="Apply").click()
         body = got.value.json()
-        node, port = body["node"], body["port"]
+        node, port, values = drawn_port(body)
         assert body["end"] - body["start"] == pytest.approx(7320, abs=60)
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)
         assert query["from"] == [start] and query["to"] == [end]
         poll(page, f"Number({MAIN}.dataset.loads) > {loads} && {CARD.format(node=node, port=port)}"
                    ".dataset.state === 'drawn'", 30)
-        assert drawn_points(page, node, port, "utilization") == non_null(body)
+        assert drawn_points(page, node, port, "utilization") == non_null(values)
 
         # a port of the table charted besides: the address keeps the choice
         row = page.locator("#history-hot tbody tr[data-node]").nth(4)
@@ -204,4 +216,47 @@ def test_a_job_shows_its_links_over_its_run_and_charts_one(server):
         poll(page, DRAWN.format(card=CARD.format(node=node, port=port)), 30)
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)
         assert query["job"] == [job] and f"{node}:{port}" in query["ports"][0].split(",")
+        assert page.errors == []
+
+
+SWITCH = "document.querySelector('section.history-switch')"
+
+
+def test_a_switch_s_ports_side_by_side_follow_the_range_picked_and_chart_a_port(server):
+    stored(server)
+    with chromium_page({"width": 1400, "height": 1000}, signed_in=server) as page:
+        # from the map: a switch's device panel links its ports on the History page
+        page.goto(server.url + "/fabrics/demo/?focus=node:leaf05")
+        poll(page, "window.ibweb && window.ibweb.ready === true", 30)
+        link = page.locator("a.ibweb-detail-switch-history")
+        poll(page, "!document.querySelector('a.ibweb-detail-switch-history').hidden", 30)
+        assert link.get_attribute("href") == "/fabrics/demo/history/?range=1h&switch=leaf05"
+        link.click()
+        page.wait_for_url(server.url + "/fabrics/demo/history/?range=1h&switch=leaf05")
+        poll(page, f"{SWITCH}.dataset.state === 'drawn'", 30)
+        api = server.get_json("/api/fabrics/fabrics/demo/nodes/leaf05/tsdb/?series=utilization")
+        canvas = page.locator("#history-switch-strip")
+        assert int(canvas.get_attribute("data-ports")) == len(api["ports"]) > 1
+        assert int(canvas.get_attribute("data-cells")) > 0
+        assert page.locator("#history-switch-ports tbody tr").count() == len(api["ports"])
+        assert page.locator("#history-switch-note").inner_text().startswith("leaf05: ")
+        assert axe_violations(page) == []
+
+        # the range picker: the strip asks again over 6 hours
+        with page.expect_response(lambda r: "/nodes/leaf05/tsdb/" in r.url) as got:
+            page.get_by_role("button", name="Last 6 h").click()
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(got.value.url).query)
+        assert float(q["end"][0]) - float(q["start"][0]) == pytest.approx(6 * 3600, abs=1)
+        poll(page, f"{SWITCH}.dataset.state === 'drawn'", 30)
+
+        # another series, kept in the address; a port of the switch charted below
+        page.locator("#history-switch select[name=series]").select_option("xmit_wait_per_s")
+        page.locator("#history-switch").get_by_role("button", name="Show").click()
+        poll(page, f"{SWITCH}.dataset.state === 'drawn' && location.search.includes('switch_series=xmit_wait_per_s')",
+             30)
+        row = page.locator("#history-switch-ports tbody tr").first
+        port = int(row.get_attribute("data-port"))
+        row.get_by_role("button").click()
+        poll(page, DRAWN.format(card=CARD.format(node="leaf05", port=port)), 30)
+        assert f"leaf05:{port}" in urllib.parse.unquote(page.url)
         assert page.errors == []

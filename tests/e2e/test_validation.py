@@ -128,3 +128,43 @@ def test_the_validation_section_and_a_switch_s_device_panel(server):
         assert rows["fans"][1] == "error" and "1 of 2 good" in rows["fans"][0]
         assert rows["firmware"][0].startswith("27.2008.2304") and rows["uptime"][0] == "14 d 0 h"
         assert page.locator(".ibweb-detail-device").get_attribute("open") is not None  # a failure: unfolded
+
+
+def _ibstat_disabled(guid: str, port: int) -> str:
+    """``ibstat`` of an adapter whose Node GUID is ``guid``, its port ``port`` administratively disabled."""
+    return (f"CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: {port}\n\tFirmware version: 20.35.1012\n"
+            f"\tHardware version: 0\n\tNode GUID: {guid}\n\tSystem image GUID: {guid}\n\tPort {port}:\n"
+            "\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 10\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 1\n"
+            f"\t\tCapability mask: 0x2651e848\n\t\tPort GUID: {guid}\n\t\tLink layer: InfiniBand\n")
+
+
+def test_a_port_failing_again_after_an_isolation_reads_replace(server):
+    """The advised port was seen disabled before (a capture shows it so): failing again, the advice's row carries a
+    "replace" badge instead of the disable command, and the port is listed among those isolated now."""
+    _error_graded(server)
+    (a,) = [x for x in server.get_json("/api/fabrics/fabrics/demo/validation/")["isolation"]["advised"]
+            if x["node"] == LEAF]
+    body = json.dumps({"captures": [{"name": f"{LEAF}-ibstat.txt",
+                                     "text": _ibstat_disabled(a["guid"], a["port"])}]}).encode()
+    request = urllib.request.Request(f"{server.url}/api/telemetry/fabrics/demo/devices/", data=body, method="POST",
+                                     headers={"Authorization": f"Bearer {server.push_token}",
+                                              "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        assert answer.status == 200
+    again = server.get_json("/api/fabrics/fabrics/demo/validation/?refresh=1&problems=1")
+    assert [x["action"] for x in again["isolation"]["advised"] if x["node"] == LEAF] == ["replace"]
+    with chromium_page({"width": 1280, "height": 900}, signed_in=server) as page:
+        page.goto(server.url + "/fabrics/demo/health/")
+        poll(page, "document.querySelector('#validation .validation-advice tr[data-action=\"replace\"]') !== null", 60)
+        row = page.locator(f'#validation .validation-advice tbody tr[data-node="{LEAF}"]')
+        badge = row.locator(".badge.validation-action")
+        assert badge.inner_text() == "replace" and badge.get_attribute("data-action") == "replace"
+        assert "replace the cable or transceiver" in (badge.get_attribute("title") or "")
+        assert "replace first" in row.inner_text() and "ibportstate" not in row.inner_text()
+        (listed,) = [x for x in again["isolated"] if x["guid"] == a["guid"] and x["port"] == a["port"]]
+        assert page.locator("#validation .validation-isolated").is_visible()
+        shown = page.locator(f'#validation .validation-isolated tbody tr[data-port="{a["port"]}"]')
+        assert shown.count() == 1 and f'{listed["node"]} port {a["port"]}' in shown.inner_text()
+        summary = page.locator("#validation .validation-isolated-summary").inner_text()
+        assert summary.startswith("1 port is isolated now")
+        assert axe_violations(page) == []

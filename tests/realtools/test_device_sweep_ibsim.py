@@ -26,7 +26,7 @@ def test_the_collectors_pkey_and_sm_reads_find_the_mismatch_on_ibsim(ibsim, tmp_
     from ibweb.fabrics.choices import FabricMode
     from ibweb.fabrics.models import Fabric
     from ibweb.runtime import device_readings
-    from ibweb.telemetry import store
+    from ibweb.telemetry import device_sweep, store
     from ibweb.telemetry.models import CollectorConfig
     from ibweb.telemetry.sweeps import run_sweep
 
@@ -49,6 +49,8 @@ def test_the_collectors_pkey_and_sm_reads_find_the_mismatch_on_ibsim(ibsim, tmp_
     config = CollectorConfig.objects.create(fabric=row, environment=env, timeout_s=20.0, validation_every=10)
     sweep = run_sweep(config)
     assert sweep.status == "ok", sweep.failures
+    assert device_sweep.wait_idle()  # the validation reads run off the sweep
+    sweep.refresh_from_db()
     assert not [w for w in sweep.warnings if w["text"].startswith(("sminfo", "smpquery"))], sweep.warnings
     r = device_readings.read(row.pk)
     assert len(r.sms) == 1 and r.sms[0].master

@@ -57,6 +57,8 @@ def test_master_and_standby_sms_and_a_disabled_port_on_ibsim(ibsim):
     try:
         sweep = run_sweep(config)
         assert sweep.status == "ok", sweep.failures
+        assert device_sweep.wait_idle()  # the validation reads run off the sweep
+        sweep.refresh_from_db()
         assert not [w for w in sweep.warnings if w["text"].startswith(("sminfo", "saquery"))], sweep.warnings
         r = device_readings.read(row.pk)
         states = sorted((sm.state_name, sm.priority) for sm in r.sms)

@@ -5,7 +5,8 @@ telemetry source (real ``iblinkinfo`` and ``perfquery`` under umad2sim, sweeps s
 source itself); one leads. A tenant user's websocket (a real server, a real client, a session
 cookie) gets the snapshot of its view (only its partition's hosts named) and frames whose
 sequence numbers keep increasing when the leader is killed and the standby takes over. The link
-history API serves the ring the runner fills, and the rollups API the minutes it rolled up.
+history API serves the ring the runner fills, and the rollups API the finished minutes of the per-port history
+the leaders write.
 """
 
 from __future__ import annotations
@@ -148,14 +149,14 @@ def test_two_engines_run_a_telemetry_fabric_with_takeover_history_rollups_and_a_
             # history: the ring the runner fills (both leaders' ticks), by link and by port
             body = _get(f"{server.url}/api/fabrics/fabrics/ibsim/links/0/history/?seconds=120")
             assert len(body["seq"]) >= 8 and body["seq"] == sorted(body["seq"])
-            # rollups: the runner rolls up each finished minute
+            # rollups: each finished minute summarized from the per-port history the leaders write
             deadline = time.monotonic() + 80
             while True:
                 rolled = _get(f"{server.url}/api/fabrics/fabrics/ibsim/links/-1/rollups/?minutes=10")
                 # a minute the takeover left without a measured tick has 0 samples (coverage, issue 35)
                 if any(n >= 1 for n in rolled["samples"]):
                     break
-                assert time.monotonic() < deadline, f"no minute with a measured tick was rolled up: {rolled}"
+                assert time.monotonic() < deadline, f"no finished minute with a measured sweep: {rolled}"
                 time.sleep(2)
         finally:
             for p in procs.values():

@@ -73,6 +73,16 @@ export function selectedSwitch(item, fabric) {
 }
 
 /**
+ * The History page's switch view of switch `name` of fabric `slug` over the last hour (its ports side by side).
+ * @param {string} slug
+ * @param {string} name
+ * @returns {string}
+ */
+export function switchHistoryHref(slug, name) {
+  return `/fabrics/${encodeURIComponent(slug)}/history/?${new URLSearchParams({range: "1h", switch: name})}`;
+}
+
+/**
  * Add the device panel to the detail panel `panel` (a d3 selection) and follow the map's selection:
  * `devicePanel(panel, ctx, client)`; the client is the fabric API (its base, fabric and fetch).
  * @returns {{state: function(): {node: string|null, rows: Array, note: string}}}
@@ -81,6 +91,8 @@ export function devicePanel(panel, ctx, client) {
   const box = panel.append("details").attr("class", "ibweb-detail-device").style("display", "none");
   const head = box.append("summary");
   const table = box.append("table").attr("class", "ibweb-counters ibweb-device");
+  const history = panel.append("a").attr("class", "ibweb-detail-switch-history").property("hidden", true)
+    .text("Ports over time");
   let shown = {node: null, rows: [], note: ""};
   let generation = 0;
 
@@ -96,9 +108,12 @@ export function devicePanel(panel, ctx, client) {
     if (node < 0 || !client) {
       shown = {node: null, rows: [], note: ""};
       box.style("display", "none");
+      history.property("hidden", true);
       return;
     }
     const name = ctx.fabric.nodes.name[node];
+    history.property("hidden", false).attr("href", switchHistoryHref(client.fabric(), name))
+      .attr("title", `${name}'s ports side by side on the History page`);
     shown = {node: name, rows: [], note: "loading…"};
     box.style("display", null).property("open", false);
     draw();

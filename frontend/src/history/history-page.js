@@ -1,11 +1,15 @@
 // The History page of a fabric (issue 40; ibweb/dashboard/templates/dashboard/history.html): the range picker,
 // the hottest and the most erroring ports over the window (top-N of the per-port history API), and a chart per
-// chosen port. The address keeps the choice (`?range=7d` or `?from=&to=` in UTC, `ports=leaf01:3,spine02:1`,
-// `errors=<series>`, `job=<id>`: its links over its run); without ports the hottest few are charted. `root.dataset` tells the tests and the bench how
-// far it got: state, charts (drawn), firstChartMs and allChartsMs (from the navigation's start).
+// chosen port, a switch's ports side by side (switch-ports.js). The address keeps the choice (`?range=7d` or
+// `?from=&to=` in UTC, `ports=leaf01:3,spine02:1`, `errors=<series>`, `job=<id>`: its links over its run,
+// `switch=<node>&switch_series=<series>`); without ports the hottest few are charted. The charts' series come in one
+// request for all the ports (the API's several-ports endpoint; a few when its caps split them). `root.dataset` tells
+// the tests and the bench how far it got: state, charts (drawn), firstChartMs and allChartsMs (from the navigation's
+// start).
 import {select} from "d3";
 import {chartModel, chartPanes, chartSeries, defaultErrorSeries, errorLabel, errorSeries, FORMATS} from "./port-panes.js";
 import {jobLinks} from "./job-links.js";
+import {switchPorts} from "./switch-ports.js";
 import {drawPortChart} from "./port-chart.js";
 import {rangePicker} from "./range-picker.js";
 import {parseRange, rangeLabel, rangeParams, rangeWindow, pointsFor} from "./time-range.js";
@@ -39,16 +43,32 @@ export function parsePorts(search) {
 
 /**
  * The page's address for a state (the inverse of parseRange and parsePorts).
- * @param {{range: object, ports: {node: string, port: number}[]|null, errors: string|null, job?: string|null}} state
- *   ports null: auto
+ * @param {{range: object, ports: {node: string, port: number}[]|null, errors: string|null, job?: string|null,
+ *   switchNode?: string|null, switchSeries?: string|null}} state ports null: auto
  * @returns {string} "?range=24h&ports=…"
  */
-export function pageQuery({range, ports, errors, job = null}) {
+export function pageQuery({range, ports, errors, job = null, switchNode = null, switchSeries = null}) {
   const q = new URLSearchParams(rangeParams(range));
   if (ports?.length) q.set("ports", ports.map((p) => `${p.node}:${p.port}`).join(","));
   if (errors) q.set("errors", errors);
   if (job) q.set("job", job);
+  if (switchNode) q.set("switch", switchNode);
+  if (switchNode && switchSeries && switchSeries !== "utilization") q.set("switch_series", switchSeries);
   return `?${q.toString().replace(/%3A/g, ":").replace(/%2C/g, ",")}`;
+}
+
+/**
+ * Each port of a several-ports answer as the charts take it: the port's answer of each series in the shape of the
+ * single-port endpoint's ({node, port, series, unit, agg, start, end, t, values, swaps}), or its error.
+ * @param {object} answer {start, end, t, series: {name: {unit, agg}}, ports: [{node, port, values, swaps, error}]}
+ * @param {string[]} names the series asked
+ * @returns {({bodies: Object<string, object>}|{error: string})[]} in the order of answer.ports
+ */
+export function portBodies(answer, names) {
+  return (answer.ports ?? []).map((p) => (p.error ? {error: p.error.detail ?? `HTTP ${p.error.status}`} : {
+    bodies: Object.fromEntries(names.map((n) => [n, {node: p.node, port: p.port, series: n, ...answer.series?.[n],
+      start: answer.start, end: answer.end, t: answer.t, values: p.values?.[n] ?? [], swaps: p.swaps ?? []}])),
+  }));
 }
 
 const portKey = (p) => `${p.node}:${p.port}`;
@@ -75,6 +95,8 @@ export function historyPage(root, {fetch, now = () => Date.now() / 1000} = {}) {
     auto: false,
     errors: errorChoices.some((s) => s.name === asked) ? asked : defaultErrorSeries(catalog),
     hot: [], erroring: [], window: null, job: new URLSearchParams(location.search).get("job") || null,
+    switchNode: new URLSearchParams(location.search).get("switch") || null,
+    switchSeries: new URLSearchParams(location.search).get("switch_series") || null,
   };
   state.auto = !state.ports.length;
   const status = page.select(".history-status");
@@ -111,10 +133,14 @@ export function historyPage(root, {fetch, now = () => Date.now() / 1000} = {}) {
 
   const job = jobLinks(root, {client, window: () => state.window, chart: (p) => toggle(p, true), jobs: () => client.jobs(),
     shown: (id) => ((state.job = id), remember())});
+  const switches = switchPorts(root, {client, window: () => state.window, catalog, chart: (p) => toggle(p, true),
+    node: state.switchNode, series: state.switchSeries,
+    shown: (node, series) => ((state.switchNode = node), (state.switchSeries = series), remember())});
   new ResizeObserver(() => redraw()).observe(charts.node());
 
   function remember() {
     const query = pageQuery({range: state.range, ports: state.auto ? null : state.ports, job: state.job,
+      switchNode: state.switchNode, switchSeries: state.switchSeries,
       errors: state.errors === defaultErrorSeries(catalog) ? null : state.errors});
     if (query !== location.search) history.replaceState(null, "", query);
   }
@@ -182,42 +208,50 @@ export function historyPage(root, {fetch, now = () => Date.now() / 1000} = {}) {
         a.append("svg");
       }))
       .attr("data-node", (p) => p.node).attr("data-port", (p) => p.port);
+    const wanted = [];
     cards.each(function (p) {
-      const key = portKey(p);
-      const kept = drawn.get(key);
-      if (!kept || kept.window !== state.window) chart(select(this), p, state.window);
+      const kept = drawn.get(portKey(p));
+      if (!kept || kept.window !== state.window) wanted.push({card: select(this), port: p});
     });
+    if (wanted.length) chart(wanted, state.window);
     root.dataset.charted = String(ports.length);
   }
 
-  function chart(card, port, window) {
+  /** The charts of `items` ({card, port}) over `window`: every series of every port in one request (or a few). */
+  function chart(items, window) {
     const mine = generation;
-    const key = portKey(port);
     const panes = chartPanes(catalog, state.errors);
     const names = chartSeries(panes, catalog);
-    const points = pointsFor(cardWidth(card) - 80);
-    drawn.set(key, {window, bodies: null, panes});
-    card.attr("data-state", "loading").select(".history-chart-message").text(`Loading ${rangeLabel(state.range)}…`);
-    return Promise.allSettled(names.map((n) => client.portSeries(port.node, port.port, n, {...window, points})))
-      .then((answers) => {
-        if (mine !== generation || drawn.get(key)?.window !== window) return;
-        const bodies = Object.fromEntries(answers.map((a, i) => [names[i], a.status === "fulfilled" ? a.value : null]));
-        const failed = answers.find((a) => a.status === "rejected");
-        if (answers.every((a) => a.status === "rejected")) {
-          drawn.delete(key);
-          card.attr("data-state", "error").select(".history-chart-message").text(`No history: ${failed.reason.message}`);
-          card.select("svg").selectAll("*").remove();
-          return;
-        }
-        drawn.set(key, {window, bodies, panes});
-        card.select(".history-chart-message").text(failed ? `Partly drawn: ${failed.reason.message}` : "");
-        draw(card, port);
-        card.attr("data-state", "drawn");
-        const done = charts.selectAll('article.history-chart[data-state="drawn"]').size();
-        root.dataset.charts = String(done);
-        if (!root.dataset.firstChartMs) root.dataset.firstChartMs = performance.now().toFixed(1);
-        if (done === state.ports.length && !root.dataset.allChartsMs) root.dataset.allChartsMs = performance.now().toFixed(1);
-      });
+    const points = pointsFor(cardWidth(items[0].card) - 80);
+    for (const {card, port} of items) { // the charts asked: at most MAX_PORTS
+      drawn.set(portKey(port), {window, bodies: null, panes});
+      card.attr("data-state", "loading").select(".history-chart-message").text(`Loading ${rangeLabel(state.range)}…`);
+    }
+    const current = ({port}) => mine === generation && drawn.get(portKey(port))?.window === window;
+    return client.portsSeries(items.map((i) => i.port), names, {...window, points}).then((answer) => {
+      for (const [k, got] of portBodies(answer, names).entries()) { // the ports asked, in their order
+        if (!current(items[k])) continue;
+        if (got.error) failed(items[k], got.error);
+        else settled(items[k], window, got.bodies, panes);
+      }
+    }, (e) => items.filter(current).forEach((item) => failed(item, e.message)));
+  }
+
+  function failed({card, port}, message) {
+    drawn.delete(portKey(port));
+    card.attr("data-state", "error").select(".history-chart-message").text(`No history: ${message}`);
+    card.select("svg").selectAll("*").remove();
+  }
+
+  function settled({card, port}, window, bodies, panes) {
+    drawn.set(portKey(port), {window, bodies, panes});
+    card.select(".history-chart-message").text("");
+    draw(card, port);
+    card.attr("data-state", "drawn");
+    const done = charts.selectAll('article.history-chart[data-state="drawn"]').size();
+    root.dataset.charts = String(done);
+    if (!root.dataset.firstChartMs) root.dataset.firstChartMs = performance.now().toFixed(1);
+    if (done === state.ports.length && !root.dataset.allChartsMs) root.dataset.allChartsMs = performance.now().toFixed(1);
   }
 
   /** The width inside a chart's card, px (its padding left out). */
@@ -236,6 +270,7 @@ export function historyPage(root, {fetch, now = () => Date.now() / 1000} = {}) {
 
   function redraw() {
     job.draw();
+    switches.draw();
     charts.selectAll("article.history-chart").each(function (p) {
       draw(select(this), p);
     });
@@ -255,6 +290,7 @@ export function historyPage(root, {fetch, now = () => Date.now() / 1000} = {}) {
     const erroring = state.errors ? client.top(state.errors, {...window, n: TOP_N})
       .then((a) => a.ports, (e) => `Not ranked: ${e.message}`) : Promise.resolve([]);
     if (!state.auto) drawCards();
+    switches.load();
     state.hot = await hot;
     if (mine !== generation) return;
     if (state.auto) {

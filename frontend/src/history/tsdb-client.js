@@ -26,9 +26,14 @@ export function limiter(limit) {
   });
 }
 
+/** Ports one request of `portsSeries` asks for at most (the API's cap, ibweb/live/api/tsdb_ports.py MAX_PORTS). */
+export const BATCH_PORTS = 64;
+/** Values (ports x series x points) one request of `portsSeries` asks for at most (the API's MAX_VALUES). */
+export const BATCH_VALUES = 1 << 19;
+
 /**
  * `tsdbClient().base("/api/").fabric(slug)`: every call a promise of the parsed answer, an ApiError otherwise.
- * @returns {object} with chained accessors base, fabric, fetch, limit and calls portSeries, top, jobLinks, jobs
+ * @returns {object} with chained accessors base, fabric, fetch, limit and calls portSeries, portsSeries, switchSeries, top, jobLinks, jobs
  */
 export function tsdbClient() {
   let base = "/api/";
@@ -39,7 +44,8 @@ export function tsdbClient() {
   const root = () => `${base.replace(/\/?$/, "/")}fabrics/fabrics/${encodeURIComponent(slug)}/`;
 
   async function get(path, params) {
-    const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v != null)).toString();
+    const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v != null)
+      .flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]]))).toString();
     return queue(() => fetchJson(fetcher, `${root()}${path}${query ? `?${query}` : ""}`,
       {headers: {Accept: "application/json"}, credentials: "same-origin"}));
   }
@@ -66,6 +72,28 @@ export function tsdbClient() {
      */
     portSeries: (node, port, series, {start, end, points}) => get(
       `ports/${encodeURIComponent(node)}/${port}/tsdb/`, {series, start: round(start), end: round(end), points}),
+    /**
+     * Several ports' series over [start, end) in `points` bins, in as few requests as the API's caps allow
+     * (BATCH_PORTS ports and BATCH_VALUES values a request): {t, start, end, series: {name: {unit, agg}},
+     * ports: [{asked, node, port, values: {name: [...]}, swaps} or {asked, node, port, error: {status, detail}}]}
+     * with the ports in the order asked.
+     * @param {{node: string, port: number}[]} ports
+     * @param {string[]} series
+     */
+    portsSeries: (ports, series, {start, end, points}) => {
+      const per = Math.max(1, Math.min(BATCH_PORTS, Math.floor(BATCH_VALUES / Math.max(1, series.length * points))));
+      const groups = [];
+      for (let i = 0; i < ports.length; i += per) groups.push(ports.slice(i, i + per));
+      return Promise.all(groups.map((group) => get("tsdb/ports/", {port: group.map((p) => `${p.node}:${p.port}`),
+        series, start: round(start), end: round(end), points})))
+        .then((answers) => ({...answers[0], ports: answers.flatMap((a) => a.ports)}));
+    },
+    /**
+     * A switch's (a node's) ports side by side over [start, end) in `points` bins: {node, series, unit, agg, start,
+     * end, t, ports: [{port, peer, values}]}.
+     */
+    switchSeries: (node, series, {start, end, points}) => get(`nodes/${encodeURIComponent(node)}/tsdb/`,
+      {series, start: round(start), end: round(end), points}),
     /** The `n` ports highest in a series over the window (lowest for a `min` series): {series, unit, ports:
      * [{node, guid, port, value}]}. */
     top: (series, {start, end, n = 10}) => get("tsdb/top/", {series, start: round(start), end: round(end), n}),

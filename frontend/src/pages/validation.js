@@ -1,12 +1,14 @@
 // The Validation section of the Health pages (issue 38): the fabric's (or the cluster's planes') validation report
 // from its API, drawn into the section's server-rendered frame: KPI tiles, the checks, the findings worst first with
 // their evidence and a link to the map, the isolation advice with what cutting each port does to the running jobs
-// (and, for who may start analyses, a button that runs the cable what-if), the daily digest. "Problems only" asks
+// (and, for who may start analyses, a button that runs the cable what-if) and a badge saying what to do ("replace"
+// for a port failing again after an isolation), the ports isolated now, the daily digest. "Problems only" asks
 // the API again with ?problems=1. Polled every minute while the tab is visible (the report is computed again on its
 // own, slower interval). Text comes from validation-rows.js.
 import {select} from "d3";
 import {csrfToken} from "../api.js";
-import {adviceCells, adviceSummary, checkRows, digestText, findingRow, kpiTiles} from "../validation-rows.js";
+import {adviceAction, adviceCells, adviceSummary, checkRows, digestText, findingRow, isolatedCells, isolatedSummary, kpiTiles}
+  from "../validation-rows.js";
 import {pollPage} from "./poll.js";
 
 /** Findings drawn at most (the CSV has them all). */
@@ -93,8 +95,13 @@ function drawAdvice(root, iso, refresh) {
   const canAsk = Boolean(root.dataset.analyses);
   rows(root.querySelector(".validation-advice tbody"), advised, (a) => `${a.node}|${a.port}`, (a) => [...adviceCells(a), ""],
     (tr, a) => {
-      tr.attr("data-node", a.node).attr("data-port", a.port).attr("data-failing-again", a.failing_again ? "1" : null);
-      tr.selectAll("td").filter((_, i) => i === 5 || i === 6).classed("command", true);
+      const act = adviceAction(a);
+      tr.attr("data-node", a.node).attr("data-port", a.port).attr("data-failing-again", a.failing_again ? "1" : null)
+        .attr("data-action", act.action);
+      tr.selectAll("td").filter((_, i) => i === 6 || i === 7).classed("command", true);
+      select(tr.node().children[2]).text(null).selectAll("span").data([act]).join("span")
+        .attr("class", "badge validation-action").attr("data-severity", (d) => d.severity)
+        .attr("data-action", (d) => d.action).attr("title", (d) => d.title).text((d) => d.label);
       const last = select(tr.node().lastElementChild);
       link(last, a.map_url, "map");
       const ask = canAsk && (!a.whatif || a.whatif.status === "failed") ? [a.whatif_request] : [];
@@ -113,6 +120,20 @@ function drawAdvice(root, iso, refresh) {
         askWhatif(root, r, this).then((ok) => ok && setTimeout(refresh, 3000));
       });
   }
+}
+
+function drawIsolated(root, isolated) {
+  const summary = root.querySelector(".validation-isolated-summary");
+  if (!summary) return;
+  summary.textContent = isolatedSummary(isolated);
+  const list = isolated ?? [];
+  const table = root.querySelector(".validation-isolated");
+  if (table) table.hidden = list.length === 0;
+  rows(root.querySelector(".validation-isolated tbody"), list, (r) => `${r.node}|${r.port}`, (r) => [...isolatedCells(r), ""],
+    (tr, r) => {
+      tr.attr("data-node", r.node).attr("data-port", r.port);
+      link(select(tr.node().lastElementChild), r.map_url, "map");
+    });
 }
 
 function drawPlanes(root, planes) {
@@ -143,6 +164,7 @@ export function drawValidation(root, data, refresh = () => {}) {
     rows(root.querySelector(".validation-checks tbody"), checkRows(report.checks), (r) => r[0], (r) => r.slice(0, 2),
       (tr, r) => tr.attr("data-status", r[2]));
     drawAdvice(root, data.isolation, refresh);
+    drawIsolated(root, data.isolated);
     const digest = root.querySelector(".validation-digest");
     if (digest) digest.textContent = digestText(data.digest);
   } else drawPlanes(root, data.planes);

@@ -1,145 +1,169 @@
-"""One-minute rollups of a fabric's links and ports, from the database (:class:`~ibweb.live.models.LinkRollup`).
+"""One-minute summaries of a fabric's links and ports, from the time-series store (:mod:`ibweb.tsdb`, issue 40).
 
 Routes (under ``/api/fabrics/``)::
 
-    fabrics/<slug>/links/<d>/rollups/?minutes=60      one-minute rollups of directed link d (database)
-    fabrics/<slug>/ports/<node>/<port>/rollups/       the rollups of the link leaving a port (node: name or GUID)
+    fabrics/<slug>/links/<d>/rollups/?minutes=60      one-minute summaries of directed link d
+    fabrics/<slug>/links/-1/rollups/                  every port of the fabric together
+    fabrics/<slug>/ports/<node>/<port>/rollups/       those of the link leaving a port (node: name or GUID)
 
-Both follow **link identities** as the history views do (:mod:`ibweb.live.api.history_views`): ``links/<d>/``
-reads every stored minute of the identity of ``d`` in the current topology, ``ports/<node>/<port>/`` the port
-whatever it is cabled to, and both list ``recabled``.
-
-What is missing reads as missing, never as zero (issue 35): each minute says ``coverage_s``
-(seconds measured) and ``down_s`` (seconds down); its means and peak are over the covered seconds
-(``null`` when none); a minute with no tick at all is absent.
+The finished minutes of the window, each from the store's samples of the transmitting port (by identity: a
+re-cabled port keeps its history): ``samples`` utilization samples, ``coverage_s`` the seconds they stand for,
+``down_s`` the seconds of ``link_up`` samples at 0 (the publisher writes 0 for a cable cut too), ``mean_util`` and
+``max_util`` of utilization, ``mean_rate_gbps`` of the transmit rate; ``null`` where no sample was measured. A minute
+without any sample of the port is absent (no data, never zero). ``links/<d>/`` keeps the minutes of its cable: those
+before the newest re-cabling of its port to its current peer (the history ring's recablings) are left out.
+``recabled`` lists the port's recablings the history ring still holds. The fabric-wide summary: ``samples`` the
+sweeps, means over every port's samples, ``mean_rate_gbps`` the rate summed over the ports per sweep, ``max_util``
+the peak over them, ``down_s`` the longest any one port was down.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import math
+import time
+from datetime import UTC, datetime
 
 import numpy as np
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from ibweb.fabrics.models import Fabric
 from ibweb.live.api.base import FabricView, query_number
 from ibweb.live.api.link_ends import Ends, PortView, current_topology, ends_for, peer
-from ibweb.live.history.link_identity import db_guid, guid_from_db, port_key
-from ibweb.live.models import FABRIC_WIDE, LinkRollup
+from ibweb.live.api.tsdb_views import ask
+from ibweb.live.history import reads
+from ibweb.live.history.link_identity import port_key
+from ibweb.tsdb.series import PORT_ID
+from ibweb.tsdb.store import Stats
 
-__all__ = ["LinkRollupsView", "PortRollupsView"]
+__all__ = ["FABRIC_WIDE", "LinkRollupsView", "PortRollupsView", "minutes_of"]
+
+#: ``links/<d>/`` of every port of the fabric together.
+FABRIC_WIDE = -1
+MINUTE = 60.0
+_FIELDS = ("minute", "samples", "coverage_s", "down_s", "mean_util", "max_util", "mean_rate_gbps")
 
 
-def _since(request) -> datetime:
+def _store():
+    from ibweb.tsdb.open import store
+
+    return store()
+
+
+def _window(request) -> tuple[float, float, int]:
+    """The finished minutes after ``now - minutes``: start, end (minute boundaries) and their count (>= 0)."""
     minutes = query_number(request, "minutes", 60.0, 1.0, 7 * 24 * 60.0)
-    return datetime.now(tz=UTC) - timedelta(minutes=minutes)
+    now = time.time()
+    start, end = math.ceil((now - minutes * MINUTE) / MINUTE) * MINUTE, math.floor(now / MINUTE) * MINUTE
+    return start, end, max(int(round((end - start) / MINUTE)), 0)
 
 
-def _minutes(fabric: Fabric, since: datetime, rows: list[tuple]) -> dict:
-    """The rollups payload of the minutes after ``since`` from ``rows`` ``(minute, mean_util, max_util,
-    mean_rate_gbps, samples, coverage_s, down_s)``, one list per field, a minute per rolled-up minute.
-
-    A minute the engine had no tick of is absent (no data, never zero). Per minute: ``coverage_s``
-    seconds measured and ``down_s`` seconds down (the rest of the 60 s had no tick: unknown);
-    ``mean_util``, ``max_util`` and ``mean_rate_gbps`` over the covered seconds only, ``null`` when
-    there are none. A rolled-up minute without a row of the link was idle and fully measured: zeros
-    over the fabric-wide coverage. Several rows of one minute (a port re-cabled during it) are
-    averaged by their samples; their coverage adds up, their down time is the least of theirs.
-    """
-    marks = {m: (n, c) for m, n, c in LinkRollup.objects.filter(
-        fabric=fabric, minute__gte=since, link=FABRIC_WIDE, tx_guid__isnull=True)
-        .values_list("minute", "samples", "coverage_s")}
-    order = sorted(marks)
-    acc: dict[datetime, list] = {}
-    for minute, mean_util, max_util, rate, samples, coverage, down in rows:  # a row per minute, rarely two
-        a = acc.setdefault(minute, [0.0, None, 0.0, 0, 0.0, 60.0])
-        if samples:
-            a[0] += mean_util * samples
-            a[1] = max_util if a[1] is None else max(a[1], max_util)
-            a[2] += rate * samples
-        a[3] += samples
-        a[4] += coverage
-        a[5] = min(a[5], down)
-    out: dict[str, list] = {k: [] for k in ("minute", "samples", "coverage_s", "down_s", "mean_util", "max_util",
-                                            "mean_rate_gbps")}
-    for m in order:  # the window's minutes
-        a = acc.get(m)
-        if a is None:  # idle, measured as long as the fabric was (not at all: no value)
-            samples, coverage, down = marks[m][0], marks[m][1], 0.0
-            mean = peak = rate = 0.0 if samples else None
-        else:
-            samples, coverage, down = a[3], min(a[4], 60.0), a[5]
-            mean, peak, rate = (a[0] / a[3], a[1], a[2] / a[3]) if a[3] else (None, None, None)
-        out["minute"].append(m.isoformat())
-        out["samples"].append(samples)
-        out["coverage_s"].append(round(coverage, 3))
-        out["down_s"].append(round(down, 3))
-        out["mean_util"].append(None if mean is None else round(mean, 5))
-        out["max_util"].append(None if peak is None else round(peak, 5))
-        out["mean_rate_gbps"].append(None if rate is None else round(rate, 3))
-    return out
+def _sample_s(sample_s: float | None) -> float:
+    """Seconds one stored sample stands for: the writer's interval, or the store's bucket when wider."""
+    return max(float(sample_s or 0.0), float(settings.IBWEB_TSDB_INTERVAL_S))
 
 
-_ROW = ("minute", "mean_util", "max_util", "mean_rate_gbps", "samples", "coverage_s", "down_s")
+def _rounded(a: np.ndarray, digits: int) -> list[float | None]:
+    out = np.round(a.astype(np.float64), digits).astype(object)
+    out[np.isnan(a.astype(np.float64))] = None
+    return out.tolist()
 
 
-def _port_rows(fabric: Fabric, since: datetime, guid: int, port: int) -> tuple[list[tuple], np.ndarray]:
-    """The rollup rows of the link leaving a port (whatever its peer), oldest first, and their peers
-    (``rx_guid`` uint64, ``rx_port``) as an array of pairs ``[R, 2]`` (object)."""
-    rows = list(LinkRollup.objects.filter(fabric=fabric, minute__gte=since, tx_guid=db_guid(guid), tx_port=port)
-                .order_by("minute", "rx_guid", "rx_port").values_list(*_ROW, "rx_guid", "rx_port"))
-    k = len(_ROW)
-    peers = np.array([(int(guid_from_db(r[k])), r[k + 1]) for r in rows], dtype=object).reshape(-1, 2)
-    return [r[:k] for r in rows], peers
+def minutes_of(t: np.ndarray, keep: np.ndarray, samples: np.ndarray, covered: np.ndarray, down: np.ndarray,
+               mean_util: np.ndarray, max_util: np.ndarray, mean_rate_gbps: np.ndarray) -> dict[str, list]:
+    """The payload of the minutes starting at ``t`` where ``keep``: one list per field, seconds capped at 60."""
+    return {"minute": [datetime.fromtimestamp(m, tz=UTC).isoformat() for m in t[keep].tolist()],
+            "samples": samples[keep].astype(int).tolist(),
+            "coverage_s": _rounded(np.minimum(covered[keep], MINUTE), 3),
+            "down_s": _rounded(np.minimum(down[keep], MINUTE), 3),
+            "mean_util": _rounded(mean_util[keep], 5), "max_util": _rounded(max_util[keep], 5),
+            "mean_rate_gbps": _rounded(mean_rate_gbps[keep], 3)}
 
 
-def _recabled_rows(ends: Ends, rows: list[tuple], peers: np.ndarray) -> list[dict]:
-    """Each minute whose row's peer differs from the row before (idle minutes have no row: the change is
-    placed at the first minute the new peer carried traffic)."""
-    changed = np.flatnonzero((peers[1:] != peers[:-1]).any(axis=1)) + 1 if len(peers) > 1 else np.zeros(0, int)
-    return [{"t": rows[i][0].timestamp(), "minute": rows[i][0].isoformat(),
-             "from": ends.end(*peers[i - 1]), "to": ends.end(*peers[i])} for i in changed.tolist()]
+def _empty() -> dict[str, list]:
+    return {k: [] for k in _FIELDS}
+
+
+def _port_minutes(fabric_id: int, guid: int, port: int, start: float, end: float, points: int,
+                  since: float | None = None) -> dict[str, list]:
+    """The minutes of port ``(guid, port)`` in ``[start, end)`` (``since``: only minutes ending after it)."""
+    if points < 1:
+        return _empty()
+    key = np.array([(guid, port)], dtype=PORT_ID)
+    store = _store()
+    util: Stats = ask(lambda: store.stats(fabric_id, key, "utilization", start, end, points))
+    rate: Stats = ask(lambda: store.stats(fabric_id, key, "tx_bytes_per_s", start, end, points))
+    up: Stats = ask(lambda: store.stats(fabric_id, key, "link_up", start, end, points))
+    keep = (util.count[0] > 0) | (up.count[0] > 0)
+    if since is not None:
+        keep &= util.t + MINUTE > since
+    down = (up.count[0] - np.nan_to_num(up.sum[0])) * _sample_s(up.sample_s)
+    return minutes_of(util.t, keep, util.count[0], util.count[0] * _sample_s(util.sample_s), down, util.mean[0],
+                      util.max[0], rate.mean[0] * 8e-9)
+
+
+def _fabric_minutes(fabric_id: int, start: float, end: float, points: int) -> dict[str, list]:
+    """The minutes of every port of the fabric together."""
+    if points < 1:
+        return _empty()
+    store = _store()
+    util = ask(lambda: store.fabric_stats(fabric_id, "utilization", start, end, points))
+    rate = ask(lambda: store.fabric_stats(fabric_id, "tx_bytes_per_s", start, end, points))
+    up = ask(lambda: store.fabric_stats(fabric_id, "link_up", start, end, points))
+    keep = (util.count > 0) | (up.count > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_util = np.where(util.count > 0, util.sum / util.count, np.nan)
+        mean_rate = np.where(util.sweeps > 0, rate.sum / np.maximum(util.sweeps, 1) * 8e-9, np.nan)
+    return minutes_of(util.t, keep, util.sweeps, util.sweeps * _sample_s(util.sample_s),
+                      np.nan_to_num(up.short) * _sample_s(up.sample_s), mean_util, util.max, mean_rate)
+
+
+def _recabled(ends: Ends, changes: list[reads.Recabling]) -> list[dict]:
+    """``{"t", "minute", "from", "to"}`` of each recabling (``minute``: the one it happened in)."""
+    return [{**row, "minute": datetime.fromtimestamp(math.floor(c.t / MINUTE) * MINUTE, tz=UTC).isoformat()}
+            for row, c in zip(ends.recablings(changes), changes, strict=True)]
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
 class LinkRollupsView(FabricView):
-    """One-minute rollups of a directed link of the current topology, by its identity (``link=-1``: the
-    fabric-wide rows); idle minutes read as zero, uncovered ones as ``null`` (:func:`_minutes`)."""
+    """One-minute summaries of a directed link of the current topology, by its identity (``link=-1``: every port
+    of the fabric together)."""
 
     def get(self, request, slug: str, link: int):
         fabric = self.fabric(request, slug)
-        since = _since(request)
+        start, end, points = _window(request)
         out = {"fabric": fabric.slug, "link": link}
-        ids, n = current_topology(fabric) if link != FABRIC_WIDE else (None, None)
-        if link != FABRIC_WIDE and n is not None and not 0 <= link < n:
-            raise NotFound(f"link {link} is outside 0..{n - 1}")
-        if ids is None:  # the fabric-wide rows, or rows recorded without a topology
-            rows = list(LinkRollup.objects.filter(fabric=fabric, minute__gte=since, link=link, tx_guid__isnull=True)
-                        .values_list(*_ROW))
-            return Response({**out, **_minutes(fabric, since, rows)})
+        if link == FABRIC_WIDE:
+            return Response({**out, **_fabric_minutes(fabric.pk, start, end, points)})
+        ids, n = current_topology(fabric)
+        if n is not None and not 0 <= link < n:
+            raise NotFound(f"link {link} is outside 0..{max(n - 1, 0)}")
+        if ids is None:  # no topology, or ticks recorded without one: no port to read
+            return Response({**out, "tx": None, "rx": None, **_empty(), "recabled": []})
         key = ids.keys[link]
         ends = ends_for(request, fabric, ids)
-        rows, peers = _port_rows(fabric, since, int(key["tx_guid"]), int(key["tx_port"]))
-        mine = [r for r, p in zip(rows, peers.tolist(), strict=True) if p == [int(key["rx_guid"]), int(key["rx_port"])]]
+        guid, port = int(key["tx_guid"]), int(key["tx_port"])
+        changes = reads.recablings(fabric.pk, guid, port, after=start)
+        joined = [c.t for c in changes if (int(c.after["rx_guid"]), int(c.after["rx_port"])) ==
+                  (int(key["rx_guid"]), int(key["rx_port"]))]
         tx, rx = ends.pair(key)
-        return Response({**out, "tx": tx, "rx": rx, **_minutes(fabric, since, mine),
-                         "recabled": _recabled_rows(ends, rows, peers)})
+        return Response({**out, "tx": tx, "rx": rx,
+                         **_port_minutes(fabric.pk, guid, port, start, end, points, joined[-1] if joined else None),
+                         "recabled": _recabled(ends, changes)})
 
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
 class PortRollupsView(PortView):
-    """One-minute rollups of the directed link leaving a port, whatever it is cabled to; ``recabled`` lists the
-    minutes its peer changed."""
+    """One-minute summaries of the directed link leaving a port, whatever it is cabled to; ``recabled`` lists the
+    changes of its peer the history ring holds."""
 
     def get(self, request, slug: str, node: str, port: int):
-        since = _since(request)
+        start, end, points = _window(request)
         fabric, ends, current, guid, name = self.port(request, slug, node, port)
-        rows, peers = _port_rows(fabric, since, guid, port)
         d = int(current.find_ports(port_key(guid, port))[0])
         tx, rx = ends.pair(peer(ends, guid, port))
         return Response({"fabric": fabric.slug, "node": name, "port": port, "link": d if d >= 0 else None,
-                         "tx": tx, "rx": rx, **_minutes(fabric, since, rows),
-                         "recabled": _recabled_rows(ends, rows, peers)})
+                         "tx": tx, "rx": rx, **_port_minutes(fabric.pk, guid, port, start, end, points),
+                         "recabled": _recabled(ends, reads.recablings(fabric.pk, guid, port, after=start))})

@@ -5,6 +5,7 @@ Routes (under ``/api/fabrics/``)::
     fabrics/<slug>/ports/<node>/<port>/tsdb/?series=&start=&end=&points=   a port's series in ``points`` bins
     fabrics/<slug>/nodes/<node>/tsdb/?series=&start=&end=&points=          a switch's (node's) ports side by side
     fabrics/<slug>/tsdb/top/?series=&start=&end=&n=                        the ``n`` ports highest in a series
+    fabrics/<slug>/tsdb/ports/?port=&series=&start=&end=&points=           several ports' series (:mod:`.tsdb_ports`)
 
 ``series``: a name of :data:`ibweb.tsdb.series.SERIES`; ``start`` and ``end``: seconds since the epoch (default: the
 last hour); ``points``: bins of the chart (default 500). ``node`` as :func:`ibweb.access.find_node` takes it; a node
@@ -25,13 +26,14 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 
+from fabric_engine.topology import Fabric as EngineFabric
 from fabric_engine.topology.limits import MAX_NODE_PORTS
-from ibweb.access import node_name, redaction, view_of
+from ibweb.access import find_node, node_name, redaction, view_of
 from ibweb.live.api.base import FabricView, query_number
 from ibweb.tsdb.series import SERIES, series_of
 
-__all__ = ["NodeTsdbView", "PortTsdbView", "TsdbTopView", "ask", "cable_swaps", "nodes_of", "peer_of", "values_of",
-           "window"]
+__all__ = ["NodeTsdbView", "PortTsdbView", "TsdbTopView", "ask", "cable_swaps", "nodes_of", "peer_of", "seen_port",
+           "series_name", "sight", "span", "swaps_of", "values_of", "window"]
 
 #: The longest window asked for, s (the longest retention one may set is far shorter in practice).
 MAX_WINDOW_S = 400 * 86400.0
@@ -50,21 +52,31 @@ def _store():
     return store()
 
 
-def window(request) -> tuple[str, float, float]:
-    """The ``series``, ``start`` and ``end`` of a request; 400 naming the parameter otherwise."""
-    name = request.query_params.get("series", "")
+def series_name(name: str) -> str:
+    """``name`` if the store keeps such a series; 400 naming ``series`` otherwise."""
     if name not in SERIES:
         raise ValidationError({"series": f"unknown series {name!r}; known: {', '.join(sorted(SERIES))}"})
+    return name
+
+
+def window(request) -> tuple[str, float, float]:
+    """The ``series``, ``start`` and ``end`` of a request; 400 naming the parameter otherwise."""
+    return (series_name(request.query_params.get("series", "")), *span(request))
+
+
+def span(request) -> tuple[float, float]:
+    """The ``start`` and ``end`` of a request (default: the last hour); 400 naming the parameter otherwise."""
     now = time.time()
     end = query_number(request, "end", now, 0.0, now + 86400.0)
     start = query_number(request, "start", end - 3600.0, 0.0, now + 86400.0)
     if not 0 < end - start <= MAX_WINDOW_S:
         raise ValidationError({"start": f"window {start:g}..{end:g}: end must be after start, at most "
                                         f"{MAX_WINDOW_S / 86400:g} days"})
-    return name, start, end
+    return start, end
 
 
-def values_of(a: np.ndarray) -> list[float | None]:
+def values_of(a: np.ndarray) -> list:
+    """``a`` (any shape) as nested lists of floats, None where it is NaN."""
     out = a.astype(np.float64).astype(object)
     out[np.isnan(a)] = None
     return out.tolist()
@@ -89,9 +101,8 @@ class PortTsdbView(FabricView):
         name, start, end = window(request)
         points = int(query_number(request, "points", 500, 1, 4000))
         fabric = self.fabric(request, slug)
-        f, i, hidden = self.node(request, fabric, node)
-        if not 1 <= port <= min(int(f.nports[i]), MAX_NODE_PORTS):
-            raise NotFound(f"{node} has no port {port}")
+        f, hidden = sight(self, request, fabric)
+        i = seen_port(fabric, f, hidden, node, port)
         got = ask(lambda: _store().range(fabric.pk, (int(f.guid[i]), port), name, start, end, points))
         s = series_of(name)
         return Response({"fabric": fabric.slug, "node": node_name(f, i, hidden), "port": port, "series": name,
@@ -130,21 +141,57 @@ class TsdbTopView(FabricView):
                          "end": end, "n": n, "ports": out})
 
 
+def sight(view: FabricView, request, fabric) -> tuple[EngineFabric, np.ndarray]:
+    """The fabric ``fabric``'s engine runs on and the nodes hidden from the user: what the per-port history views
+    decide a port's access on (with :func:`seen_port`)."""
+    f = view.engine_fabric(fabric)
+    return f, redaction(view_of(request.user), fabric, f).hidden_nodes(f)
+
+
+def seen_port(fabric, f: EngineFabric, hidden: np.ndarray, node: str, port: int) -> int:
+    """The index of ``node`` (as :func:`ibweb.access.find_node` takes it) if the user may see its port ``port``;
+    404 for a node the user may not see (named as asked) or a port it does not have."""
+    i = find_node(f, node, hidden)
+    if i is None:
+        raise NotFound(f"no node {node!r} in fabric {fabric.slug}")
+    if not 1 <= port <= min(int(f.nports[i]), MAX_NODE_PORTS):
+        raise NotFound(f"{node} has no port {port}")
+    return i
+
+
 def cable_swaps(fabric, guid: int, port: int, start: float, end: float) -> list[dict]:
     """The cable swaps of port ``(guid, port)`` within ``[start, end)``: its ``cable_swap`` events (one per changed
-    module serial, kept across restarts) as ``{"t", "from", "to"}``, oldest first. The events app's model is taken
-    by name (it imports this app, not the other way round)."""
+    module serial, kept across restarts) as ``{"t", "from", "to"}``, oldest first."""
+    return swaps_of(fabric, [(guid, port)], start, end)[(int(guid), int(port))]
+
+
+def swaps_of(fabric, ports: list[tuple[int, int]], start: float, end: float) -> dict[tuple[int, int], list[dict]]:
+    """:func:`cable_swaps` of each port ``(guid, port)`` of ``ports``, read in one query. The events app's model is
+    taken by name (it imports this app, not the other way round)."""
     from django.apps import apps
 
+    out: dict[tuple[int, int], list[dict]] = {(int(g), int(p)): [] for g, p in ports}
+    guids = {f"0x{g:016x}" for g, _ in out}
+    if not guids:
+        return out
     events = apps.get_model("events", "Event").objects
-    rows = events.filter(fabric=fabric, kind="cable_swap", details__guid=f"0x{int(guid):016x}").values_list(
-        "details", flat=True).order_by("first_seen", "pk")[:1000]
-    out = []
-    for d in rows:  # the port's swaps: a few
-        t = d.get("t")
-        if port in (d.get("ports") or ()) and isinstance(t, (int, float)) and start <= t < end:
-            out.append({"t": round(float(t), 3), "from": str(d.get("from", "")), "to": str(d.get("to", ""))})
-    return sorted(out, key=lambda x: x["t"])
+    rows = events.filter(fabric=fabric, kind="cable_swap", details__guid__in=sorted(guids)).values_list(
+        "details", flat=True).order_by("first_seen", "pk")[:1000 * len(guids)]
+    for d in rows:  # the ports' swaps: a few each
+        t, guid = d.get("t"), d.get("guid")
+        if not (isinstance(t, (int, float)) and start <= t < end and isinstance(guid, str)):
+            continue
+        try:
+            g = int(guid, 16)
+        except ValueError:
+            continue
+        for p in d.get("ports") or ():
+            if (g, p) in out:
+                out[(g, p)].append({"t": round(float(t), 3), "from": str(d.get("from", "")),
+                                    "to": str(d.get("to", ""))})
+    for swaps in out.values():
+        swaps.sort(key=lambda x: x["t"])
+    return out
 
 
 def peer_of(f, node: int, port: int, hidden: np.ndarray) -> dict | None:

@@ -11,6 +11,7 @@ from ibweb.live.api.jobs_views import JobsView
 from ibweb.live.api.path_views import PathView
 from ibweb.live.api.rollup_views import LinkRollupsView, PortRollupsView
 from ibweb.live.api.routing_views import RoutingReportView
+from ibweb.live.api.tsdb_ports import PortsTsdbView
 from ibweb.live.api.tsdb_views import NodeTsdbView, PortTsdbView, TsdbTopView
 from ibweb.live.api.validation_views import DeviceView, ValidationCsvView, ValidationView
 
@@ -24,6 +25,7 @@ urlpatterns = [
     path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/rollups/", PortRollupsView.as_view(), name="port-rollups"),
     path("fabrics/<slug:slug>/ports/<str:node>/<int:port>/tsdb/", PortTsdbView.as_view(), name="port-tsdb"),
     path("fabrics/<slug:slug>/tsdb/top/", TsdbTopView.as_view(), name="fabric-tsdb-top"),
+    path("fabrics/<slug:slug>/tsdb/ports/", PortsTsdbView.as_view(), name="fabric-tsdb-ports"),
     path("fabrics/<slug:slug>/nodes/<str:node>/tsdb/", NodeTsdbView.as_view(), name="node-tsdb"),
     path("fabrics/<slug:slug>/jobs/<str:job>/tsdb/", JobTsdbView.as_view(), name="job-tsdb"),
     path("fabrics/<slug:slug>/path/", PathView.as_view(), name="fabric-path"),

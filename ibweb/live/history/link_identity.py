@@ -7,9 +7,6 @@ transmitting port ``(tx_guid, tx_port)`` has at most one directed link, so the p
 (:meth:`LinkIdentities.find_ports`); a port whose peer changed (re-cabled) keeps its port key and gets
 another identity.
 
-GUIDs are unsigned 64-bit; the database stores them as signed ``bigint`` (two's complement:
-:func:`db_guid`, :func:`guid_from_db`), so GUIDs ``>= 2**63`` read back unchanged.
-
 Examples
 --------
 >>> from fabric_engine.topology.generate import fat_tree
@@ -33,8 +30,7 @@ import numpy as np
 from fabric_engine.topology import KIND_HOST, Fabric
 from fabric_engine.topology.guid_index import GuidIndex
 
-__all__ = ["IDENTITY", "PORT", "identities", "locate", "LinkIdentities", "port_key", "guid_text", "db_guid",
-           "guid_from_db"]
+__all__ = ["IDENTITY", "PORT", "identities", "locate", "LinkIdentities", "port_key", "guid_text"]
 
 #: A directed link's identity: transmitting node GUID and port, receiving node GUID and port.
 IDENTITY = np.dtype([("tx_guid", "<u8"), ("tx_port", "<u2"), ("rx_guid", "<u8"), ("rx_port", "<u2")])
@@ -80,18 +76,6 @@ def port_key(guid: int, port: int) -> np.ndarray:
 def guid_text(guid: int) -> str:
     """A GUID as the API writes it: ``0x`` and 16 hex digits."""
     return f"0x{int(guid):016x}"
-
-
-def db_guid(guid) -> np.ndarray | int:
-    """Unsigned GUID(s) as the database's signed 64-bit integers (two's complement)."""
-    signed = np.asarray(guid, dtype=np.uint64).view(np.int64)
-    return int(signed) if signed.ndim == 0 else signed
-
-
-def guid_from_db(value) -> np.ndarray | int:
-    """The unsigned GUID(s) of :func:`db_guid`'s values."""
-    unsigned = np.asarray(value, dtype=np.int64).view(np.uint64)
-    return int(unsigned) if unsigned.ndim == 0 else unsigned
 
 
 @dataclass(frozen=True, eq=False)

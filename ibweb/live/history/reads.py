@@ -4,7 +4,7 @@ its runs.
 
 Any web process reads a link's series with :func:`series` (by identity,
 :mod:`ibweb.live.history.link_identity`, or by directed-link index in the newest topology) or a port's
-with :func:`port_series`, and the rollup task reads whole minutes with :func:`ticks`. A value the tick
+with :func:`port_series`, and whole ticks with :func:`ticks`. A value the tick
 had no measurement for is NaN; a link the tick's topology lacks is NaN and down (:attr:`Series.down`);
 a tick that never came is not there (a gap in ``t``).
 """
@@ -21,7 +21,7 @@ from ibweb.live.history import layout
 from ibweb.live.history.link_identity import IDENTITY, LinkIdentities, port_key
 from ibweb.live.history.ring import index, store, topology
 
-__all__ = ["Series", "Ticks", "Recabling", "newest", "known", "known_before", "tick_seconds", "series", "port_series",
+__all__ = ["Series", "Ticks", "Recabling", "newest", "known", "tick_seconds", "series", "port_series",
            "recablings", "ticks"]
 
 
@@ -34,19 +34,6 @@ def newest(fabric_id: int) -> tuple[str | None, int] | None:
 def known(fabric_id: int) -> list[LinkIdentities]:
     """The cached topologies of the ring's ticks, newest first."""
     found = (topology(fabric_id, r[1]) for r in reversed(layout.runs(index(fabric_id))))
-    return [ids for ids in found if ids is not None]
-
-
-def known_before(fabric_id: int, until: float) -> list[LinkIdentities]:
-    """The cached topologies of the ring's runs that started before time ``until``, newest first: the links a
-    tick before ``until`` could have had (one it lacks is down, not yet to come)."""
-    idx = index(fabric_id)
-    runs = layout.runs(idx)
-    if not runs:
-        return []
-    t_of = dict(zip(idx["seq"], idx["t"], strict=True))
-    first_t = [t_of.get(r[0], -math.inf) for r in runs]  # a run's first tick may have left the ring: long ago
-    found = (topology(fabric_id, r[1]) for r, t in zip(reversed(runs), reversed(first_t), strict=True) if t < until)
     return [ids for ids in found if ids is not None]
 
 

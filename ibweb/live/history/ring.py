@@ -1,8 +1,8 @@
 """The writer of a fabric's recent per-link history: a bounded ring of ticks in the Django cache, kept across
 topology changes, and its store (and, in the embedded default, its mirror on disk).
 
-The fabric runner calls :func:`record` once per tick with the topology the tick's arrays follow (and
-starts the rollup task when it says a minute finished); any web process reads the ring with
+The fabric runner calls :func:`record` once per tick with the topology the tick's arrays follow; any web process
+reads the ring with
 :mod:`ibweb.live.history.reads`. Because the ring lives in the Django cache (Redis at scale, local memory in the
 embedded default) the engine may run in another process than the web. Its keys and chunks:
 :mod:`ibweb.live.history.layout`.
@@ -184,13 +184,12 @@ async def record(fabric_id: int, seq: int, t: float, rate: np.ndarray, util: np.
     missing : ndarray of bool, shape ``(2L,)``, optional
         Links the tick has no measurement of (stored as NaN, whatever ``rate`` says).
     tick_s : float, optional
-        Seconds the tick stands for (the engine's tick); the rollups count coverage with it.
+        Seconds the tick stands for (the engine's tick; the history API says it).
 
     Returns
     -------
     bool
-        Whether ``t`` entered a new minute: the finished minutes can be rolled up
-        (:func:`ibweb.live.tasks.rollup_history`).
+        Whether ``t`` entered a new minute.
     """
     rate = np.asarray(rate)
     util = np.asarray(util)

@@ -9,7 +9,9 @@ the ports of the tick's cables down) and, where the fabric's graded health of th
 (:func:`ibweb.runtime.health.ports_for`), ``effective_ber`` and ``module_temperature_c``; where the source measures
 counters (a telemetry-fed fabric's sweeps, ``Tick.measured``), every error counter's rate
 ``error_<counter>_per_s`` (:class:`ErrorRates`: the increase between two sweeps over their interval). Unmeasured
-(stale) links are NaN, never zero; an emulated fabric has no error counters (not written).
+(stale) links are NaN, never zero; an emulated fabric has no error counters (not written). A port the writer wrote
+before that the sweep's topology lacks (its cable cut) is written ``link_up`` 0 and nothing else (:class:`GonePorts`,
+for :data:`GONE_KEEP_S` of sweep time): down, not unknown.
 
 With each write the running jobs of the record's catalog are noted (:class:`JobNotes`, :mod:`.job_runs`): which
 ports each job's traffic used, kept after it ended.
@@ -37,7 +39,8 @@ from fabric_engine.topology import Fabric
 from ibweb.live.engine.publishing import Tick, TopologyChange
 from ibweb.tsdb.series import PORT_ID
 
-__all__ = ["ErrorRates", "JobNotes", "TsdbPublisher", "SweepWriter", "Sweep", "port_sweep"]
+__all__ = ["ErrorRates", "GONE_KEEP_S", "GonePorts", "JobNotes", "TsdbPublisher", "SweepWriter", "Sweep",
+           "port_sweep"]
 
 _ERROR_COLUMNS = np.array([COLUMN[c] for c in ERROR_COUNTERS])
 #: The value each error counter stops at (all ones of its width): a latched counter's increase is unknown.
@@ -162,6 +165,44 @@ def port_sweep(sweep: Sweep, health: dict | None = None,
     return ports, values
 
 
+#: Seconds of sweep time a port absent from the topology is still written down (a cable cut for longer is forgotten).
+GONE_KEEP_S = 86400.0
+
+
+class GonePorts:
+    """The ports a writer wrote and the sweep's topology lacks (a cable cut, a node gone), for :data:`GONE_KEEP_S`
+    after they were last there: :meth:`add` appends them to a sweep with ``link_up`` 0 and every other series NaN.
+    A sweep of the same ports as the last, with none gone, costs one comparison."""
+
+    def __init__(self, keep_s: float = GONE_KEEP_S) -> None:
+        self.keep_s = float(keep_s)
+        self.keys = np.empty(0, dtype=PORT_ID)
+        self.seen = np.empty(0)  # sweep time each port was last in a sweep
+        self._steady: bytes | None = None  # the ports of the last sweep when none were gone
+
+    def add(self, t: float, ports: np.ndarray,
+            values: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """``ports`` and ``values`` with the gone ports appended (the same arrays when none are)."""
+        fingerprint = ports.tobytes()
+        if fingerprint == self._steady:
+            return ports, values
+        every, inverse = np.unique(np.concatenate([self.keys, ports]), return_inverse=True)
+        seen = np.full(len(every), -np.inf)
+        seen[inverse[:len(self.keys)]] = self.seen
+        seen[inverse[len(self.keys):]] = t
+        present = np.zeros(len(every), dtype=bool)
+        present[inverse[len(self.keys):]] = True
+        kept = seen >= t - self.keep_s
+        self.keys, self.seen = every[kept], seen[kept]
+        gone = every[kept & ~present]
+        self._steady = fingerprint if not len(gone) else None
+        if not len(gone):
+            return ports, values
+        out = {name: np.concatenate([a, np.full(len(gone), np.nan)]) for name, a in values.items()}
+        out["link_up"] = np.concatenate([values.get("link_up", np.ones(len(ports))), np.zeros(len(gone))])
+        return np.concatenate([ports, gone]), out
+
+
 def _ends(alert: dict) -> list[dict]:
     """Both ends of a ``link_down`` condition alert (``guids``, ``ports``), as ``{"guid", "port"}``."""
     if alert.get("kind") == "link_down" and "guids" in alert:
@@ -181,6 +222,7 @@ class SweepWriter:
         self.capacity = capacity
         self.dropped = self.written = self.failed = 0
         self.errors = ErrorRates()
+        self.gone = GonePorts()
         self._cond = threading.Condition()
         self._busy = False
         self._thread: threading.Thread | None = None
@@ -212,7 +254,7 @@ class SweepWriter:
                     return
                 sweep, self._busy = self._queue.popleft(), True
             try:
-                ports, values = port_sweep(sweep, self._health(sweep), self.errors)
+                ports, values = self.gone.add(sweep.t, *port_sweep(sweep, self._health(sweep), self.errors))
                 self._store().write(self.fabric_id, sweep.t, ports, values)
                 self.written += 1
             except Exception:

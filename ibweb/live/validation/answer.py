@@ -11,7 +11,7 @@ from . import store
 from .isolation import joined
 from .shown import shown_digest, shown_report
 
-__all__ = ["visible_pkeys", "validation_for", "NotReady"]
+__all__ = ["visible_pkeys", "validation_for", "shown_changes", "NotReady"]
 
 
 class NotReady(Exception):
@@ -27,9 +27,10 @@ def visible_pkeys(view, row) -> set[int] | None:
 
 def validation_for(user, row, *, problems_only: bool = False, refresh: bool = False, kept_only: bool = False) -> dict:
     """``row``'s report as ``user`` may read it: ``{"fabric", "t", "interval_s", "stale", "age_s", "version",
-    "report", "isolation", "digest", "inputs"}`` (the kept report, ``stale`` when due again: the task computes it);
-    raises :class:`NotReady` while the engine has published no fabric or none is kept yet. ``refresh``: compute it
-    now (a caller checks who may ask); ``kept_only``: never compute it (a panel that shows a part)."""
+    "report", "isolation", "isolated", "digest", "inputs"}`` (the kept report, ``stale`` when due again: the task
+    computes it; ``isolated``: the ports isolated now); raises :class:`NotReady` while the engine has published no
+    fabric or none is kept yet. ``refresh``: compute it now (a caller checks who may ask); ``kept_only``: never
+    compute it (a panel that shows a part)."""
     h = record.head_of(row)
     fabric = record.fabric(row.pk, h) if h is not None else None
     if fabric is None:
@@ -52,3 +53,14 @@ def validation_for(user, row, *, problems_only: bool = False, refresh: bool = Fa
     out["digest"] = shown_digest(store.digest(row.pk, stored), fabric, shown, pkeys)
     return {"fabric": row.slug, "interval_s": store.interval_s(), "stale": store.stale(stored, version, row.pk),
             "age_s": round(store.age_s(stored), 1), **out}
+
+
+def shown_changes(view, row, changes: dict) -> dict | None:
+    """``changes`` (:func:`ibweb.live.validation.store.since_sent`) as ``view`` may read them: the hosts it may not
+    see relabelled and the P_Keys of partitions it does not see hidden (:func:`.shown.shown_digest`); None while
+    the fabric's engine has published no fabric (nothing to relabel against: nothing shown)."""
+    h = record.head_of(row)
+    fabric = record.fabric(row.pk, h) if h is not None else None
+    if fabric is None:
+        return None
+    return shown_digest(changes, fabric, redaction(view, row, fabric), visible_pkeys(view, row))

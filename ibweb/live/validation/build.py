@@ -19,6 +19,8 @@ from fabric_engine.topology import KIND_HOST, Fabric
 from fabric_engine.validation import ValidationSettings, advise, validate
 from ibweb.access.relabel import candidates
 
+from .sm_silent import silent_findings, split_sms, with_findings
+
 __all__ = ["build_report", "finding_focus", "hosts_named", "host_names", "SEPARATORS"]
 
 #: Where a finding's subject may end a node's name: ``node/port``, ``node fan 3``, ``a/1 - b/2``.
@@ -85,20 +87,39 @@ def _vitals(devices) -> list:
     return list(getattr(devices, "vitals", None) or ())
 
 
+def isolated_on(fabric: Fabric, isolated: Iterable[dict]) -> list[dict]:
+    """The ports isolated now (:func:`ibweb.live.validation.isolations.open_isolations`) placed on ``fabric``: each
+    with ``guid`` as text, ``node_index`` (None: its node is not in the fabric now) and ``focus`` (its cable, else
+    its node, else None)."""
+    out = []
+    for r in isolated:  # the ports isolated now (a few)
+        node = _node_of(fabric, f"0x{int(r['guid']):x}")
+        focus = None
+        if node is not None:
+            d = int(fabric.out_link(node, int(r["port"]))) if 1 <= int(r["port"]) <= fabric.nports[node] else -1
+            focus = {"link": d} if d >= 0 else {"node": node}
+        out.append({**r, "guid": f"0x{int(r['guid']):016x}", "node_index": node, "focus": focus})
+    return out
+
+
 def build_report(fabric: Fabric, *, plan=None, devices=None, port_grade: np.ndarray | None = None,
                  score: np.ndarray | None = None, history: Iterable = (), t: float,
-                 settings: ValidationSettings | None = None, inputs: dict | None = None) -> dict:
+                 settings: ValidationSettings | None = None, inputs: dict | None = None,
+                 isolated: Iterable[dict] = ()) -> dict:
     """The report as the web stores it: ``{"t", "report": {fabric, kpis, counts, checks, findings}, "isolation":
-    {...} or None (no link-health grades), "inputs": {...}}``.
+    {...} or None (no link-health grades), "isolated": [...], "inputs": {...}}``.
 
-    ``devices``: a :class:`fabric_engine.devices.DeviceReadings` (its ``vitals``, ``sms`` and ``pkeys``; None: none
+    ``devices``: a :class:`fabric_engine.devices.DeviceReadings` (its ``vitals``, ``sms`` and ``pkeys``, and, as the
+    store keeps them, which SMs did not answer the collector's last round: findings of the SM check; None: none
     read); ``port_grade``/``score``: link-health grade and effective BER per port slot (None: not graded);
-    ``inputs``: what the caller says about its inputs (shown with the report).
+    ``inputs``: what the caller says about its inputs (shown with the report); ``isolated``: the ports isolated now
+    (listed as ``"isolated"``, :func:`isolated_on`).
     """
-    sms: Sequence = getattr(devices, "sms", None) or ()
+    sms, silent = split_sms(devices)
     pkeys: Sequence = getattr(devices, "pkeys", None) or ()
     report = validate(fabric, plan=plan, sminfo=sms, pkeys=pkeys, devices=_vitals(devices), port_grade=port_grade,
                       settings=settings)
+    report = with_findings(report, silent_findings(fabric, silent, getattr(devices, "sm_round", None)))
     out = report.as_dict()
     names, words = host_names(fabric)
     for f, d in zip(report.findings, out["findings"], strict=True):  # one per finding
@@ -113,6 +134,7 @@ def build_report(fabric: Fabric, *, plan=None, devices=None, port_grade: np.ndar
                 node = fabric.node(a["node"])
                 d = int(fabric.out_link(node, a["port"]))
                 a["node_index"], a["focus"] = int(node), {"link": d if d >= 0 else a["cable"]}
-    return {"t": float(t), "report": out, "isolation": iso,
+    return {"t": float(t), "report": out, "isolation": iso, "isolated": isolated_on(fabric, isolated),
             "inputs": {"plan": plan is not None, "vitals": len(_vitals(devices)), "sms": len(sms),
-                       "pkey_tables": len(pkeys), "graded": port_grade is not None, **(inputs or {})}}
+                       "pkey_tables": len(pkeys), "sms_silent": len(silent), "graded": port_grade is not None,
+                       **(inputs or {})}}

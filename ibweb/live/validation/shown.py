@@ -134,6 +134,21 @@ def _advice(a: dict, labels: Labels | None, slug: str, fabric, hidden) -> dict:
     return out
 
 
+def _isolated(r: dict, labels: Labels | None, slug: str, fabric, hidden) -> dict:
+    """A port isolated now as the view reads it: a node it may not see (or no longer in the fabric) relabelled."""
+    out = {k: v for k, v in r.items() if k != "focus"}
+    i = r.get("node_index")
+    if labels is not None:
+        if i is None:
+            out.update(node=HIDDEN, guid=HIDDEN, source=HIDDEN)
+        elif hidden[i]:
+            out.update(node=host_label(i), guid=HIDDEN, source=HIDDEN)
+        else:
+            out.update(node=labels.text(r["node"]), source=labels.text(r.get("source") or ""))
+    out["map_url"] = map_url(slug, r.get("focus"), fabric, hidden)
+    return out
+
+
 def shown_report(stored: dict, slug: str, fabric, shown: Redaction, pkeys: set[int] | None,
                  problems_only: bool = False) -> dict:
     """``stored`` (:func:`ibweb.live.validation.build.build_report`) as the view of ``shown`` (its redaction on
@@ -156,7 +171,9 @@ def shown_report(stored: dict, slug: str, fabric, shown: Redaction, pkeys: set[i
     inputs = dict(stored.get("inputs", {}))
     if labels is not None and inputs.get("notes"):  # a reader's error quotes its file: operators only
         inputs["notes"] = [_NOTE_BELOW_ALL] * len(inputs["notes"])
-    return {"t": stored["t"], "version": stored.get("version"), "report": out, "isolation": iso, "inputs": inputs}
+    isolated = [_isolated(r, labels, slug, fabric, hidden) for r in stored.get("isolated") or ()]
+    return {"t": stored["t"], "version": stored.get("version"), "report": out, "isolation": iso,
+            "isolated": isolated, "inputs": inputs}
 
 
 def shown_digest(digest: dict | None, fabric, shown: Redaction, pkeys: set[int] | None) -> dict | None:

@@ -8,7 +8,8 @@ A reader (:func:`current`) gets the kept report, never computed in a web request
 except when none of the record version in use is kept; an operator's ``?refresh=1`` computes it now
 (:func:`refresh`). Keys: ``ibweb:validation:<fabric id>`` (the newest report,
 :func:`ibweb.live.validation.build.build_report` plus ``version``) and ``ibweb:validation-day:<fabric id>`` (the
-report the daily digest compares with: one to two days before the newest, :func:`_kept_for_digest`).
+report the daily digest compares with: one to two days before the newest, :func:`_kept_for_digest`) and
+``ibweb:validation-sent:<fabric id>`` (the report the notifications' last daily digest covered, :func:`since_sent`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from fabric_engine.validation import diff_reports
 from ibweb.runtime import device_readings
 from ibweb.runtime.cache import shared_cache
 
+from . import isolations
 from .build import build_report
 from .inputs import gather
 
 __all__ = ["interval_s", "debounce_s", "age_s", "due", "stale", "read", "refresh", "refresh_once", "current",
-           "digest", "forget", "DAY_S"]
+           "digest", "since_sent", "mark_sent", "forget", "DAY_S"]
 
 _TTL_S = 7 * 24 * 3600
 DAY_S = 24 * 3600
@@ -49,7 +51,8 @@ def read(fabric_id: int) -> dict | None:
 def forget(fabric_id: int) -> None:
     """Drop the fabric's reports (tests, a deleted fabric)."""
     shared_cache().delete_many([_key(fabric_id), _key(fabric_id, "validation-day"),
-                                 _key(fabric_id, "validation-day-next"), _key(fabric_id, "validation-lock")])
+                                 _key(fabric_id, "validation-day-next"), _key(fabric_id, "validation-lock"),
+                                 _key(fabric_id, "validation-sent")])
 
 
 def _kept_for_digest(fabric_id: int, stored: dict) -> None:
@@ -66,15 +69,19 @@ def _kept_for_digest(fabric_id: int, stored: dict) -> None:
 
 
 def refresh(row) -> dict | None:
-    """Compute ``row``'s report now and keep it; None while its engine has published no fabric."""
+    """Compute ``row``'s report now and keep it; None while its engine has published no fabric. The advice's
+    history is every isolation recorded (the device readings' and the database's, :mod:`.isolations`); the ports
+    isolated now are listed."""
     devices_v = device_readings.version(row.pk)  # before the read: a write meanwhile makes it stale
     inputs = gather(row)
     if inputs is None:
         return None
+    history = [*device_readings.isolated_history(inputs.devices), *isolations.history(row.pk)]
     stored = build_report(inputs.fabric, plan=inputs.plan, devices=inputs.devices, port_grade=inputs.port_grade,
-                          score=inputs.score, history=device_readings.isolated_history(inputs.devices), t=time.time(),
+                          score=inputs.score, history=history, t=time.time(),
                           inputs={"graded_t": inputs.graded_t, "notes": list(inputs.notes),
-                                  "read_at": dict(getattr(inputs.devices, "read_at", None) or {})})
+                                  "read_at": dict(getattr(inputs.devices, "read_at", None) or {})},
+                          isolated=isolations.open_isolations(row.pk))
     stored["version"] = inputs.version
     stored["devices_v"] = devices_v
     shared_cache().set(_key(row.pk), stored, timeout=_TTL_S)
@@ -131,6 +138,19 @@ def current(row, version: str | None) -> dict | None:
     return refresh_once(row)
 
 
+def _diff(base: dict, stored: dict) -> dict:
+    """What changed from kept report ``base`` to ``stored`` (:func:`fabric_engine.validation.diff_reports`), each
+    changed finding with the host names either report's finding recorded, and ``since``: ``base``'s time."""
+    out = diff_reports(base["report"], stored["report"])
+    hosts: dict[tuple[str, str], set[str]] = {}
+    for f in (*base["report"].get("findings", ()), *stored["report"].get("findings", ())):
+        if "hosts" in f:  # the host names each finding recorded (:func:`.build.hosts_named`), both reports'
+            hosts.setdefault((f["check"], f["subject"]), set()).update(f["hosts"])
+    out["changed"] = [{**c, "hosts": sorted(hosts[k])} if (k := (c["check"], c["subject"])) in hosts else c
+                      for c in out["changed"]]
+    return {"since": base["t"], **out}
+
+
 def digest(fabric_id: int, stored: dict) -> dict | None:
     """What changed since the digest's baseline (:func:`fabric_engine.validation.diff_reports`: findings new,
     resolved and changed, each KPI before and after) with the baseline's time ``since``; None when ``stored`` is
@@ -138,11 +158,23 @@ def digest(fabric_id: int, stored: dict) -> dict | None:
     day = shared_cache().get(_key(fabric_id, "validation-day"))
     if day is None or day["t"] >= stored["t"]:
         return None
-    out = diff_reports(day["report"], stored["report"])
-    hosts: dict[tuple[str, str], set[str]] = {}
-    for f in (*day["report"].get("findings", ()), *stored["report"].get("findings", ())):
-        if "hosts" in f:  # the host names each finding recorded (:func:`.build.hosts_named`), both reports'
-            hosts.setdefault((f["check"], f["subject"]), set()).update(f["hosts"])
-    out["changed"] = [{**c, "hosts": sorted(hosts[k])} if (k := (c["check"], c["subject"])) in hosts else c
-                      for c in out["changed"]]
-    return {"since": day["t"], **out}
+    return _diff(day, stored)
+
+
+def since_sent(fabric_id: int) -> tuple[dict, dict] | None:
+    """For the notifications' daily digest: ``(changes, newest)``, what changed from the report the last digest sent
+    (:func:`mark_sent`; before any, the daily baseline) to the newest kept report (:func:`_diff`), and that report;
+    None without a kept report or an older one to compare with."""
+    stored = read(fabric_id)
+    if stored is None:
+        return None
+    cache = shared_cache()
+    base = cache.get(_key(fabric_id, "validation-sent")) or cache.get(_key(fabric_id, "validation-day"))
+    if base is None or base["t"] >= stored["t"]:
+        return None
+    return _diff(base, stored), stored
+
+
+def mark_sent(fabric_id: int, stored: dict) -> None:
+    """``stored`` (the report :func:`since_sent` compared with) is what the next digest compares with."""
+    shared_cache().set(_key(fabric_id, "validation-sent"), stored, timeout=_TTL_S)

@@ -163,6 +163,9 @@ ROUTES: dict[str, Probe] = {
         Probe("/api/fabrics/fabrics/shared/ports/{globex_leaf}/1/tsdb/?series=utilization", API, NOT_ALLOWED),
     "api/fabrics/fabrics/<slug:slug>/tsdb/top/":
         Probe("/api/fabrics/fabrics/shared/tsdb/top/?series=utilization", API, NOT_ALLOWED),
+    "api/fabrics/fabrics/<slug:slug>/tsdb/ports/":
+        Probe("/api/fabrics/fabrics/shared/tsdb/ports/?series=utilization&port={globex_leaf}:1&port=host-{globex_host}:1",
+              API, NOT_ALLOWED),
     # a switch's ports side by side (peers the role may not see as host-<index>); a job's links over its run: another
     # tenant's job is no such job (and its name not repeated)
     "api/fabrics/fabrics/<slug:slug>/nodes/<str:node>/tsdb/":

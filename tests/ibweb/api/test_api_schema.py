@@ -44,5 +44,5 @@ def test_the_schema_generates_with_no_warning_or_error(tmp_path):
     assert result.returncode == 0 and result.stderr == "", result.stderr[-3000:]
     text = out.read_text()
     for path in ("/api/clusters/:", "/api/fabrics/fabrics/{slug}/routing/:", "/api/fabrics/preview/:",
-                 "/api/fabrics/fabrics/{slug}/health/:"):
+                 "/api/fabrics/fabrics/{slug}/health/:", "/api/fabrics/fabrics/{slug}/tsdb/ports/:"):
         assert f"\n  {path}" in text, path

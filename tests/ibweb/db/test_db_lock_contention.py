@@ -1,34 +1,26 @@
 """The embedded default under lock contention: background writers wait, nothing is lost.
 
 Another connection takes SQLite's write lock again and again (as the engine, a job poll and
-web requests do at once) while the event recorder, job polls, collector sweeps, minute rollups
-and partition changes write from threads whose busy timeout is much shorter than the lock is
-held: each write must wait and land. Every event, job, sweep, rollup and member written is
-counted at the end.
+web requests do at once) while the event recorder, job polls, collector sweeps and partition
+changes write from threads whose busy timeout is much shorter than the lock is held: each write
+must wait and land. Every event, job, sweep and member written is counted at the end.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
 import time
 
-import numpy as np
 import pytest
 from django.db import OperationalError, connection, connections
 
-from fabric_engine.topology.generate import fat_tree
 from ibweb.db.retry import is_transient, retry_locked
 from ibweb.events.models import Event
 from ibweb.events.receivers import record_alerts
 from ibweb.fabrics.choices import FabricMode
 from ibweb.fabrics.models import Fabric
-from ibweb.live.history import ring
-from ibweb.live.models import FABRIC_WIDE, LinkRollup
-from ibweb.live.tasks import rollup_history
-from ibweb.runtime import record
 from ibweb.telemetry.choices import CollectorSource, SweepStatus
 from ibweb.telemetry.models import CollectorConfig, Sweep
 from ibweb.telemetry.sweeps import run_sweep
@@ -45,7 +37,6 @@ sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's
 SIGNALS = 40
 POLLS = 12
 SWEEPS = 6
-MINUTES = 6  # rolled up: all but the newest (still running)
 MEMBERS = 6  # hosts 2..7 of the fixture's 8-host fabric
 
 
@@ -128,17 +119,6 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
     config = CollectorConfig.objects.create(fabric=row, source=CollectorSource.DIRECTORY,
                                             drop_dir=str(tmp_path / "drop"), stale_after_s=600.0)
     fill_drop_dir(tmp_path / "drop", time.time(), dump=None)
-    f = fat_tree(hosts=8, radix=4)
-    version = record.publish(row.pk, record.row_identity(row), f, None)
-    ring.clear(row.pk)
-    rate = np.linspace(1.0, 50.0, 2 * f.num_links).astype(np.float32)
-    t0 = 60.0 * int(time.time() // 60 - MINUTES)
-
-    async def write_ticks() -> None:  # two ticks a minute, MINUTES minutes
-        for k in range(2 * MINUTES):
-            await ring.record(row.pk, k + 1, t0 + 30.0 * k, rate, rate / 400, topology=version, fabric=f)
-
-    asyncio.run(write_ticks())
     holder = LockHolder(connection.settings_dict["NAME"])
     holder.start()
     errors: list[BaseException] = []
@@ -168,10 +148,7 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
             fill_drop_dir(tmp_path / "drop", time.time() + k, dump=None)
             run_sweep(CollectorConfig.objects.get(pk=config.pk))
 
-    def rollups() -> None:  # the engine's minute rollups (idempotent, so retried whole)
-        retry_locked(rollup_history, row.pk, what="rollups")
-
-    threads = [in_thread(fn, errors) for fn in (alerts, polls, members, sweeps, rollups)]
+    threads = [in_thread(fn, errors) for fn in (alerts, polls, members, sweeps)]
     for t in threads:
         t.join(timeout=120)
     holder.stop.set()
@@ -187,6 +164,3 @@ def test_writers_wait_out_a_locked_database_and_lose_nothing(tmp_path, short_bus
         str(100 + k) for k in range(POLLS)}
     assert Partition.objects.get(pk=partition.pk).members.count() == members_before + MEMBERS
     assert list(Sweep.objects.filter(config=config).values_list("status", flat=True)) == [SweepStatus.OK] * SWEEPS
-    assert LinkRollup.objects.filter(fabric=row, link=FABRIC_WIDE).count() == MINUTES - 1
-    assert LinkRollup.objects.filter(fabric=row).exclude(link=FABRIC_WIDE).count() == (MINUTES - 1) * 2 * f.num_links
-    ring.clear(row.pk)

@@ -7,12 +7,25 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.cache import cache
 
 from fabric_engine.devices import read_devices
-from fabric_engine.devices.vitals import DeviceReadings, DeviceVitals, FabricWarning, HcaPort, NodeInfo, OpensmError
+from fabric_engine.devices.vitals import (
+    DeviceReadings,
+    DeviceVitals,
+    FabricWarning,
+    HcaPort,
+    IsolatedPort,
+    NodeInfo,
+    OpensmError,
+)
 from fabric_engine.validation import read_pkeys, read_sminfo
+from ibweb.fabrics.choices import FabricMode
+from ibweb.fabrics.models import Fabric
+from ibweb.live.validation import isolations
+from ibweb.live.validation.sm_silent import split_sms
 from ibweb.runtime import device_readings
 
 DATA = Path(__file__).parents[2] / "data" / "devices"
@@ -56,8 +69,11 @@ def test_a_collector_run_replaces_the_sms_and_p_key_tables_a_push_adds_to_them()
     kept = device_readings.merge(first, second, now=1.0)
     assert [(t.lid, t.keys) for t in kept.pkeys] == [(5, (0xFFFF, 0x8002)), (6, (0xFFFF, 0x8001))]
     assert len(kept.sms) == 1  # no sminfo in the write: the SMs stand
-    replaced = device_readings.merge(first, second, replace=("sms", "pkeys"), now=2.0)
-    assert [(t.lid, t.keys) for t in replaced.pkeys] == [(5, (0xFFFF, 0x8002))] and replaced.sms == []
+    replaced = device_readings.merge(device_readings.merge(None, first, now=1.0), second, replace=("sms", "pkeys"),
+                                     now=2.0)
+    assert [(t.lid, t.keys) for t in replaced.pkeys] == [(5, (0xFFFF, 0x8002))]
+    # the SM that did not answer this round is kept, answered last at the first write's time
+    assert [sm.lid for sm in replaced.sms] == [1] and replaced.sm_seen == {1: 1.0} and replaced.sm_round == 2.0
     assert replaced.read_at == {"sms": 2.0, "pkeys": 2.0}
     with pytest.raises(ValueError, match="replace: psus not among"):
         device_readings.merge(first, second, replace=("psus",))
@@ -99,6 +115,7 @@ def test_every_list_is_capped_keeping_the_newest_and_a_write_over_a_cap_is_named
         device_readings.check_caps(big)
 
 
+@pytest.mark.django_db
 def test_fixture_readings_stored_read_back_versioned_and_forgotten():
     assert device_readings.read(7) is None and device_readings.version(7) is None
     r = read_devices([DATA / "ibswinfo_full.txt", DATA / "ibstat_two_cas.txt"])
@@ -135,3 +152,51 @@ def test_concurrent_writers_lose_nothing(monkeypatch):
     for t in threads:
         t.join()
     assert sorted(v.name for v in device_readings.read(3).vitals) == [f"sw{k}" for k in range(8)]
+
+
+def _sm(lid: int, guid: int, state: int) -> list:
+    name = {2: "SMINFO_STANDBY", 3: "SMINFO_MASTER"}[state]
+    return list(read_sminfo(f"sminfo: sm lid {lid} sm guid 0x{guid:x}, activity count 9 priority 1 state {state} "
+                            f"{name}\n").sms)
+
+
+def test_a_standby_that_stops_answering_the_collector_is_kept_marked_with_when_it_last_answered():
+    master, standby = _sm(8, 0x81, 3), _sm(7, 0x71, 2)
+    both = device_readings.merge(None, DeviceReadings(sms=master + standby), replace=("sms",), now=100.0)
+    assert split_sms(both) == (master + standby, [])
+    alone = device_readings.merge(both, DeviceReadings(sms=master), replace=("sms",), now=200.0)
+    assert [sm.lid for sm in alone.sms] == [8, 7]  # the standby is not forgotten
+    assert split_sms(alone) == (master, [(standby[0], 100.0)])  # not answering this round, last seen at 100
+    pushed = device_readings.merge(alone, DeviceReadings(sms=master), now=250.0)  # a host's plain sminfo
+    assert split_sms(pushed) == (master, [(standby[0], 100.0)])
+    back = device_readings.merge(pushed, DeviceReadings(sms=master + standby), replace=("sms",), now=300.0)
+    assert split_sms(back) == (master + standby, [])
+    gone = device_readings.merge(alone, DeviceReadings(sms=master), replace=("sms",),
+                                 now=100.0 + device_readings.SM_KEPT_S)
+    assert [sm.lid for sm in gone.sms] == [8]  # silent for a week: removed
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_isolation_is_kept_in_the_database_until_the_port_is_seen_enabled():
+    row = Fabric.objects.create(name="iso", slug="iso", mode=FabricMode.TELEMETRY, tick_s=1.0)
+    guid = 0xB83FD20300000011  # above 2**63: stored signed
+    disabled = HcaPort("gpu1/mlx5_0", guid, 1, "Down", "Disabled", None, None, None, None, "gpu1.txt:3")
+    device_readings.write(row.pk, DeviceReadings(hca_ports=[disabled]))
+    device_readings.forget(row.pk)  # the cache's day is over (or the cache restarted): the record stays
+    (listed,) = isolations.open_isolations(row.pk)
+    assert (listed["guid"], listed["port"], listed["node"]) == (guid, 1, "gpu1/mlx5_0")
+    first = listed["isolated_at"]
+    device_readings.write(row.pk, DeviceReadings(isolated=[IsolatedPort(guid, 1, first + 50, "gpu1", "iblinkinfo:9")]))
+    (again,) = isolations.open_isolations(row.pk)
+    assert again["isolated_at"] == first and again["last_seen_at"] >= first  # the same isolation, seen again
+    # another port enabled closes nothing; the discovery showing this port enabled closes it
+    device_readings.write(row.pk, DeviceReadings(), enabled=(np.array([guid], np.uint64), np.array([2])))
+    assert len(isolations.open_isolations(row.pk)) == 1
+    device_readings.write(row.pk, DeviceReadings(), enabled=(np.array([guid, 5], np.uint64), np.array([1, 1])))
+    assert isolations.open_isolations(row.pk) == []
+    assert isolations.history(row.pk) == [{"guid": guid, "port": 1, "t": first}]  # the advice's history keeps it
+    # a pushed port up again closes a new isolation too
+    device_readings.write(row.pk, DeviceReadings(hca_ports=[disabled]))
+    assert len(isolations.open_isolations(row.pk)) == 1
+    device_readings.write(row.pk, DeviceReadings(hca_ports=[port("gpu1/mlx5_0", guid, 1, "Active")]))
+    assert isolations.open_isolations(row.pk) == [] and len(isolations.history(row.pk)) == 2

@@ -68,6 +68,8 @@ def test_pkeys_of_every_switch_to_ca_cable_and_the_master_sm_found_by_the_valida
     config = make_config("val", command_prefix=prefix, environment=env, timeout_s=5.0, validation_every=3)
     sweep = run_sweep(config)
     assert sweep.status == SweepStatus.OK
+    assert device_sweep.wait_idle()  # the reads run off the sweep; their warnings join its record when they end
+    sweep.refresh_from_db()
     asked = calls(log, "smpquery")
     # both ends of the 8 host cables: hosts' LIDs 1 and 8-14 port 1, leaves' LIDs 2-5 ports 1 and 2
     assert sorted(asked) == sorted([f"smpquery pkeys {lid} 1" for lid in (1, 8, 9, 10, 11, 12, 13, 14)]
@@ -87,6 +89,7 @@ def test_pkeys_of_every_switch_to_ca_cable_and_the_master_sm_found_by_the_valida
     assert report.checks["sm_mastership"]["status"] == "pass"
 
     run_sweep(config)  # the next sweep: not due yet
+    assert device_sweep.wait_idle()
     assert len(calls(log, "smpquery")) == 16 and len(calls(log, "sminfo")) == 1
 
 
@@ -165,6 +168,7 @@ def test_a_sweep_without_validation_reads_runs_neither_tool(tools):
     prefix, env, log = tools
     config = make_config("off", command_prefix=prefix, environment=env, timeout_s=5.0, validation_every=0)
     assert run_sweep(config).status == SweepStatus.OK
+    assert device_sweep.wait_idle()
     assert calls(log, "smpquery") == calls(log, "sminfo") == [] and device_readings.read(config.fabric_id) is None
 
 
@@ -182,6 +186,8 @@ def test_a_drop_directorys_captures_are_read_and_a_bad_one_named(tmp_path):
     (root / "pkeys-zbad.txt").write_text("# smpquery pkeys 3 1\n   8: 0xffff\n")
     config = make_config("dir", source=CollectorSource.DIRECTORY, drop_dir=str(root))
     sweep = run_sweep(config)
+    assert device_sweep.wait_idle()
+    sweep.refresh_from_db()
     (bad,) = [w for w in sweep.warnings if w["text"].endswith("pkeys-zbad.txt")]
     assert "pkeys-zbad.txt:2: not a line of 'smpquery pkeys'" in bad["reason"]
     r = device_readings.read(config.fabric_id)
@@ -198,3 +204,22 @@ def test_the_collector_form_takes_the_interval_and_defaults_it():
     form = CollectorForm(data={**base, "validation_every": "0"})
     assert form.is_valid() and form.save(commit=False).validation_every == 0
     assert not CollectorForm(data={**base, "validation_every": "-1"}).is_valid()
+
+
+def test_a_slow_validation_read_never_delays_the_sweep(tools, tmp_path):
+    """``sminfo`` takes 5 s: the sweep that claims the reads ends without waiting on them (they run on the
+    validation thread, Celery eager), its counters stored; the reads' warnings join its record when they end."""
+    prefix, env, log = tools
+    slow = tmp_path / "slow-diags"
+    slow.write_text(f'#!/bin/sh\nif [ "$1" = sminfo ]; then sleep 5; fi\nexec {prefix[0]} "$@"\n')
+    slow.chmod(slow.stat().st_mode | stat.S_IEXEC)
+    config = make_config("slow", command_prefix=[str(slow)], environment=env, timeout_s=10.0, validation_every=3)
+    t0 = time.monotonic()
+    sweep = run_sweep(config)
+    took = time.monotonic() - t0
+    assert sweep.status == SweepStatus.OK and took < 4.0, f"the sweep waited on the validation reads ({took:.1f} s)"
+    assert device_readings.read(config.fabric_id) is None  # the reads are still running
+    assert device_sweep.wait_idle()
+    sweep.refresh_from_db()
+    assert "exit 255" in {w["text"]: w["reason"] for w in sweep.warnings}["smpquery pkeys 9 1"]
+    assert [sm.lid for sm in device_readings.read(config.fabric_id).sms] == [2]

@@ -12,6 +12,7 @@ import pytest
 from fabric_engine.devices import read_text
 from fabric_engine.devices.vitals import DeviceReadings, HcaPort, IsolatedPort
 from fabric_engine.telemetry import parse_iblinkinfo
+from ibweb.live.validation import isolations
 from ibweb.runtime import device_readings
 from ibweb.telemetry import device_sweep
 
@@ -82,3 +83,20 @@ def test_the_validation_read_records_a_port_the_sweep_shows_disabled(tmp_path):
     t0 = r.isolated[0].t
     device_sweep.run_validation(config, DISABLED)  # seen again: the first time kept
     assert [x.t for x in device_readings.read(config.fabric_id).isolated] == [t0]
+
+
+def test_the_collector_keeps_an_isolation_in_the_database_until_its_discovery_shows_the_port_enabled(tmp_path):
+    script = tmp_path / "fake-diags"
+    script.write_text('#!/bin/sh\ncase "$1" in\n  sminfo) echo "sminfo: sm lid 2 sm guid 0x98039b0300000001, '
+                      'activity count 42 priority 0 state 3 SMINFO_MASTER" ;;\n  *) exit 2 ;;\nesac\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    config = make_config("isodb", command_prefix=[str(script)], timeout_s=5.0, validation_every=3)
+    device_sweep.run_validation(config, DISABLED)
+    device_readings.forget(config.fabric_id)  # the cached readings expire: the isolation stays listed
+    assert [(r["guid"], r["port"], r["node"]) for r in isolations.open_isolations(config.fabric_id)] == [
+        (0x98039B0300000001, 3, "leaf01")]
+    device_sweep.run_validation(config, DISABLED)  # still disabled: still one isolation
+    assert len(isolations.open_isolations(config.fabric_id)) == 1
+    device_sweep.run_validation(config, LINKINFO)  # the port is up again: no longer isolated, still the history
+    assert isolations.open_isolations(config.fabric_id) == []
+    assert [(h["guid"], h["port"]) for h in isolations.history(config.fabric_id)] == [(0x98039B0300000001, 3)]

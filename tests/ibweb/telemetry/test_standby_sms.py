@@ -5,6 +5,7 @@ master. ``saquery -s`` as infiniband-diags printed it on ibsim with two OpenSMs 
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from fabric_engine.errors import FormatError
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from fabric_engine.validation import validate
+from ibweb.live.validation.build import build_report
+from ibweb.live.validation.sm_silent import split_sms
 from ibweb.runtime import device_readings
 from ibweb.telemetry import device_sweep
 
@@ -99,3 +102,27 @@ def test_without_saquery_the_master_alone_is_kept_with_a_warning(tmp_path):
     (w,) = [w for w in warnings if w["text"] == "saquery -s"]
     assert "standby SMs not read" in w["reason"]
     assert [sm.lid for sm in device_readings.read(config.fabric_id).sms] == [8]
+
+
+def test_a_standby_that_stops_answering_is_kept_and_the_report_names_it(tmp_path):
+    """Only the master answers the second round (``sminfo 7`` fails): the standby is kept, marked as not
+    answering with when it last answered, and the validation report has a finding of the SM check naming it."""
+    prefix = _tools(tmp_path, 2)
+    config = make_config("smgone", command_prefix=prefix, timeout_s=5.0, validation_every=3)
+    device_sweep.run_validation(config, LINKINFO)
+    first = device_readings.read(config.fabric_id)
+    seen = first.sm_seen[0x98039B0300000002]
+    script = Path(prefix[0])
+    script.write_text(script.read_text().replace('"sminfo 7") echo', '"sminfo 7") exit 3; echo'))
+    warnings = device_sweep.run_validation(config, LINKINFO)
+    assert [w["text"] for w in warnings if w["text"].startswith("sminfo")] == ["sminfo 7"]
+    r = device_readings.read(config.fabric_id)
+    assert [(sm.lid, sm.state) for sm in r.sms] == [(8, 3), (7, 2)]  # the standby is not dropped
+    answering, silent = split_sms(r)
+    assert [sm.lid for sm in answering] == [8] and [(sm.lid, t) for sm, t in silent] == [(7, seen)]
+    stored = build_report(fabric_from_linkinfo(parse_iblinkinfo(LINKINFO)), devices=r, t=time.time())
+    assert stored["report"]["checks"]["sm_mastership"] == {"status": "fail", "findings": 1}
+    (f,) = [f for f in stored["report"]["findings"] if f["check"] == "sm_mastership"]
+    assert f["severity"] == "warning" and "(LID 7)" in f["subject"] and "has not answered sminfo since" in f["message"]
+    assert f["evidence"]["last_seen"] == seen and f["evidence"]["sm"]["answering"] is False
+    assert stored["inputs"]["sms_silent"] == 1

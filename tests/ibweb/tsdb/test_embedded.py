@@ -112,3 +112,20 @@ def test_tiers_must_nest():
     with pytest.raises(ValueError, match="tier 1"):
         EmbeddedStore(":memory:", tiers=(Tier(10, 600, 100), Tier(7, 700, 100)))
     assert [t.step for t in default_tiers(90)] == [10, 300, 3600] and default_tiers(30)[2].keep == 30 * 86400
+
+
+def test_a_whole_block_asked_out_of_order_reads_each_port_s_own(tmp_path):
+    """Every port of a block asked in another order than their slots: each row is its port's (a read of the whole
+    block in slot order would put them back in that order)."""
+    store = EmbeddedStore(tmp_path / "t.sqlite3")
+    ports = np.empty(BLOCK, dtype=PORT_ID)
+    ports["guid"], ports["port"] = 0x9000 + np.arange(BLOCK) // 64, np.arange(BLOCK) % 64 + 1
+    level = np.arange(BLOCK) / BLOCK
+    for i in range(6):
+        store.write(1, T0 + 10 * i + 5, ports, {"utilization": level})
+    asked = ports[::-1]
+    got = store.stats(1, asked, "utilization", T0, T0 + 60, 1)
+    np.testing.assert_allclose(got.mean[:, 0], level[::-1], rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(store.ranges(1, asked, "utilization", T0, T0 + 60, 1).values[:, 0], level[::-1],
+                               rtol=1e-3, atol=1e-6)
+    store.close()

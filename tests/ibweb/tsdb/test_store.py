@@ -143,3 +143,32 @@ def test_bad_input_is_named(backend, t0):
         backend.store.range(1, (0x6000, 1), "utilization", t0, t0, 10)
     with pytest.raises(KeyError):
         backend.store.top(1, "nope", t0, t0 + 1, 3)
+
+
+def test_bins_count_their_samples_beside_mean_peak_and_sum(backend, t0):
+    """What a one-minute summary serves: per port and minute the samples stored, their mean, peak and sum (a port
+    not measured in some sweeps counts fewer; one never written counts none, its values NaN, never zero)."""
+    fabric = next(_fabric_ids)
+    ports = switch_ports(0x8000, 3)
+    for i in range(12):  # two minutes of 10 s sweeps; port 2 not measured in the first 4, down in sweeps 7 and 8
+        util = np.array([0.1 * (i % 6), 0.5 if i >= 4 else np.nan, 0.25])
+        backend.store.write(fabric, t0 + 10 * i + 5, ports, {
+            "utilization": util, "link_up": np.array([1.0, 0.0 if i in (7, 8) else 1.0, 1.0])})
+    backend.settle()
+    asked = ports_of([(0x8000, 1), (0x8000, 2), (0x8000, 9)])
+    got = backend.store.stats(fabric, asked, "utilization", t0, t0 + 120, 2)
+    assert got.ports.tolist() == asked.tolist() and got.t.tolist() == [t0, t0 + 60]
+    assert got.count.tolist() == [[6, 6], [2, 6], [0, 0]]
+    np.testing.assert_allclose(got.mean[:2], [[0.25, 0.25], [0.5, 0.5]], rtol=1e-3)
+    np.testing.assert_allclose(got.max[:2], [[0.5, 0.5], [0.5, 0.5]], rtol=1e-3)
+    np.testing.assert_allclose(got.sum[:2], [[1.5, 1.5], [1.0, 3.0]], rtol=1e-3)
+    assert np.isnan(got.mean[2]).all() and np.isnan(got.max[2]).all() and np.isnan(got.sum[2]).all()
+    assert got.sample_s in (None, 10.0)
+    wide = backend.store.fabric_stats(fabric, "utilization", t0, t0 + 120, 2)
+    assert wide.count.tolist() == [14, 18] and wide.sweeps.tolist() == [6, 6]
+    np.testing.assert_allclose(wide.sum, [1.5 + 1.0 + 1.5, 1.5 + 3.0 + 1.5], rtol=1e-3)
+    np.testing.assert_allclose(wide.max, [0.5, 0.5], rtol=1e-3)
+    up = backend.store.fabric_stats(fabric, "link_up", t0, t0 + 120, 2)
+    assert up.short.tolist() == [0.0, 2.0]  # the most sweeps one port was down, per minute
+    none = backend.store.fabric_stats(fabric, "utilization", t0 + 600, t0 + 720, 2)
+    assert none.count.tolist() == [0, 0] and np.isnan(none.sum).all() and np.isnan(none.max).all()

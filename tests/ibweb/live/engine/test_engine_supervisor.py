@@ -24,8 +24,6 @@ async def until(predicate, timeout=30.0):
 
 
 async def test_routing_change_reroutes_the_running_engine_and_clients_get_a_new_snapshot(monkeypatch):
-    # minute rollups (tested in test_live_history) would run in threads while this test deletes fabrics
-    monkeypatch.setattr("ibweb.live.history.publisher.AUTO_ROLLUP", False)
     fabric = await Fabric.objects.acreate(name="Small", slug="small", spec=SMALL, tick_s=0.1)
     supervisor = EngineSupervisor(reconcile_s=0.1)
     await supervisor.start()

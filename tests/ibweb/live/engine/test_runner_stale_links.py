@@ -15,7 +15,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def runner(monkeypatch):
-    monkeypatch.setattr("ibweb.live.history.publisher.AUTO_ROLLUP", False)
     fabric, _ = ensure_demo()
     ring.clear(fabric.pk)
     yield published(fabric)

@@ -1,8 +1,7 @@
-"""History ring, one-minute rollups and the live API (issue 8): link history, rollups, path, jobs."""
+"""History ring and the live API (issue 8): link history, path, jobs (rollups: ``tests/ibweb/live/api``)."""
 
 import asyncio
 import time
-from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -11,8 +10,6 @@ from rest_framework.test import APIClient
 from fabric_engine.scenario import build_emulator
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.history import layout, reads, ring
-from ibweb.live.models import FABRIC_WIDE, LinkRollup
-from ibweb.live.tasks import rollup_history
 from tests.support.engine_fixtures import published
 from tests.support.tenancy_fixtures import operator_api
 
@@ -80,30 +77,8 @@ def test_capacity_respects_the_byte_budget():
     assert ring.capacity(10**7) == ring.MIN_TICKS
 
 
-def test_rollup_stores_finished_minutes_once(demo):
-    asyncio.run(fill(demo.pk, 150))  # minutes 0 and 1 finished, minute 2 running
-    assert rollup_history(demo.pk) == 2
-    assert rollup_history(demo.pk) == 0  # idempotent
-    m0 = datetime.fromtimestamp(T0, tz=UTC)
-    row = LinkRollup.objects.get(fabric=demo, minute=m0, link=5)
-    assert row.samples == 60 and row.max_util == pytest.approx(590 / 400, rel=1e-3)
-    assert row.mean_rate_gbps == pytest.approx(10 * 29.5, rel=1e-3)
-    assert not LinkRollup.objects.filter(fabric=demo, link=7).exists()  # idle links get no row
-    wide = LinkRollup.objects.get(fabric=demo, minute=m0, link=FABRIC_WIDE)
-    assert wide.mean_rate_gbps == pytest.approx(10 * 29.5 + 1.5 * 29.5 + 3.0, rel=1e-3)
-
-
-def test_rollup_prunes_rows_past_the_retention(demo):
-    old = datetime(2001, 1, 1, tzinfo=UTC)
-    LinkRollup.objects.create(fabric=demo, minute=old, link=3, mean_util=0.1, max_util=0.2, mean_rate_gbps=4,
-                              samples=60)
-    rollup_history(demo.pk)
-    assert not LinkRollup.objects.filter(fabric=demo, minute=old).exists()
-
-
-def test_history_and_rollups_api(demo):
+def test_history_api(demo):
     asyncio.run(fill(demo.pk, 70))
-    rollup_history(demo.pk)
     get = APIClient().get
     r = get("/api/fabrics/fabrics/demo/links/5/history/?seconds=10")
     assert r.status_code == 200, r.content
@@ -115,24 +90,6 @@ def test_history_and_rollups_api(demo):
     assert r.status_code == 400 and "seconds" in r.json()
     r = get(f"/api/fabrics/fabrics/demo/links/{2 * N}/history/")
     assert r.status_code == 404
-    r = get("/api/fabrics/fabrics/demo/links/5/rollups/?minutes=60")
-    body = r.json()
-    assert r.status_code == 200 and body["minute"] == [datetime.fromtimestamp(T0, tz=UTC).isoformat()]
-    assert body["samples"] == [60] and body["max_util"] == [pytest.approx(590 / 400, rel=1e-3)]
-
-
-def test_rollups_api_fills_idle_minutes_with_zero(demo):
-    now = datetime.now(tz=UTC).replace(second=0, microsecond=0)
-    LinkRollup.objects.create(fabric=demo, minute=now, link=FABRIC_WIDE, mean_util=0.1, max_util=0.5,
-                              mean_rate_gbps=100, samples=60)
-    LinkRollup.objects.create(fabric=demo, minute=now, link=9, mean_util=0.25, max_util=0.5, mean_rate_gbps=100,
-                              samples=60)
-    body = APIClient().get("/api/fabrics/fabrics/demo/links/9/rollups/").json()
-    assert body["mean_util"] == [0.25] and body["samples"] == [60]
-    body = APIClient().get("/api/fabrics/fabrics/demo/links/10/rollups/").json()
-    assert body["mean_util"] == [0.0] and body["max_util"] == [0.0]
-    body = APIClient().get("/api/fabrics/fabrics/demo/links/-1/rollups/").json()
-    assert body["mean_rate_gbps"] == [100.0]
 
 
 def test_path_api_follows_the_routing(demo):

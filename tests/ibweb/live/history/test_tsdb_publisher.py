@@ -13,7 +13,15 @@ from fabric_engine.topology.generate import fat_tree
 from ibweb.fabrics.demo import ensure_demo
 from ibweb.live.engine.publishing import Tick
 from ibweb.live.history.job_runs import JobRuns
-from ibweb.live.history.tsdb_publisher import ErrorRates, JobNotes, Sweep, SweepWriter, TsdbPublisher, port_sweep
+from ibweb.live.history.tsdb_publisher import (
+    ErrorRates,
+    GonePorts,
+    JobNotes,
+    Sweep,
+    SweepWriter,
+    TsdbPublisher,
+    port_sweep,
+)
 from ibweb.runtime import health, record
 from ibweb.tsdb.embedded import EmbeddedStore
 
@@ -22,8 +30,8 @@ N = 2 * F.num_links
 T0 = float(int(time.time() // 600) * 600 - 1200)
 
 
-def state(t: float, scale: float = 1.0, stale: np.ndarray | None = None) -> FabricState:
-    rate = (np.arange(N, dtype=np.float32) + 1) * scale
+def state(t: float, scale: float = 1.0, stale: np.ndarray | None = None, n: int = N) -> FabricState:
+    rate = (np.arange(n, dtype=np.float32) + 1) * scale
     return FabricState(seq=int(t), t=t, tick_s=1.0, rate_gbps=rate, util=rate / 1000, xmit_wait=rate * 10,
                        stale=stale)
 
@@ -54,6 +62,28 @@ def test_port_rows_are_out_ports_both_ways():
     assert set(np.flatnonzero(values["link_up"] == 0).tolist()) == {2, int(F.reverse(2))}
     assert values["effective_ber"][7] == 1e-12 and values["module_temperature_c"][7] == 55.0
     assert np.isnan(np.delete(values["effective_ber"], 7)).all()
+
+
+def test_a_cut_cable_s_ports_are_written_down_until_forgotten():
+    """A port the writer wrote that a later sweep's topology lacks (a cable cut) is written ``link_up`` 0 and nothing
+    else: down, not unknown; again while it stays away, up to the keep; a sweep of the same ports adds nothing."""
+    cut = F.without_links([2])
+    gone = GonePorts(keep_s=100.0)
+    ports, values = port_sweep(Sweep.of("v1", Tick(state(T0), F, {})))
+    same = gone.add(T0, ports, values)
+    assert same[0] is ports and same[1] is values
+    assert gone.add(T0 + 10, ports, values)[0] is ports  # the same ports again: one comparison
+    for dt in (20, 90):
+        p, v = port_sweep(Sweep.of("v2", Tick(state(T0 + dt, n=2 * cut.num_links), cut, {})))
+        out, got = gone.add(T0 + dt, p, v)
+        assert len(out) == len(p) + 2 and out[:len(p)].tolist() == p.tolist()
+        lost = {(int(F.guid[F.a_node[2]]), int(F.a_port[2])), (int(F.guid[F.b_node[2]]), int(F.b_port[2]))}
+        assert {(int(g), int(q)) for g, q in out[len(p):].tolist()} == lost
+        assert got["link_up"][len(p):].tolist() == [0.0, 0.0] and (got["link_up"][:len(p)] == 1).all()
+        assert np.isnan(got["utilization"][len(p):]).all() and np.isnan(got["tx_bytes_per_s"][len(p):]).all()
+        assert all(len(a) == len(out) for a in got.values())
+    p, v = port_sweep(Sweep.of("v2", Tick(state(T0 + 200, n=2 * cut.num_links), cut, {})))  # away past the keep
+    assert gone.add(T0 + 200, p, v)[0] is p
 
 
 @pytest.mark.django_db

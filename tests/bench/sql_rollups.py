@@ -1,27 +1,72 @@
-"""Celery tasks of the live app: one-minute rollups of the history ring by link identity, and their retention.
+"""The SQL rollups ibweb wrote before issue 40, kept only as the benches' baseline (``bench_tsdb.py`` measures them
+side by side with the time-series store; ``bench_rollup.py`` the ring and them).
 
-A minute's row says how much of it is known (issue 35): ``coverage_s`` seconds measured, ``down_s`` seconds
-the link was down; its means are over the covered seconds. A minute the ring has no tick of gets no row.
+One row per busy directed link per minute (mean and peak utilization, mean rate, coverage and down seconds) and a
+fabric-wide row, computed from the history ring's ticks as the removed ``ibweb.live.tasks.rollup_minute`` did, and
+the table, indexes and constraints Django created for the removed ``LinkRollup`` model (:data:`TABLE_SQL`, SQLite).
+ibweb itself no longer writes or reads these: the rollup endpoints read the time-series store.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import numpy as np
-from celery import shared_task
-from django.conf import settings
-from django.db import transaction
+from django.db import models
 
-from ibweb.live.history import reads, ring
-from ibweb.live.history.link_identity import IDENTITY, db_guid, guid_from_db
-from ibweb.live.models import FABRIC_WIDE, NO_LINK, LinkRollup
+from ibweb.live.history import reads
 
-__all__ = ["rollup_history", "rollup_minute", "RETENTION_H"]
+__all__ = ["FIELDS", "FABRIC_WIDE", "NO_LINK", "Row", "TABLE_SQL", "rollup_minute"]
 
-#: Hours of rollups kept (older rows are deleted by every rollup run).
-RETENTION_H = float(getattr(settings, "IBWEB_ROLLUP_RETENTION_H", 24))
+FABRIC_WIDE = -1
+NO_LINK = -2
+
+
+class Row(models.Model):
+    """One rollup row: the removed ``LinkRollup`` model's fields, a bench-only unmanaged model (built as the removed
+    task built its rows, so the baseline's cost is the one ibweb paid)."""
+
+    fabric = models.ForeignKey("fabrics.Fabric", on_delete=models.DO_NOTHING, related_name="+", db_constraint=False)
+    minute = models.DateTimeField()
+    link = models.IntegerField()
+    tx_guid = models.BigIntegerField(null=True)
+    tx_port = models.PositiveSmallIntegerField(null=True)
+    rx_guid = models.BigIntegerField(null=True)
+    rx_port = models.PositiveSmallIntegerField(null=True)
+    mean_util = models.FloatField(null=True)
+    max_util = models.FloatField(null=True)
+    mean_rate_gbps = models.FloatField(null=True)
+    samples = models.PositiveIntegerField()
+    coverage_s = models.FloatField(default=0.0)
+    down_s = models.FloatField(default=0.0)
+
+    class Meta:
+        app_label = "live"
+        managed = False
+        db_table = "live_linkrollup"
+
+    def __str__(self) -> str:
+        return f"{self.fabric_id}:{self.link}@{self.minute:%Y-%m-%d %H:%M}"
+
+
+FIELDS = tuple(f.attname for f in Row._meta.concrete_fields)
+
+#: The removed model's table as Django created it on SQLite.
+TABLE_SQL = [
+    'CREATE TABLE "live_linkrollup" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "fabric_id" bigint NOT NULL, '
+    '"minute" datetime NOT NULL, "link" integer NOT NULL, "tx_guid" bigint NULL, "tx_port" smallint unsigned NULL '
+    'CHECK ("tx_port" >= 0), "rx_guid" bigint NULL, "rx_port" smallint unsigned NULL CHECK ("rx_port" >= 0), '
+    '"mean_util" real NULL, "max_util" real NULL, "mean_rate_gbps" real NULL, "samples" integer unsigned NOT NULL '
+    'CHECK ("samples" >= 0), "coverage_s" real NOT NULL, "down_s" real NOT NULL)',
+    'CREATE UNIQUE INDEX "live_rollup_unique" ON "live_linkrollup" ("fabric_id", "minute", "link") '
+    'WHERE "tx_guid" IS NULL',
+    'CREATE UNIQUE INDEX "live_rollup_identity_unique" ON "live_linkrollup" ("fabric_id", "minute", "tx_guid", '
+    '"tx_port", "rx_guid", "rx_port") WHERE "tx_guid" IS NOT NULL',
+    'CREATE INDEX "live_linkrollup_fabric_id_cb9f7f35" ON "live_linkrollup" ("fabric_id")',
+    'CREATE INDEX "live_rollup_series" ON "live_linkrollup" ("fabric_id", "link", "minute")',
+    'CREATE INDEX "live_rollup_port" ON "live_linkrollup" ("fabric_id", "tx_guid", "tx_port", "minute")',
+]
 
 
 @dataclass(frozen=True)
@@ -54,6 +99,11 @@ def _unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse = np.empty(len(keys), dtype=np.int64)
     inverse[order] = np.cumsum(starts) - 1
     return ordered[starts], inverse
+
+
+def db_guid(guid: np.ndarray) -> np.ndarray:
+    """Unsigned 64-bit GUIDs as the signed integers the table stored (two's complement)."""
+    return np.asarray(guid, dtype=np.uint64).view(np.int64)
 
 
 def _per_link(parts: list[reads.Ticks], keys: list[np.ndarray], extra: np.ndarray | None = None) -> _Links:
@@ -90,7 +140,7 @@ def _means(total: np.ndarray, count: np.ndarray) -> list[float | None]:
 
 
 def rollup_minute(fabric_id: int, minute: int, parts: list[reads.Ticks], tick_s: float = 1.0,
-                  known: np.ndarray | None = None) -> list[LinkRollup]:
+                  known: np.ndarray | None = None) -> list[Row]:
     """The rollup rows of one minute from its ticks, one ``reads.Ticks`` per topology (>= 1 tick).
 
     ``minute`` counts minutes since the epoch; each tick stands for ``tick_s`` seconds. ``known``: identities
@@ -116,7 +166,7 @@ def rollup_minute(fabric_id: int, minute: int, parts: list[reads.Ticks], tick_s:
     rate_total = sum(float(np.nansum(p.series.rate, dtype=np.float64)) for p in parts)
     peak = max((float(np.nan_to_num(np.nanmax(p.series.util, initial=0.0))) for p in parts), default=0.0)
     per_s = float(tick_s)
-    rows: list[LinkRollup] = []
+    rows: list[Row] = []
     down_ticks = 0
     for named in (True, False):
         mine = [p for p in parts if (p.identities is not None) == named]
@@ -146,22 +196,21 @@ def rollup_minute(fabric_id: int, minute: int, parts: list[reads.Ticks], tick_s:
                       coverage_s=np.minimum(covered * per_s, 60.0).tolist(),
                       down_s=np.minimum(down[busy] * per_s, 60.0).tolist())
     covered_ticks = sum(int(np.any(~np.isnan(p.series.util), axis=1).sum()) for p in parts)
-    wide = LinkRollup(fabric_id=fabric_id, minute=when, link=FABRIC_WIDE,
-                      mean_util=util_total / cells if cells else None, max_util=peak if cells else None,
-                      mean_rate_gbps=rate_total / covered_ticks if covered_ticks else None, samples=covered_ticks,
-                      coverage_s=min(covered_ticks * per_s, 60.0), down_s=min(down_ticks * per_s, 60.0))
+    wide = Row(fabric_id=fabric_id, minute=when, link=FABRIC_WIDE, mean_util=util_total / cells if cells else None,
+               max_util=peak if cells else None, samples=covered_ticks,
+               mean_rate_gbps=rate_total / covered_ticks if covered_ticks else None,
+               coverage_s=min(covered_ticks * per_s, 60.0), down_s=min(down_ticks * per_s, 60.0))
     return [wide, *rows]
 
 
-def _rows(k: int, **columns) -> list[LinkRollup]:
+def _rows(k: int, **columns) -> list[Row]:
     """``k`` unsaved rows from ``columns`` (field name: a list of ``k`` values, or one value for every row), built
-    positionally: Django's keyword construction costs three times as much, and a minute may have 200k rows."""
-    names = [f.attname for f in LinkRollup._meta.concrete_fields]
-    unknown = set(columns) - set(names)
+    positionally, as the removed task built its Django rows (keyword construction cost three times as much)."""
+    unknown = set(columns) - set(FIELDS)
     if unknown:
-        raise TypeError(f"LinkRollup has no field {sorted(unknown)}")
-    cols = [columns.get(n) if isinstance(columns.get(n), list) else [columns.get(n)] * k for n in names]
-    return [LinkRollup(*values) for values in zip(*cols, strict=True)]
+        raise TypeError(f"a rollup row has no field {sorted(unknown)}")
+    cols = [columns.get(n) if isinstance(columns.get(n), list) else [columns.get(n)] * k for n in FIELDS]
+    return [Row(*values) for values in zip(*cols, strict=True)]
 
 
 def _absent(known: np.ndarray | None, parts: list[reads.Ticks]) -> np.ndarray | None:
@@ -172,57 +221,3 @@ def _absent(known: np.ndarray | None, parts: list[reads.Ticks]) -> np.ndarray | 
     for p in parts:  # loop over the minute's topologies
         gone &= p.identities.find_ports(known) < 0
     return known[gone]
-
-
-def _carried(fabric_id: int, minute: datetime) -> np.ndarray:
-    """Identities down in the newest rolled-up minute before ``minute``: known links, down wherever no topology
-    of ``minute`` has them (unless their port is cabled elsewhere: :func:`_absent`)."""
-    before = (LinkRollup.objects.filter(fabric_id=fabric_id, link=FABRIC_WIDE, tx_guid__isnull=True, minute__lt=minute)
-              .order_by("-minute").values_list("minute", flat=True).first())
-    rows = [] if before is None else list(
-        LinkRollup.objects.filter(fabric_id=fabric_id, minute=before, tx_guid__isnull=False, down_s__gt=0)
-        .values_list("tx_guid", "tx_port", "rx_guid", "rx_port"))
-    out = np.empty(len(rows), dtype=IDENTITY)
-    if rows:
-        cols = np.array(rows, dtype=np.int64)
-        out["tx_guid"], out["tx_port"] = guid_from_db(cols[:, 0]), cols[:, 1]
-        out["rx_guid"], out["rx_port"] = guid_from_db(cols[:, 2]), cols[:, 3]
-    return out
-
-
-def _known(fabric_id: int, minute: int, when: datetime) -> np.ndarray:
-    """The identities the fabric had before the end of ``minute`` besides that minute's topologies: the ring's
-    topologies that started before, and the links down in the rolled-up minute before."""
-    tables = [ids.keys for ids in reads.known_before(fabric_id, (minute + 1) * 60.0)]
-    return _unique(np.concatenate([*tables, _carried(fabric_id, when)]))[0]
-
-
-@shared_task
-def rollup_history(fabric_id: int) -> int:
-    """Roll up every finished minute of the fabric's history ring not stored yet, then prune old rollups.
-
-    A minute is finished once the ring holds a tick of a later minute. Runs are
-    idempotent (a stored minute is skipped), so the engine may start one per
-    minute and a Celery beat may run it too. Returns the number of minutes stored.
-    """
-    idx = ring.index(fabric_id)
-    stored = 0
-    if idx and idx["t"]:
-        newest = int(idx["t"][-1] // 60)
-        minutes = sorted({int(t // 60) for t in idx["t"]} - {newest})
-        whens = [datetime.fromtimestamp(m * 60, tz=UTC) for m in minutes]
-        done = set(LinkRollup.objects.filter(fabric_id=fabric_id, link=FABRIC_WIDE, minute__in=whens)
-                   .values_list("minute", flat=True))
-        for m, when in zip(minutes, whens, strict=True):  # loop over a few minutes
-            if when in done:
-                continue
-            parts = reads.ticks(fabric_id, m * 60.0, (m + 1) * 60.0)
-            if not parts:
-                continue
-            rows = rollup_minute(fabric_id, m, parts, reads.tick_seconds(idx), _known(fabric_id, m, when))
-            with transaction.atomic():
-                LinkRollup.objects.bulk_create(rows, batch_size=2000, ignore_conflicts=True)
-            stored += 1
-    cutoff = datetime.now(tz=UTC) - timedelta(hours=RETENTION_H)
-    LinkRollup.objects.filter(fabric_id=fabric_id, minute__lt=cutoff).delete()
-    return stored

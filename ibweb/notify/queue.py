@@ -17,17 +17,16 @@ With Celery workers (``REDIS_URL``) :func:`kick` sends the channels' task to the
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.db.models import Max, Q
 
+from ibweb.db.background import BackgroundLane
 from ibweb.events.models import Event
 
 from . import clock
@@ -212,28 +211,13 @@ def _refresh(channel: Channel, now: datetime) -> int:
 
 
 # ------------------------------------------------------------------ running the queue
-_EXECUTOR: ThreadPoolExecutor | None = None
-_FUTURES: set[Future] = set()
-_EXEC_LOCK = threading.Lock()
+#: The embedded default's notify thread (Celery eager): dispatch, queues and the pump, one at a time.
+_LANE = BackgroundLane("ibweb-notify", log)
 
 
 def in_background(fn, *args) -> None:
-    global _EXECUTOR
-
-    def run() -> None:
-        try:
-            fn(*args)
-        except Exception:
-            log.exception("notifications: %s failed", getattr(fn, "__name__", fn))
-        finally:
-            close_old_connections()
-
-    with _EXEC_LOCK:
-        if _EXECUTOR is None:
-            _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ibweb-notify")
-        future = _EXECUTOR.submit(run)
-        _FUTURES.add(future)
-        future.add_done_callback(_FUTURES.discard)
+    """Run ``fn(*args)`` on this process's notify thread (after what it already has to do)."""
+    _LANE.submit(fn, *args)
 
 
 def kick(channel_ids: Iterable[int]) -> None:
@@ -253,18 +237,7 @@ def kick(channel_ids: Iterable[int]) -> None:
 
 def wait_idle(timeout_s: float = 30.0) -> bool:
     """Wait until the embedded notify thread has nothing left to run (tests, shutdown); whether it got there."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        with _EXEC_LOCK:
-            pending = list(_FUTURES)
-        if not pending:
-            return True
-        for f in pending:
-            try:
-                f.result(timeout=max(0.0, end - time.monotonic()))
-            except Exception:  # noqa: S112 - logged by the thread
-                continue
-    return not _FUTURES
+    return _LANE.wait_idle(timeout_s)
 
 
 def pump(now: datetime | None = None, run=None) -> dict[str, int]:

@@ -35,18 +35,16 @@ atomically (:func:`claim`: ``cache.add`` of the window's key), so two workers ne
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections
 
 from fabric_engine.devices.vitals import DeviceReadings, IsolatedPort
 from fabric_engine.errors import FabricEngineError, FormatError
@@ -55,6 +53,7 @@ from fabric_engine.telemetry.linkinfo import LinkInfo
 from fabric_engine.topology import KIND_SWITCH, Fabric
 from fabric_engine.validation.pkeys import read_pkeys
 from fabric_engine.validation.sminfo import read_sminfo
+from ibweb.db.background import BackgroundLane
 from ibweb.runtime import device_readings
 
 from .choices import CollectorSource
@@ -310,9 +309,8 @@ def run_validation(config, linkinfo: str) -> list[dict]:
 
 
 # ------------------------------------------------------------------ off the sweep
-_EXECUTOR: ThreadPoolExecutor | None = None
-_FUTURES: set[Future] = set()
-_EXEC_LOCK = threading.Lock()
+#: The embedded default's validation-reads thread (Celery eager): one round at a time, off the sweep.
+_LANE = BackgroundLane("ibweb-validation-reads", log)
 
 
 def _run_reads(config_pk: int, sweep_pk: int) -> None:
@@ -322,8 +320,6 @@ def _run_reads(config_pk: int, sweep_pk: int) -> None:
         validation_reads(config_pk, sweep_pk)
     except Exception:  # a thread's failure is logged, never the sweep's
         log.exception("validation reads of collector %s (sweep %s) failed", config_pk, sweep_pk)
-    finally:
-        close_old_connections()
 
 
 def start(config, sweep_pk: int) -> None:
@@ -334,25 +330,9 @@ def start(config, sweep_pk: int) -> None:
 
         validation_reads.delay(config.pk, sweep_pk)
         return
-    global _EXECUTOR
-    with _EXEC_LOCK:
-        if _EXECUTOR is None:
-            _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ibweb-validation-reads")
-        future = _EXECUTOR.submit(_run_reads, config.pk, sweep_pk)
-        _FUTURES.add(future)
-        future.add_done_callback(_FUTURES.discard)
+    _LANE.submit(_run_reads, config.pk, sweep_pk)
 
 
 def wait_idle(timeout_s: float = 60.0) -> bool:
     """Wait until the validation thread has nothing left to run (tests, shutdown); whether it got there."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        with _EXEC_LOCK:
-            pending = list(_FUTURES)
-        if not pending:
-            return True
-        for f in pending:  # the few reads queued
-            with contextlib.suppress(Exception):  # a timeout; the reads' own errors are logged by the thread
-                f.result(timeout=max(0.0, end - time.monotonic()))
-    with _EXEC_LOCK:
-        return not _FUTURES
+    return _LANE.wait_idle(timeout_s)

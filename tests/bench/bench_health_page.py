@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from fabric_engine.scenario import build_fabric, loaded_rail_spec  # noqa: E402
+from tests.bench.stored_ports import hottest  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
 from tests.support.browser import chromium_page, poll  # noqa: E402
 from tests.support.server import running_server  # noqa: E402
@@ -103,20 +104,6 @@ def visit(page, url: str) -> dict:
     return {**timing, "dom_rows": page.evaluate(DOM)}
 
 
-def hottest(server, n: int, timeout_s: float = 300) -> list[dict]:
-    """The ``n`` hottest ports of the last hour once the per-port history has that many (written every 10 s)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        now = time.time()
-        ports = server.get_json(f"/api/fabrics/fabrics/{SLUG}/tsdb/top/?series=utilization&n={n}"
-                                f"&start={now - 3600}&end={now}")["ports"]
-        if len(ports) >= n:
-            return ports
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"only {len(ports)} ports stored after {timeout_s} s")
-        time.sleep(2)
-
-
 def history_visit(page, url: str) -> dict:
     page.goto(url, wait_until="load")
     return poll(page, f"({HISTORY})()", 120)
@@ -132,7 +119,7 @@ def bench() -> dict:
         url = f"{server.url}/fabrics/{SLUG}/health/"
         visit(page, url)  # warm-up: the server's first page, the styles in the browser's cache
         visits = [visit(page, url) for _ in range(VISITS)]
-        ports = hottest(server, HISTORY_PORTS)
+        ports = hottest(server, SLUG, HISTORY_PORTS)
         url = (f"{server.url}/fabrics/{SLUG}/history/?range=1h&ports="
                + ",".join(f"{p['node']}:{p['port']}" for p in ports))
         history_visit(page, url)  # warm-up

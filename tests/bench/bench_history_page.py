@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.bench.stored_ports import hottest  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
 from tests.support.browser import chromium_page, poll  # noqa: E402
 from tests.support.server import running_server  # noqa: E402
@@ -64,20 +65,6 @@ def build_bundle(rev: str, out: Path) -> Path:
     return src / "dist"
 
 
-def hottest(server, n: int, timeout_s: float = 180) -> list[dict]:
-    """The ``n`` hottest ports of the last hour once the store has that many."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        now = time.time()
-        ports = server.get_json(f"/api/fabrics/fabrics/demo/tsdb/top/?series=utilization&n={n}"
-                                f"&start={now - 3600}&end={now}")["ports"]
-        if len(ports) >= n:
-            return ports
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"only {len(ports)} ports stored after {timeout_s} s")
-        time.sleep(2)
-
-
 def visit(page, url: str, charts: int, asked: list[str]) -> dict:
     asked.clear()
     page.goto(url, wait_until="load")
@@ -107,7 +94,7 @@ def bench(rev: str | None) -> dict:
                 page.route(f"**/static/ibweb/{name}", lambda route, request, name=name: serve(route, request, name))
         asked: list[str] = []
         page.on("request", lambda r: asked.append(r.url))
-        ports = hottest(server, PORTS)
+        ports = hottest(server, "demo", PORTS, 180)
         time.sleep(max(0.0, WARM_S - (time.monotonic() - started)))
         named = (f"{server.url}/fabrics/demo/history/?range=1h&ports="
                  + ",".join(f"{p['node']}:{p['port']}" for p in ports))

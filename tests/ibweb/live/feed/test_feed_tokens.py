@@ -61,8 +61,8 @@ async def _closed(comm: WebsocketCommunicator, timeout: float = 5) -> dict:
 
 async def test_a_token_signs_the_socket_in_where_anonymous_visitors_are_refused(settings):
     settings.IBWEB_PUBLIC_READ = False
+    key = await asyncio.to_thread(_key)  # before the engine: its threads' writes could find SQLite locked
     await _engine()
-    key = await asyncio.to_thread(_key)
     comm = await _open(f"Token {key}")
     try:
         snapshot = json.loads(await comm.receive_from(timeout=5))
@@ -89,8 +89,8 @@ async def test_a_refused_credential_closes_with_4401_and_is_never_served_anonymo
 
 
 async def test_an_inactive_users_token_is_refused():
+    key = await asyncio.to_thread(_key, False)  # before the engine: its threads' writes could find SQLite locked
     await _engine()
-    key = await asyncio.to_thread(_key, False)
     comm = await _open(f"Token {key}")
     assert (await _closed(comm)) == {"type": "websocket.close", "code": CLOSE_SIGNED_OUT,
                                      "reason": "User inactive or deleted."}
@@ -99,8 +99,8 @@ async def test_an_inactive_users_token_is_refused():
 
 async def test_deleting_the_token_closes_its_sockets_within_the_recheck(settings):
     settings.IBWEB_SESSION_RECHECK_S = 1
+    key = await asyncio.to_thread(_key)  # before the engine: its threads' writes could find SQLite locked
     engine = await _engine()
-    key = await asyncio.to_thread(_key)
     comm = await _open(f"Token {key}")
     try:
         assert json.loads(await comm.receive_from(timeout=5))["type"] == "snapshot"

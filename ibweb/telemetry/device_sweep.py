@@ -14,8 +14,11 @@ validation thread; the sweep never waits on them, and their warnings join that s
   :mod:`fabric_engine.validation.partitions`), each output read on its own (``# smpquery pkeys <lid> <port>``
   heading it, as :func:`~fabric_engine.validation.pkeys.read_pkeys` takes a capture), :data:`PKEY_WORKERS` at a
   time (each waits on its MAD round trip; a 32,768-GPU fabric has 65,536 such ports); after
-  :data:`PKEY_FAILURE_LIMIT` consecutive failures (the tool missing, the fabric unreachable) the round's other
-  ports are not asked, with one warning;
+  :data:`PKEY_FAILURE_LIMIT` consecutive failures (the tool missing, the fabric unreachable) the shard's other
+  ports are not asked, with one warning for the round. With Celery workers (:func:`sharded`) the ports are split
+  into shards of :data:`PKEY_SHARD_PORTS` (:func:`pkey_shards`), each a task (:func:`read_pkey_shard`) run in
+  parallel beside the SM reads' one task (:func:`read_sms`), then one merge writes the readings once
+  (:func:`merge_validation`); in the embedded setup (eager) the round is one shard on the validation thread;
 * a drop directory: its ``sminfo.txt`` and ``pkeys*.txt`` (captures naming each table's command line), when there;
 * the sweep's ``iblinkinfo``: its ports whose physical state is ``Disabled`` (administratively disabled: isolated)
   are recorded as isolated (:func:`isolated_ports`; merged, never replaced: the isolation advice's history), and
@@ -35,6 +38,7 @@ atomically (:func:`claim`: ``cache.add`` of the window's key), so two workers ne
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import threading
@@ -51,8 +55,8 @@ from fabric_engine.errors import FabricEngineError, FormatError
 from fabric_engine.telemetry import fabric_from_linkinfo, parse_iblinkinfo
 from fabric_engine.telemetry.linkinfo import LinkInfo
 from fabric_engine.topology import KIND_SWITCH, Fabric
-from fabric_engine.validation.pkeys import read_pkeys
-from fabric_engine.validation.sminfo import read_sminfo
+from fabric_engine.validation.pkeys import PKeyTable, read_pkeys
+from fabric_engine.validation.sminfo import SmInfo, read_sminfo
 from ibweb.db.background import BackgroundLane
 from ibweb.runtime import device_readings
 
@@ -61,7 +65,8 @@ from .collector import CollectorError, CommandRunner
 
 __all__ = ["due", "claim", "pkey_ports", "pkeys_command", "read_validation", "run_validation", "SMINFO_FILE",
            "PKEYS_GLOB", "PKEY_WORKERS", "PKEY_FAILURE_LIMIT", "isolated_ports", "enabled_ports",
-           "sm_lids", "SAQUERY_SM", "start", "wait_idle"]
+           "sm_lids", "SAQUERY_SM", "start", "wait_idle", "PKEY_SHARD_PORTS", "pkey_shards", "read_pkey_shard",
+           "merge_pkey_shards", "read_sms", "sharded", "plan_pkey_reads", "merge_validation"]
 
 log = logging.getLogger("ibweb.telemetry")
 
@@ -69,6 +74,8 @@ SMINFO_FILE = "sminfo.txt"
 PKEYS_GLOB = "pkeys*.txt"
 #: ``smpquery pkeys`` commands run at once.
 PKEY_WORKERS = 8
+#: Ports per P_Key shard (one Celery task each, with Celery workers): 65,536 ports of 32,768 GPUs make 16.
+PKEY_SHARD_PORTS = 4096
 #: Consecutive ``smpquery pkeys`` failures after which the rest of the round's ports are not asked (the tool missing
 #: or the fabric unreachable: else each of up to 65,536 commands would wait its full timeout).
 PKEY_FAILURE_LIMIT = 32
@@ -161,13 +168,29 @@ def _sms(run: CommandRunner, warnings: list[dict]) -> tuple[list, bool]:
     return sms, bool(sms)
 
 
-def _from_commands(run: CommandRunner, fabric: Fabric, out: DeviceReadings, warnings: list[dict]) -> set[str]:
-    read: set[str] = set()
-    sms, any_sm = _sms(run, warnings)
-    out.sms.extend(sms)
-    if any_sm:
-        read.add("sms")
-    ports = pkey_ports(fabric)
+def pkey_shards(ports: np.ndarray, size: int | None = None) -> list[list[list[int]]]:
+    """``ports`` (``[n, 2]`` LID, port: :func:`pkey_ports`) split into shards of ``size`` ports (default
+    :data:`PKEY_SHARD_PORTS`), in order, as JSON (``[[lid, port], ...]`` each): one Celery task each."""
+    size = max(1, int(PKEY_SHARD_PORTS if size is None else size))
+    rows = np.asarray(ports, np.int64).reshape(-1, 2).tolist()
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def _table_json(t: PKeyTable) -> list:
+    return [t.lid, t.guid, t.port, list(t.keys), t.capacity, t.line]
+
+
+def _table(row: list) -> PKeyTable:
+    lid, guid, port, keys, capacity, line = row
+    return PKeyTable(lid, guid, port, tuple(keys), capacity, line)
+
+
+def read_pkey_shard(run: CommandRunner, ports: list[list[int]], shard: int = 0) -> dict:
+    """``smpquery pkeys`` of each port of ``ports`` (``[[lid, port], ...]``), :data:`PKEY_WORKERS` at a time; after
+    :data:`PKEY_FAILURE_LIMIT` consecutive failures the shard's other ports are not asked. The result (JSON, a
+    Celery task's): ``tables`` (``[lid, guid, port, [keys], capacity]``), ``read`` (ports read), ``ports``,
+    ``skipped`` (not asked), ``limit``, ``warnings`` (one per failed port, at most ``_MAX_WARNINGS``) and
+    ``more_warnings`` (those left off)."""
     limit = PKEY_FAILURE_LIMIT
     lock, failed_in_a_row, stopped = threading.Lock(), [0], threading.Event()
 
@@ -189,27 +212,69 @@ def _from_commands(run: CommandRunner, fabric: Fabric, out: DeviceReadings, warn
             failed_in_a_row[0] = 0
         return shown, tables, None, True
 
-    tables = skipped = 0
-    first = len(warnings)
+    out: list[list] = []
+    warnings: list[dict] = []
+    read = skipped = more = 0
     with ThreadPoolExecutor(max_workers=max(1, min(PKEY_WORKERS, len(ports)))) as pool:
-        for shown, got, error, asked in pool.map(one, ports.tolist()):  # one command per port, in port order
+        for shown, got, error, asked in pool.map(one, ports):  # one command per port, in port order
             if not asked:
                 skipped += 1
             elif error is not None:
-                _warn(warnings, shown, f"not read: {error}")
+                if len(warnings) < _MAX_WARNINGS:
+                    _warn(warnings, shown, f"not read: {error}")
+                else:
+                    more += 1
             else:
-                out.pkeys.extend(got)
-                tables += 1
-    if skipped:  # first among the P_Key warnings: never cut off by the sweep's cap on warnings
-        _warn(stop := [], " ".join(pkeys_command(0, 0)[:2]),
-              f"stopped after {limit} consecutive failures of 'smpquery pkeys <lid> <port>' (PKEY_FAILURE_LIMIT): "
-              f"{skipped} of {len(ports)} port(s) not asked this round; their last tables are kept")
-        warnings[first:first] = stop
-    if tables == len(ports):  # every port read: the tables replace the stored ones (ports gone drop out)
-        read.add("pkeys")
+                out.extend(_table_json(t) for t in got)
+                read += 1
+    return {"shard": shard, "tables": out, "read": read, "ports": len(ports), "skipped": skipped, "limit": limit,
+            "warnings": warnings, "more_warnings": more}
+
+
+def merge_pkey_shards(results: list[dict], total: int, out: DeviceReadings, warnings: list[dict]) -> bool:
+    """Add the shards' tables (:func:`read_pkey_shard` results) to ``out`` and their warnings to ``warnings``: one
+    warning first when any shard stopped on consecutive failures (how many shards, how many of the ``total``
+    ports not asked), then each shard's in shard order. Whether every one of the ``total`` ports was read (the
+    tables then replace the stored ones; else they merge, a port not read keeping its last table)."""
+    results = sorted(results, key=lambda r: r["shard"])
+    read = sum(r["read"] for r in results)
+    stops = [r for r in results if r["skipped"]]
+    if stops:  # first among the P_Key warnings: never cut off by the sweep's cap on warnings
+        limit = stops[0]["limit"]
+        where = f" in {len(stops)} of {len(results)} shard(s)" if len(results) > 1 else ""
+        _warn(warnings, " ".join(pkeys_command(0, 0)[:2]),
+              f"stopped after {limit} consecutive failures of 'smpquery pkeys <lid> <port>' (PKEY_FAILURE_LIMIT)"
+              f"{where}: {sum(r['skipped'] for r in stops)} of {total} port(s) not asked this round; their last "
+              "tables are kept")
+    more = 0
+    for r in results:  # a few dozen shards
+        warnings.extend(r["warnings"])
+        out.pkeys.extend(map(_table, r["tables"]))
+        more += r["more_warnings"]
+    if more:
+        warnings.append({"line": None, "text": "smpquery pkeys", "reason": f"{more} more failed port(s) not listed"})
+    out.files.append({"file": "smpquery pkeys", "kind": "smpquery pkeys", "records": read})
+    return read == total
+
+
+def _from_commands(run: CommandRunner, fabric: Fabric, out: DeviceReadings, warnings: list[dict]) -> set[str]:
+    read: set[str] = set()
+    sms, any_sm = _sms(run, warnings)
+    out.sms.extend(sms)
+    if any_sm:
+        read.add("sms")
+    ports = pkey_ports(fabric)
+    if merge_pkey_shards([read_pkey_shard(run, ports.tolist())], len(ports), out, warnings):
+        read.add("pkeys")  # every port read: the tables replace the stored ones (ports gone drop out)
     # else the tables read merge (by LID, GUID and port): a port that did not answer keeps its last table
-    out.files.append({"file": "smpquery pkeys", "kind": "smpquery pkeys", "records": tables})
     return read
+
+
+def read_sms(run: CommandRunner) -> dict:
+    """The SM reads (:func:`_sms`) as a Celery task's JSON: ``sms`` (``SmInfo`` fields) and ``warnings``."""
+    warnings: list[dict] = []
+    sms, _ = _sms(run, warnings)
+    return {"kind": "sms", "sms": [dataclasses.astuple(sm) for sm in sms], "warnings": warnings}
 
 
 def isolated_ports(info: LinkInfo, t: float) -> list[IsolatedPort]:
@@ -295,10 +360,8 @@ def claim(config, now: float) -> bool:
     return True
 
 
-def run_validation(config, linkinfo: str) -> list[dict]:
-    """Run the validation reads now and keep what they read in the fabric's device readings; the warnings."""
-    warnings: list[dict] = []
-    got, read, enabled = read_validation(config, linkinfo, warnings)
+def _keep(config, got: DeviceReadings, read: set[str], enabled, warnings: list[dict]) -> list[dict]:
+    """Write what a round read into the fabric's device readings (once); its warnings, capped."""
     if read or got.isolated or got.pkeys or got.sms or enabled is not None:
         device_readings.write(config.fabric_id, got, replace=tuple(sorted(read)), enabled=enabled)
     if len(warnings) > _MAX_WARNINGS:
@@ -306,6 +369,51 @@ def run_validation(config, linkinfo: str) -> list[dict]:
         warnings = [*warnings[:_MAX_WARNINGS], {"line": None, "text": "validation reads",
                                                 "reason": f"{rest} more warning(s) not listed"}]
     return warnings
+
+
+def run_validation(config, linkinfo: str) -> list[dict]:
+    """Run the validation reads now and keep what they read in the fabric's device readings; the warnings."""
+    warnings: list[dict] = []
+    got, read, enabled = read_validation(config, linkinfo, warnings)
+    return _keep(config, got, read, enabled, warnings)
+
+
+# ------------------------------------------------------------------ sharded over Celery workers
+def sharded(config) -> bool:
+    """Whether the P_Key reads of ``config`` are split into shards run by Celery workers (:func:`plan_pkey_reads`,
+    :func:`read_pkey_shard`, :func:`merge_validation`): workers (not eager) and a collector that runs the tools."""
+    return not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False) and config.source != CollectorSource.DIRECTORY
+
+
+def plan_pkey_reads(linkinfo: str) -> list[list[list[int]]] | None:
+    """The P_Key shards (:func:`pkey_shards`) of the discovery ``linkinfo``; None when no fabric can be built from
+    it (:func:`run_validation` then says why, in one task)."""
+    try:
+        return pkey_shards(pkey_ports(fabric_from_linkinfo(parse_iblinkinfo(linkinfo))))
+    except FabricEngineError:
+        return None
+
+
+def merge_validation(config, linkinfo: str, results: list[dict], total: int, started: float) -> list[dict]:
+    """The one write of a sharded round: ``results`` (the SM reads' :func:`read_sms` and each shard's
+    :func:`read_pkey_shard`, any order) over ``total`` ports, the isolated and enabled ports of ``linkinfo``, kept
+    as :func:`run_validation` keeps one task's (same ``replace`` and ``enabled``); the warnings, capped."""
+    warnings: list[dict] = []
+    out = DeviceReadings()
+    read: set[str] = set()
+    info = parse_iblinkinfo(linkinfo)  # the discovery the shards were planned from
+    out.isolated.extend(isolated_ports(info, started))
+    enabled = enabled_ports(info)
+    for r in results:  # the SM reads: one result
+        if r.get("kind") == "sms":
+            warnings.extend(r["warnings"])
+            out.sms.extend(SmInfo(*row) for row in r["sms"])
+            if r["sms"]:
+                read.add("sms")
+    if merge_pkey_shards([r for r in results if r.get("kind") != "sms"], total, out, warnings):
+        read.add("pkeys")
+    out.read_at.update({name: started for name in read})
+    return _keep(config, out, read, enabled, warnings)
 
 
 # ------------------------------------------------------------------ off the sweep

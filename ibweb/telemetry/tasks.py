@@ -2,9 +2,10 @@
 
 Tasks take primary keys and JSON only. A sweep is a chord: ``sweep_shard`` for
 each shard of switches, then ``merge_sweep`` with their results; once per ``validation_every`` sweeps the merge
-also starts ``validation_reads`` (``sminfo``, ``smpquery pkeys``). Under ``CELERY_TASK_ALWAYS_EAGER`` (the
-embedded default) it all runs in the caller, but for the validation reads (a thread of their own:
-:func:`.device_sweep.start`).
+also starts ``validation_reads`` (``sminfo``, ``smpquery pkeys``), itself a chord: ``validation_sms`` and a
+``pkey_shard`` per :data:`~.device_sweep.PKEY_SHARD_PORTS` ports, then one ``merge_validation``. Under
+``CELERY_TASK_ALWAYS_EAGER`` (the embedded default) it all runs in the caller, but for the validation reads (a
+thread of their own, in one task: :func:`.device_sweep.start`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError
 from .models import CollectorConfig, Sweep
 
-__all__ = ["schedule_sweeps", "sweep_fabric", "sweep_shard", "merge_sweep", "validation_reads"]
+__all__ = ["schedule_sweeps", "sweep_fabric", "sweep_shard", "merge_sweep", "validation_reads", "validation_sms",
+           "pkey_shard", "merge_validation"]
 
 log = logging.getLogger("ibweb.telemetry")
 
@@ -110,12 +112,55 @@ def merge_sweep(results: list[dict], sweep_pk: int) -> int:
 @shared_task
 def validation_reads(config_pk: int, sweep_pk: int) -> int:
     """The validation reads a sweep's merge claimed (:mod:`.device_sweep`: ``sminfo``, ``smpquery pkeys``), on the
-    fabric's newest discovery; their warnings go to that sweep. Returns how many warnings."""
+    fabric's newest discovery; their warnings go to that sweep. With Celery workers (:func:`.device_sweep.sharded`)
+    a chord: the SM reads (``validation_sms``) and the P_Key shards (``pkey_shard``) in parallel, then one
+    ``merge_validation``; else all here. Returns how many warnings (0 when the chord was started)."""
     config = CollectorConfig.objects.select_related("fabric").get(pk=config_pk)
     _, newest = store.sweeps(config.fabric_id)
     if newest is None:
         return 0
-    found = device_sweep.run_validation(config, newest["linkinfo"])
+    shards = device_sweep.plan_pkey_reads(newest["linkinfo"]) if device_sweep.sharded(config) else None
+    if shards is None:  # eager (the embedded default's validation thread), a drop directory, or no fabric
+        found = device_sweep.run_validation(config, newest["linkinfo"])
+        if found:
+            sweeps.add_warnings(sweep_pk, found)
+        return len(found)
+    cache.set(_validation_key(sweep_pk), newest["linkinfo"], 3600)
+    header = [validation_sms.s(config.pk), *(pkey_shard.s(config.pk, i, ports) for i, ports in enumerate(shards))]
+    chord(header)(merge_validation.s(config.pk, sweep_pk, sum(map(len, shards)), time.time()))
+    return 0
+
+
+def _validation_key(sweep_pk: int) -> str:
+    return f"ibweb:telemetry:sweep:{sweep_pk}:validation_linkinfo"
+
+
+@shared_task
+def validation_sms(config_pk: int) -> dict:
+    """The SM reads of a sharded validation round (``sminfo``, ``saquery -s``, ``sminfo <lid>``), in one task."""
+    config = CollectorConfig.objects.get(pk=config_pk)
+    return device_sweep.read_sms(sweeps.runner(config))
+
+
+@shared_task
+def pkey_shard(config_pk: int, shard: int, ports: list[list[int]]) -> dict:
+    """``smpquery pkeys`` of one shard's ports (``[[lid, port], ...]``; :func:`.device_sweep.read_pkey_shard`)."""
+    config = CollectorConfig.objects.get(pk=config_pk)
+    return device_sweep.read_pkey_shard(sweeps.runner(config), ports, shard)
+
+
+@shared_task
+def merge_validation(results: list[dict], config_pk: int, sweep_pk: int, total: int, started: float) -> int:
+    """Write a sharded round's readings once (:func:`.device_sweep.merge_validation`); its warnings go to the
+    sweep. Returns how many warnings."""
+    config = CollectorConfig.objects.select_related("fabric").get(pk=config_pk)
+    linkinfo = cache.get(_validation_key(sweep_pk))
+    if linkinfo is None:
+        found = [{"line": None, "text": "validation reads",
+                  "reason": "the discovery expired before the P_Key shards finished: nothing kept this round"}]
+    else:
+        found = device_sweep.merge_validation(config, linkinfo, list(results), total, started)
+        cache.delete(_validation_key(sweep_pk))
     if found:
         sweeps.add_warnings(sweep_pk, found)
     return len(found)

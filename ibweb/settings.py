@@ -71,6 +71,12 @@ IBWEB_TSDB_URL = env.text("IBWEB_TSDB_URL", "") or ""
 IBWEB_TSDB_PATH = VAR_DIR / "tsdb.sqlite3"
 #: Days of per-port history kept (the embedded store's coarse tiers; VictoriaMetrics' -retentionPeriod).
 IBWEB_TSDB_RETENTION_DAYS = env.integer("IBWEB_TSDB_RETENTION_DAYS", 90, minimum=1)
+#: Seconds per bucket the embedded store keeps for the retention after its 2 days at full resolution (a multiple of
+#: 10 that divides an hour; a file keeps the step it was made with).
+IBWEB_TSDB_STEP_S = env.integer("IBWEB_TSDB_STEP_S", 60, minimum=10)
+if IBWEB_TSDB_STEP_S % 10 or 3600 % IBWEB_TSDB_STEP_S:
+    raise ImproperlyConfigured(f"IBWEB_TSDB_STEP_S={IBWEB_TSDB_STEP_S}: expected a multiple of 10 s that divides "
+                               "3600 s")
 #: Bound of the embedded store's file, MiB: past it the oldest spans go, finest first.
 IBWEB_TSDB_MAX_MB = env.integer("IBWEB_TSDB_MAX_MB", 20480, minimum=16)
 #: Seconds between two writes of a fabric's per-port series by its leader (telemetry-fed: at most once per sweep).

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from . import packing, reads, retention
-from .layout import BLOCK, DAY, PART, SCHEMA, TOP_BINS, Tier, check_tiers, default_tiers
+from .layout import BLOCK, DAY, LEGACY_LAYOUT, PART, SCHEMA, TOP_BINS, Tier, check_tiers, default_tiers
 from .series import PORT_ID, checked_sweep, port_ids, series_of
 from .slots import PortSlots
 from .store import TOP, FabricStats, Range, Ranges, Stats, SwitchRange, bin_edges, fabric_list, top_order
@@ -41,8 +41,8 @@ class EmbeddedStore:
     """:class:`~.store.TimeSeriesStore` in the SQLite file ``path`` (created as needed)."""
 
     def __init__(self, path: str | Path, *, retention_days: int = 90, max_bytes: int = 20 << 30,
-                 tiers: Sequence[Tier] | None = None) -> None:
-        self.tiers = tuple(tiers or default_tiers(retention_days))
+                 tiers: Sequence[Tier] | None = None, minute_step: int = 60) -> None:
+        self.tiers = tuple(tiers or default_tiers(retention_days, minute_step=minute_step))
         check_tiers(self.tiers)
         self.max_bytes = int(max_bytes)
         self.path = Path(path)
@@ -53,7 +53,31 @@ class EmbeddedStore:
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.executescript(SCHEMA)
+        self.tiers = self._file_layout(self.tiers)
         self._ports: dict[int, PortSlots] = {}
+
+    def _file_layout(self, wanted: tuple[Tier, ...]) -> tuple[Tier, ...]:
+        """The tiers the file is laid out in, with ``wanted``'s keeps: recorded in the file when it is made (a file
+        written before the layout was recorded is :data:`~.layout.LEGACY_LAYOUT`); a file keeps its layout whatever
+        the settings say now (its rows mean its own steps), with a warning naming both."""
+        rows = self._db.execute("SELECT step, span FROM layout ORDER BY tier").fetchall()
+        if not rows and self._db.execute("SELECT 1 FROM packed UNION ALL SELECT 1 FROM pending LIMIT 1").fetchone():
+            rows = list(LEGACY_LAYOUT)
+        if not rows:
+            self._db.executemany("INSERT INTO layout (tier, step, span) VALUES (?, ?, ?)",
+                                 [(k, t.step, t.span) for k, t in enumerate(wanted)])
+            return wanted
+        if len(rows) != len(wanted):
+            raise ValueError(f"time-series store {self.path}: laid out in {len(rows)} tiers, {len(wanted)} asked")
+        tiers = tuple(Tier(step, span, t.keep) for (step, span), t in zip(rows, wanted, strict=True))
+        check_tiers(tiers)
+        if not self._db.execute("SELECT 1 FROM layout LIMIT 1").fetchone():
+            self._db.executemany("INSERT INTO layout (tier, step, span) VALUES (?, ?, ?)",
+                                 [(k, t.step, t.span) for k, t in enumerate(tiers)])
+        if [t.step for t in tiers] != [t.step for t in wanted] or [t.span for t in tiers] != [t.span for t in wanted]:
+            log.warning("time-series store %s keeps the steps it was made with (%s s), not %s s: a new file takes "
+                        "IBWEB_TSDB_STEP_S", self.path, [t.step for t in tiers], [t.step for t in wanted])
+        return tiers
 
     # -- ports ---------------------------------------------------------------------------------------------
     def _load_ports(self, fabric: int) -> PortSlots:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["BLOCK", "DAY", "PART", "SCHEMA", "TOP_BINS", "Tier", "check_tiers", "default_tiers"]
+__all__ = ["BLOCK", "DAY", "LEGACY_LAYOUT", "PART", "SCHEMA", "TOP_BINS", "Tier", "check_tiers", "default_tiers",
+           "middle_span"]
 
 DAY = 86400
 #: Ports per block: a chart of one port decompresses its block's rows only.
@@ -31,11 +32,27 @@ class Tier:
     keep: int
 
 
-def default_tiers(retention_days: int = 90, raw_step: int = 10) -> tuple[Tier, ...]:
-    """Raw ``raw_step`` buckets in 10-minute rows for 2 days, 5-minute buckets by day and 1-hour buckets by week for
-    ``retention_days``."""
+def default_tiers(retention_days: int = 90, raw_step: int = 10, minute_step: int = 60) -> tuple[Tier, ...]:
+    """Raw ``raw_step`` buckets in 10-minute rows for 2 days, ``minute_step`` buckets (1 minute by default,
+    ``IBWEB_TSDB_STEP_S``) in rows of :func:`middle_span` and 1-hour buckets by week for ``retention_days``;
+    ``ValueError`` naming ``IBWEB_TSDB_STEP_S`` unless ``minute_step`` is a multiple of ``raw_step`` that divides an
+    hour."""
+    if minute_step < raw_step or minute_step % raw_step or 3600 % minute_step:
+        raise ValueError(f"IBWEB_TSDB_STEP_S={minute_step}: expected a multiple of {raw_step} s that divides 3600 s "
+                         "(e.g. 60 or 300)")
     keep = retention_days * DAY
-    return (Tier(raw_step, 600, min(2 * DAY, keep)), Tier(300, DAY, keep), Tier(3600, 7 * DAY, keep))
+    return (Tier(raw_step, 600, min(2 * DAY, keep)), Tier(minute_step, middle_span(minute_step), keep),
+            Tier(3600, 7 * DAY, keep))
+
+
+def middle_span(step: int) -> int:
+    """The packed row of the middle tier: about 360 buckets (what a read of the newest, not yet packed hours folds),
+    whole hours that divide a day (6 h at a minute, a day at 5 minutes)."""
+    return next((3600 * k for k in (1, 2, 3, 4, 6, 8, 12) if 3600 * k >= 360 * step), DAY)
+
+
+#: ``(step, span)`` of each tier of files written before the layout was recorded in them (10 s, 5 min, 1 h).
+LEGACY_LAYOUT = ((10, 600), (300, DAY), (3600, 7 * DAY))
 
 
 def check_tiers(tiers: Sequence[Tier]) -> None:
@@ -62,4 +79,5 @@ CREATE INDEX IF NOT EXISTS packed_start ON packed (fabric, tier, start);
 CREATE TABLE IF NOT EXISTS marks (fabric INTEGER NOT NULL, tier INTEGER NOT NULL, done INTEGER NOT NULL,
   PRIMARY KEY (fabric, tier));
 CREATE TABLE IF NOT EXISTS fabrics (fabric INTEGER PRIMARY KEY, newest REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS layout (tier INTEGER PRIMARY KEY, step INTEGER NOT NULL, span INTEGER NOT NULL);
 """

@@ -109,13 +109,20 @@ def grid(db: sqlite3.Connection, tiers: Sequence[Tier], fabric: int, k: int, nam
     return out
 
 
+#: Buckets a chart bin may fold at most when a finer tier is read (a 500-bin chart of 41 h reads the raw 10 s tier).
+BUCKETS_PER_BIN = 32
+
+
 def tier_for(tiers: Sequence[Tier], newest: float | None, start: float, width: float) -> int:
-    """The tier a window from ``start`` in bins of ``width`` s is read from: the finest still covering ``start``
-    whose step fits in a bin (else the finest covering it; else the coarsest)."""
+    """The tier a window from ``start`` in bins of ``width`` s is read from: of the tiers still covering ``start``
+    whose step fits in a bin, the finest that folds at most :data:`BUCKETS_PER_BIN` buckets a bin (the sweeps
+    themselves where they are kept: counts of samples, the newest minutes not yet packed into coarser tiers), else the
+    coarsest; with none fitting, the finest covering it; else the coarsest."""
     covering = [k for k, tier in enumerate(tiers) if newest is None or start >= newest - tier.keep]
     covering = covering or [len(tiers) - 1]
     fine = [k for k in covering if tiers[k].step <= width]
-    return max(fine) if fine else min(covering)
+    few = [k for k in fine if tiers[k].step * BUCKETS_PER_BIN >= width]
+    return min(few) if few else max(fine) if fine else min(covering)
 
 
 def binned(db: sqlite3.Connection, tiers: Sequence[Tier], fabric: int, newest: float | None, done: dict[int, int],
@@ -145,7 +152,7 @@ def binned_stats(db: sqlite3.Connection, tiers: Sequence[Tier], fabric: int, new
     """``slots``' series in chart bins, several reductions: bin starts ``[points]``, then per slot and bin the count
     of buckets with a value (int64), their sum and their peak (float64, NaN where the count is 0), and the seconds
     one bucket stands for (the step of the tier read, as :func:`binned` picks it). Beyond the raw tier a bucket is
-    the series' reduction of its span (a 5-minute mean's peak is the peak of means)."""
+    the series' reduction of its span (a 1-minute mean's peak is the peak of means)."""
     edges, width = bin_edges(start, end, points)
     k = tier_for(tiers, newest, start, width)
     tier = tiers[k]

@@ -9,7 +9,7 @@ and 32,768), in one run:
    store's write): 61 sweeps 10 s apart, packing a 10-minute span; ingest CPU per write and per 1 s tick, bytes per
    stored sample (the packed span's blobs over its samples), the rollup endpoints' reads of those 10 minutes (a
    port's, the fabric's: what replaced the SQL rollups' rows), disk per day (pages per port per day from ``--day-ports``
-   ports written through a whole day, times the ports) at steady state (raw 2 days, 5-minute and 1-hour tiers 90
+   ports written through a whole day, times the ports) at steady state (raw 2 days, 1-minute and 1-hour tiers 90
    days).
 2. **The SQL rollups ibweb wrote before** (the baseline; ibweb no longer writes them: the rollup endpoints read the
    store) of the same links (:mod:`ibweb.live.history.ring` and :func:`tests.bench.sql_rollups.rollup_minute`, every
@@ -67,7 +67,7 @@ from ibweb.tsdb.series import PORT_ID, SERIES  # noqa: E402
 from tests.bench.targets import machine, target  # noqa: E402
 
 STEP = 10
-DAY_STEP = 60  # the day's sweeps: the 5-minute means of 5 samples, not 30 (noisier: more bytes, if anything)
+DAY_STEP = 60  # the day's sweeps: the raw tier at a minute, not 10 s (noisier: more bytes, if anything)
 WEEK = 7 * DAY
 ROLLUP_PG = "issue 40, PostgreSQL: 66,522 rows a minute, 24 MB a minute, 35 GB a day at 16,384 GPUs"
 #: Ports per /metrics target (IBWEB_METRICS_TARGET_PORTS' default).
@@ -146,6 +146,7 @@ def steady_state(per: dict[int, float], n: int) -> tuple[float, float]:
 def backfill(store: EmbeddedStore, n: int, end_week: int, chart_block: int, rng: np.random.Generator) -> None:
     """Utilization of ``n`` ports as the tiers hold it at their fullest, ending 7 days after ``end_week``."""
     db, name, level = store._db, "utilization", rng.beta(0.6, 1.2, n).astype(np.float32)
+    step = store.tiers[1].step  # the middle tier's buckets (IBWEB_TSDB_STEP_S: a minute)
     nblocks = -(-n // BLOCK)
     db.execute("BEGIN")
     db.executemany("INSERT INTO ports (fabric, slot, guid, port) VALUES (1, ?, ?, ?)",
@@ -167,18 +168,20 @@ def backfill(store: EmbeddedStore, n: int, end_week: int, chart_block: int, rng:
         db.executemany("INSERT INTO pending (fabric, tier, series, part, bucket, data) VALUES (1, 2, ?, ?, ?, ?)",
                        ((name, p // PART, end_week // 3600 + hour, encode_rows(padded[p:p + PART][None], "lz4")[0])
                         for p in range(0, len(padded), PART)))
-    for day in range(97):  # 5-minute tier packed, the charted block only
-        day_block = noisy(level[chart_block * BLOCK:(chart_block + 1) * BLOCK], 288, 0.02)
-        full = np.zeros((BLOCK, 288), np.float32)
-        full[:len(day_block)] = day_block
+    span = store.tiers[1].span
+    per_span = span // step
+    for row in range(97 * DAY // span):  # middle tier packed, the charted block only
+        row_block = noisy(level[chart_block * BLOCK:(chart_block + 1) * BLOCK], per_span, 0.02)
+        full = np.zeros((BLOCK, per_span), np.float32)
+        full[:len(row_block)] = row_block
         db.execute("INSERT INTO packed (fabric, tier, series, block, start, data) VALUES (1, 1, ?, ?, ?, ?)",
-                   (name, chart_block, end_week - 90 * DAY + day * DAY, encode_rows(full[None])[0]))
-    for bucket in range(287):  # 5-minute tier pending: the last day but one bucket
+                   (name, chart_block, end_week - 90 * DAY + row * span, encode_rows(full[None])[0]))
+    for bucket in range(per_span - 1):  # middle tier pending: the last packed row's span but one bucket
         padded[:n] = noisy(level, 1, 0.02)[:, 0]
         db.executemany("INSERT INTO pending (fabric, tier, series, part, bucket, data) VALUES (1, 1, ?, ?, ?, ?)",
-                       ((name, p // PART, (end_week + 6 * DAY) // 300 + bucket,
+                       ((name, p // PART, (end_week + 6 * DAY) // step + bucket,
                          encode_rows(padded[p:p + PART][None], "lz4")[0]) for p in range(0, len(padded), PART)))
-    newest = end_week + WEEK - 300
+    newest = end_week + WEEK - step
     db.executemany("INSERT OR REPLACE INTO marks (fabric, tier, done) VALUES (1, ?, ?)",
                    [(0, newest), (1, end_week + 6 * DAY), (2, end_week)])
     db.execute("INSERT OR REPLACE INTO fabrics (fabric, newest) VALUES (1, ?)", (newest + 5,))
@@ -205,7 +208,7 @@ def bench_queries(n: int, workdir: Path) -> tuple[float, float]:
     start = time.perf_counter()
     backfill(store, n, end_week, chart_block, np.random.default_rng(3))
     filled = time.perf_counter() - start
-    end = end_week + WEEK - 300
+    end = end_week + WEEK - store.tiers[1].step
     key = (int(port["guid"]), int(port["port"]))
     chart = {p: timed(lambda p=p: store.range(1, key, "utilization", end - 90 * DAY, end, p)) for p in (1000, 4000)}
     got = store.range(1, key, "utilization", end - 90 * DAY, end, 1000).values
@@ -213,7 +216,8 @@ def bench_queries(n: int, workdir: Path) -> tuple[float, float]:
     switch = timed(lambda: store.ports_of_switch(1, key[0], "utilization", end - 7 * DAY, end, 1000))
     print(f"queries, {n} ports, 90 days backfilled ({filled:.0f} s, {store.used_bytes() / 1e9:.2f} GB), CPU (wall) "
           f"ms: a port's 90-day chart {1000 * chart[1000][0]:.0f} ({1000 * chart[1000][1]:.0f}) at 1,000 points "
-          f"(1-hour tier), {1000 * chart[4000][0]:.0f} ({1000 * chart[4000][1]:.0f}) at 4,000 (5-minute tier), "
+          f"(1-hour tier), {1000 * chart[4000][0]:.0f} ({1000 * chart[4000][1]:.0f}) at 4,000 "
+          f"({store.tiers[1].step} s tier), "
           f"{np.isnan(got).mean() * 100:.0f}% empty bins; top-20 over 7 days {1000 * top[0]:.0f} "
           f"({1000 * top[1]:.0f}); a switch's 64 ports over 7 days {1000 * switch[0]:.0f} ({1000 * switch[1]:.0f})",
           flush=True)

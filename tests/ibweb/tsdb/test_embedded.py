@@ -111,7 +111,36 @@ def test_blocks_round_to_ten_mantissa_bits():
 def test_tiers_must_nest():
     with pytest.raises(ValueError, match="tier 1"):
         EmbeddedStore(":memory:", tiers=(Tier(10, 600, 100), Tier(7, 700, 100)))
-    assert [t.step for t in default_tiers(90)] == [10, 300, 3600] and default_tiers(30)[2].keep == 30 * 86400
+    assert [t.step for t in default_tiers(90)] == [10, 60, 3600] and default_tiers(30)[2].keep == 30 * 86400
+    assert [t.step for t in default_tiers(90, minute_step=300)] == [10, 300, 3600]
+    for bad in (45, 70, 7):
+        with pytest.raises(ValueError, match="IBWEB_TSDB_STEP_S"):
+            default_tiers(90, minute_step=bad)
+
+
+def test_a_file_keeps_the_layout_it_was_made_with(tmp_path, caplog):
+    """The steps are recorded when a file is made; opened with another step it keeps its own (its rows mean its
+    steps), says so, and reads what it wrote; a file written before the layout was recorded is the old 10 s, 5 min,
+    1 h."""
+    path = tmp_path / "t.sqlite3"
+    ports = np.empty(1, dtype=PORT_ID)
+    ports["guid"], ports["port"] = 0x9000, 1
+    first = EmbeddedStore(path, minute_step=300)
+    for i in range(70):  # past a 10-minute row of the raw tier: packed into the 5-minute tier too
+        first.write(1, T0 + 10 * i + 5, ports, {"utilization": np.array([0.5])})
+    first.close()
+    again = EmbeddedStore(path, minute_step=60)
+    assert [t.step for t in again.tiers] == [10, 300, 3600]
+    assert "keeps the steps it was made with ([10, 300, 3600] s), not [10, 60, 3600] s" in caplog.text
+    got = again.range(1, ports[0], "utilization", T0, T0 + 600, 2)
+    assert np.allclose(got.values, 0.5)
+    again.close()
+    assert [t.step for t in EmbeddedStore(tmp_path / "new.sqlite3").tiers] == [10, 60, 3600]
+    legacy = EmbeddedStore(tmp_path / "old.sqlite3", minute_step=300)
+    legacy.write(1, T0 + 5, ports, {"utilization": np.array([0.5])})
+    legacy._db.execute("DELETE FROM layout")  # as a file made before the layout table
+    legacy.close()
+    assert [t.step for t in EmbeddedStore(tmp_path / "old.sqlite3").tiers] == [10, 300, 3600]
 
 
 def test_a_whole_block_asked_out_of_order_reads_each_port_s_own(tmp_path):
@@ -129,3 +158,16 @@ def test_a_whole_block_asked_out_of_order_reads_each_port_s_own(tmp_path):
     np.testing.assert_allclose(store.ranges(1, asked, "utilization", T0, T0 + 60, 1).values[:, 0], level[::-1],
                                rtol=1e-3, atol=1e-6)
     store.close()
+
+
+def test_a_window_is_read_from_the_finest_tier_that_folds_few_buckets_a_bin():
+    """Charts of 500 bins on the default tiers: the sweeps themselves up to 41 h, the 1-minute tier for a week, the
+    hourly tier for 90 days; bins of a minute (the rollups) read the sweeps, never the minute tier."""
+    from ibweb.tsdb.reads import tier_for
+
+    tiers, now, hour = default_tiers(90), T0, 3600.0
+    def tier(window: float, points: int = 500) -> int:
+        return tiers[tier_for(tiers, now, now - window, window / points)].step
+
+    assert [tier(hour), tier(41 * hour), tier(7 * 24 * hour), tier(90 * 24 * hour)] == [10, 10, 60, 3600]
+    assert tier(10 * 60, points=10) == 10

@@ -55,6 +55,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from fabric_engine.devices.vitals import DeviceReadings, IsolatedPort
+from ibweb.db.guids import signed
 from ibweb.db.retry import retry_locked
 
 from .health_readings import merge_lock
@@ -97,11 +98,9 @@ class StoredReadings(DeviceReadings):
 
 
 def _round_sms(old: list, new: list, seen: dict[int, float], t: float) -> list:
-    """A collector round's SMs: ``new``'s, then ``old``'s that did not answer it (no new SM has their GUID or LID),
-    kept while they last answered within :data:`SM_KEPT_S` of ``t``."""
-    guids, lids = {s.guid for s in new}, {s.lid for s in new}
-    return [*new, *(s for s in old if s.guid not in guids and s.lid not in lids
-                    and t - seen.get(s.guid, t) < SM_KEPT_S)]
+    """A collector round's SMs: as :func:`_sms` merges them, of ``old`` only those that last answered within
+    :data:`SM_KEPT_S` of ``t``."""
+    return _sms([s for s in old if t - seen.get(s.guid, t) < SM_KEPT_S], new)
 
 
 def cap(name: str) -> int:
@@ -256,10 +255,6 @@ def write(fabric_id: int, new: DeviceReadings, *, replace: Collection[str] = (),
     return merged
 
 
-def _signed(guid: int) -> int:
-    return guid - (1 << 64) if guid >= 1 << 63 else guid
-
-
 def record_isolations(fabric_id: int, disabled: Collection[IsolatedPort], enabled: tuple[np.ndarray, np.ndarray],
                       now: float) -> None:
     """Keep the fabric's isolations in the database (the live app's ``PortIsolation``, by model name: the runtime
@@ -270,7 +265,7 @@ def record_isolations(fabric_id: int, disabled: Collection[IsolatedPort], enable
         return
     model = apps.get_model("live", "PortIsolation")
     at = datetime.fromtimestamp(now, UTC)
-    down = {(_signed(int(r.guid)), int(r.port)): r for r in disabled}
+    down = {(signed(int(r.guid)), int(r.port)): r for r in disabled}
 
     def update() -> None:
         with transaction.atomic():
@@ -282,7 +277,7 @@ def record_isolations(fabric_id: int, disabled: Collection[IsolatedPort], enable
             # the enabled ports of the open rows' nodes (one vectorized look-up over what the discovery saw)
             nodes = np.array([k[0] for k in open_rows], np.int64).astype(np.uint64)
             hit = np.isin(np.asarray(guids, np.uint64), nodes)
-            seen_up = {(_signed(int(g)), int(p)) for g, p in
+            seen_up = {(signed(int(g)), int(p)) for g, p in
                        zip(np.asarray(guids, np.uint64)[hit].tolist(), np.asarray(ports)[hit].tolist(), strict=True)}
             for key, row in open_rows.items():  # the open isolations
                 if key in down:

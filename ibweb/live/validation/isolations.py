@@ -7,7 +7,7 @@ runtime imports no app), read by the validation report: every row is the isolati
 once and failing again is advised for replacement), the open ones are listed with the report. ibweb runs no
 ``ibportstate`` itself: its isolation advice is never executed, so there is no isolation of its own to record.
 
-GUIDs are stored as signed 64-bit integers (two's complement of the unsigned GUID, as the rollups stored theirs).
+GUIDs are stored as signed 64-bit integers (:mod:`ibweb.db.guids`).
 """
 
 from __future__ import annotations
@@ -15,20 +15,12 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-__all__ = ["PortIsolation", "signed", "unsigned", "history", "open_isolations", "MAX_ROWS"]
+from ibweb.db.guids import unsigned
+
+__all__ = ["PortIsolation", "history", "open_isolations", "MAX_ROWS"]
 
 #: Rows read at most per fabric (the newest): the advice's history and the listed ports.
 MAX_ROWS = 10_000
-
-
-def signed(guid: int) -> int:
-    """An unsigned 64-bit GUID as the signed integer the database stores."""
-    return guid - (1 << 64) if guid >= 1 << 63 else guid
-
-
-def unsigned(value: int) -> int:
-    """The GUID a stored signed integer is."""
-    return value & ((1 << 64) - 1)
 
 
 class PortIsolation(models.Model):

@@ -14,7 +14,7 @@ from ibweb.access import find_node, redaction, view_of, visible_fabrics
 from ibweb.fabrics.models import Fabric
 from ibweb.runtime import record
 
-__all__ = ["NotPublished", "FabricView", "query_number", "query_flag"]
+__all__ = ["NotPublished", "FabricView", "query_number", "query_flag", "rounded"]
 
 
 class NotPublished(APIException):
@@ -81,3 +81,10 @@ def query_number(request, name: str, default: float, low: float, high: float) ->
 def query_flag(request, name: str) -> bool:
     """Whether the query parameter ``name`` is on (``1``, ``true``, ``yes`` or ``on``, any case)."""
     return request.query_params.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+def rounded(a: np.ndarray, digits: int) -> list[float | None]:
+    """``a`` rounded to ``digits``, gaps (NaN) as None: a series as JSON."""
+    out = np.round(a.astype(np.float64), digits).astype(object)
+    out[np.isnan(a.astype(np.float64))] = None
+    return out.tolist()

@@ -30,19 +30,12 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from ibweb.fabrics.models import Fabric
-from ibweb.live.api.base import FabricView, query_number
+from ibweb.live.api.base import FabricView, query_number, rounded
 from ibweb.live.api.link_ends import PortView, current_topology, ends_for, peer
 from ibweb.live.history import reads, ring
 from ibweb.live.history.link_identity import port_key
 
 __all__ = ["LinkHistoryView", "PortHistoryView", "link_history"]
-
-
-def _rounded(a: np.ndarray, digits: int) -> list[float | None]:
-    """``a`` rounded, gaps (NaN) as None."""
-    out = np.round(a.astype(np.float64), digits).astype(object)
-    out[np.isnan(a)] = None
-    return out.tolist()
 
 
 def _window(fabric: Fabric, seconds: float) -> float:
@@ -56,9 +49,9 @@ def _series_payload(s: reads.Series, fabric: Fabric) -> dict:
     ``tick_s`` (the seconds one tick stands for: a longer gap in ``t`` had no tick)."""
     tick_s = reads.tick_seconds(ring.index(fabric.pk))
     out = {"seq": s.seq.tolist(), "t": np.round(s.t, 3).tolist(), "tick_s": tick_s,
-           "rate": _rounded(s.rate[:, 0], 3), "util": _rounded(s.util[:, 0], 5), "down": s.down[:, 0].tolist()}
+           "rate": rounded(s.rate[:, 0], 3), "util": rounded(s.util[:, 0], 5), "down": s.down[:, 0].tolist()}
     if s.rate.shape[1] > 1:
-        out.update(reverse_rate=_rounded(s.rate[:, 1], 3), reverse_util=_rounded(s.util[:, 1], 5),
+        out.update(reverse_rate=rounded(s.rate[:, 1], 3), reverse_util=rounded(s.util[:, 1], 5),
                    reverse_down=s.down[:, 1].tolist())
     return out
 

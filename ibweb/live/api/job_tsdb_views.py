@@ -28,6 +28,7 @@ from ibweb.live.api.base import FabricView, query_number
 from ibweb.live.api.tsdb_views import MAX_WINDOW_S, ask, nodes_of, peer_of, values_of
 from ibweb.live.history.job_runs import catalog_ports, job_runs
 from ibweb.runtime import record
+from ibweb.tsdb.open import store
 from ibweb.tsdb.series import PORT_ID, SERIES, series_of
 
 __all__ = ["MAX_JOB_PORTS", "JobTsdbView", "over_window"]
@@ -43,12 +44,6 @@ def _store_interval() -> float:
     from django.conf import settings
 
     return float(settings.IBWEB_TSDB_INTERVAL_S)
-
-
-def _store():
-    from ibweb.tsdb.open import store
-
-    return store()
 
 
 def over_window(values: np.ndarray, agg: str) -> np.ndarray:
@@ -105,11 +100,11 @@ class JobTsdbView(FabricView):
                                             f"{MAX_WINDOW_S / 86400:g} days"})
         s = series_of(name)
         considered = ports[:MAX_JOB_PORTS]
-        whole = ask(lambda: _store().ranges(fabric.pk, considered, name, start, end, 1))  # one bin per port: rank
+        whole = ask(lambda: store().ranges(fabric.pk, considered, name, start, end, 1))  # one bin per port: rank
         value = whole.values[:, 0]
         key = -value if s.agg != "min" else value
         order = np.lexsort((considered["port"], considered["guid"], np.where(np.isnan(key), np.inf, key)))[:n]
-        got = ask(lambda: _store().ranges(fabric.pk, considered[order], name, start, end, points))
+        got = ask(lambda: store().ranges(fabric.pk, considered[order], name, start, end, points))
         value = value[order]
         view = view_of(request.user)
         if f is None:  # no record published: the ports by GUID alone, shown to who sees every host only

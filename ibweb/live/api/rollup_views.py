@@ -30,11 +30,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from ibweb.live.api.base import FabricView, query_number
+from ibweb.live.api.base import FabricView, query_number, rounded
 from ibweb.live.api.link_ends import Ends, PortView, current_topology, ends_for, peer
 from ibweb.live.api.tsdb_views import ask
 from ibweb.live.history import reads
 from ibweb.live.history.link_identity import port_key
+from ibweb.tsdb.open import store
 from ibweb.tsdb.series import PORT_ID
 from ibweb.tsdb.store import Stats
 
@@ -44,12 +45,6 @@ __all__ = ["FABRIC_WIDE", "LinkRollupsView", "PortRollupsView", "minutes_of"]
 FABRIC_WIDE = -1
 MINUTE = 60.0
 _FIELDS = ("minute", "samples", "coverage_s", "down_s", "mean_util", "max_util", "mean_rate_gbps")
-
-
-def _store():
-    from ibweb.tsdb.open import store
-
-    return store()
 
 
 def _window(request) -> tuple[float, float, int]:
@@ -65,21 +60,15 @@ def _sample_s(sample_s: float | None) -> float:
     return max(float(sample_s or 0.0), float(settings.IBWEB_TSDB_INTERVAL_S))
 
 
-def _rounded(a: np.ndarray, digits: int) -> list[float | None]:
-    out = np.round(a.astype(np.float64), digits).astype(object)
-    out[np.isnan(a.astype(np.float64))] = None
-    return out.tolist()
-
-
 def minutes_of(t: np.ndarray, keep: np.ndarray, samples: np.ndarray, covered: np.ndarray, down: np.ndarray,
                mean_util: np.ndarray, max_util: np.ndarray, mean_rate_gbps: np.ndarray) -> dict[str, list]:
     """The payload of the minutes starting at ``t`` where ``keep``: one list per field, seconds capped at 60."""
     return {"minute": [datetime.fromtimestamp(m, tz=UTC).isoformat() for m in t[keep].tolist()],
             "samples": samples[keep].astype(int).tolist(),
-            "coverage_s": _rounded(np.minimum(covered[keep], MINUTE), 3),
-            "down_s": _rounded(np.minimum(down[keep], MINUTE), 3),
-            "mean_util": _rounded(mean_util[keep], 5), "max_util": _rounded(max_util[keep], 5),
-            "mean_rate_gbps": _rounded(mean_rate_gbps[keep], 3)}
+            "coverage_s": rounded(np.minimum(covered[keep], MINUTE), 3),
+            "down_s": rounded(np.minimum(down[keep], MINUTE), 3),
+            "mean_util": rounded(mean_util[keep], 5), "max_util": rounded(max_util[keep], 5),
+            "mean_rate_gbps": rounded(mean_rate_gbps[keep], 3)}
 
 
 def _empty() -> dict[str, list]:
@@ -92,10 +81,10 @@ def _port_minutes(fabric_id: int, guid: int, port: int, start: float, end: float
     if points < 1:
         return _empty()
     key = np.array([(guid, port)], dtype=PORT_ID)
-    store = _store()
-    util: Stats = ask(lambda: store.stats(fabric_id, key, "utilization", start, end, points))
-    rate: Stats = ask(lambda: store.stats(fabric_id, key, "tx_bytes_per_s", start, end, points))
-    up: Stats = ask(lambda: store.stats(fabric_id, key, "link_up", start, end, points))
+    ts = store()
+    util: Stats = ask(lambda: ts.stats(fabric_id, key, "utilization", start, end, points))
+    rate: Stats = ask(lambda: ts.stats(fabric_id, key, "tx_bytes_per_s", start, end, points))
+    up: Stats = ask(lambda: ts.stats(fabric_id, key, "link_up", start, end, points))
     keep = (util.count[0] > 0) | (up.count[0] > 0)
     if since is not None:
         keep &= util.t + MINUTE > since
@@ -108,10 +97,10 @@ def _fabric_minutes(fabric_id: int, start: float, end: float, points: int) -> di
     """The minutes of every port of the fabric together."""
     if points < 1:
         return _empty()
-    store = _store()
-    util = ask(lambda: store.fabric_stats(fabric_id, "utilization", start, end, points))
-    rate = ask(lambda: store.fabric_stats(fabric_id, "tx_bytes_per_s", start, end, points))
-    up = ask(lambda: store.fabric_stats(fabric_id, "link_up", start, end, points))
+    ts = store()
+    util = ask(lambda: ts.fabric_stats(fabric_id, "utilization", start, end, points))
+    rate = ask(lambda: ts.fabric_stats(fabric_id, "tx_bytes_per_s", start, end, points))
+    up = ask(lambda: ts.fabric_stats(fabric_id, "link_up", start, end, points))
     keep = (util.count > 0) | (up.count > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_util = np.where(util.count > 0, util.sum / util.count, np.nan)

@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from ibweb.access import node_name
 from ibweb.live.api.base import FabricView, query_number
 from ibweb.live.api.tsdb_views import ask, seen_port, series_name, sight, span, swaps_of, values_of
+from ibweb.tsdb.open import store
 from ibweb.tsdb.series import PORT_ID, SERIES, series_of
 from ibweb.tsdb.store import bin_edges
 
@@ -34,12 +35,6 @@ __all__ = ["MAX_PORTS", "MAX_VALUES", "PortsTsdbView", "asked_ports"]
 MAX_PORTS = 64
 #: Values (ports x series x points) one answer may hold: about 6 MB of JSON.
 MAX_VALUES = 1 << 19
-
-
-def _store():
-    from ibweb.tsdb.open import store
-
-    return store()
 
 
 def asked_ports(request) -> list[tuple[str, int]]:
@@ -101,7 +96,7 @@ class PortsTsdbView(FabricView):
         keys["port"] = [asked[k][1] for k in seen]
         t, values = bin_edges(start, end, points)[0], {n: [] for n in names}
         if len(keys):  # one read of the store per series, for every port the user may see
-            read = {n: ask(lambda n=n: _store().ranges(fabric.pk, keys, n, start, end, points)) for n in names}
+            read = {n: ask(lambda n=n: store().ranges(fabric.pk, keys, n, start, end, points)) for n in names}
             t, values = next(iter(read.values())).t, {n: values_of(got.values) for n, got in read.items()}
         swaps = swaps_of(fabric, list(zip(keys["guid"].tolist(), keys["port"].tolist(), strict=True)), start, end)
         rows: list[dict] = []

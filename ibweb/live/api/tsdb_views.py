@@ -30,6 +30,7 @@ from fabric_engine.topology import Fabric as EngineFabric
 from fabric_engine.topology.limits import MAX_NODE_PORTS
 from ibweb.access import find_node, node_name, redaction, view_of
 from ibweb.live.api.base import FabricView, query_number
+from ibweb.tsdb.open import store
 from ibweb.tsdb.series import SERIES, series_of
 
 __all__ = ["NodeTsdbView", "PortTsdbView", "TsdbTopView", "ask", "cable_swaps", "nodes_of", "peer_of", "seen_port",
@@ -44,12 +45,6 @@ class TsdbUnavailable(APIException):
 
     status_code = 503
     default_code = "tsdb_unavailable"
-
-
-def _store():
-    from ibweb.tsdb.open import store
-
-    return store()
 
 
 def series_name(name: str) -> str:
@@ -103,7 +98,7 @@ class PortTsdbView(FabricView):
         fabric = self.fabric(request, slug)
         f, hidden = sight(self, request, fabric)
         i = seen_port(fabric, f, hidden, node, port)
-        got = ask(lambda: _store().range(fabric.pk, (int(f.guid[i]), port), name, start, end, points))
+        got = ask(lambda: store().range(fabric.pk, (int(f.guid[i]), port), name, start, end, points))
         s = series_of(name)
         return Response({"fabric": fabric.slug, "node": node_name(f, i, hidden), "port": port, "series": name,
                          "unit": s.unit, "agg": s.agg, "start": start, "end": end,
@@ -125,7 +120,7 @@ class TsdbTopView(FabricView):
         hidden = shown.hidden_nodes(f)
         k = n
         while True:  # ask again for more while hidden ports take places among the first k
-            rows = ask(lambda k=k: _store().top(fabric.pk, name, start, end, k))
+            rows = ask(lambda k=k: store().top(fabric.pk, name, start, end, k))
             nodes = nodes_of(f, rows["guid"])
             keep = (nodes >= 0) & ~hidden[np.maximum(nodes, 0)] if not shown.shows_all else np.ones(len(rows), bool)
             if keep.sum() >= n or len(rows) < k or k >= 1 << 20:
@@ -215,7 +210,7 @@ class NodeTsdbView(FabricView):
         points = int(query_number(request, "points", 500, 1, 4000))
         fabric = self.fabric(request, slug)
         f, i, hidden = self.node(request, fabric, node)
-        got = ask(lambda: _store().ports_of_switch(fabric.pk, int(f.guid[i]), name, start, end, points))
+        got = ask(lambda: store().ports_of_switch(fabric.pk, int(f.guid[i]), name, start, end, points))
         rows = [{"port": p, "peer": peer_of(f, i, p, hidden), "values": v}
                 for p, v in zip(got.ports.tolist(), (values_of(r) for r in got.values), strict=True)]  # its ports
         s = series_of(name)

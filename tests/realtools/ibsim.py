@@ -178,13 +178,39 @@ class IbSim:
         Returns the completed process (text stdout/stderr); with ``check`` a non-zero
         exit raises :class:`IbSimError` carrying stderr and ibsim's log tail.
         """
-        self._check_alive()
-        result = subprocess.run(list(cmd), env=self.client_env(sim_host, env), capture_output=True, text=True,
-                                timeout=timeout, cwd=cwd or self.workdir)
+        deadline = time.monotonic() + timeout
+        while True:
+            self._check_alive()
+            result = subprocess.run(list(cmd), env=self.client_env(sim_host, env), capture_output=True, text=True,
+                                    timeout=max(1.0, deadline - time.monotonic()), cwd=cwd or self.workdir)
+            if not (self._refused(result) and time.monotonic() < deadline - 1.0):
+                break
+            # ibsim holds IBSIM_MAX_CLIENTS (10) clients at once: the server under test may have as many tools
+            # attached (8 smpquery at a time in its device sweep), and a tool killed by a timeout never detaches
+            self.reap_dead_clients()
+            time.sleep(0.5)
         if check and result.returncode != 0:
             raise IbSimError(f"{' '.join(cmd)} exited with {result.returncode}:\n{result.stderr[-3000:]}\n"
                              f"--- ibsim log ---\n{self.log()[-2000:]}")
         return result
+
+    def _refused(self, result: subprocess.CompletedProcess) -> bool:
+        """Whether ibsim turned the program away at connect because all its client slots were taken."""
+        return (result.returncode != 0 and "sim_init: connect failed" in result.stderr
+                and "can't open new connection" in self.log())
+
+    def reap_dead_clients(self) -> list[int]:
+        """Detach every client whose process is gone (ibsim's ``Attached`` and ``X``); returns their PIDs.
+
+        umad2sim detaches at exit (``atexit``), so a client killed by a signal keeps its slot until ibsim
+        fails to write to it.
+        """
+        dead = []
+        for slot, pid in re.findall(r"Client (\d+): pid (\d+)", self.console("Attached")):
+            if not _alive(int(pid)):
+                self.console(f"X {slot}")
+                dead.append(int(pid))
+        return dead
 
     def _opensm_env(self, cache_dir: Path, sim_host: str | None, env: dict[str, str] | None) -> dict[str, str]:
         cache_dir.mkdir(parents=True, exist_ok=True)
@@ -245,6 +271,15 @@ class IbSim:
             self._check_alive()
             time.sleep(0.02)
         raise IbSimError(f"ibsim console did not answer {line!r} within {timeout} s:\n{self.log()[before:][-2000:]}")
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _terminate(proc: subprocess.Popen, grace: float = 5.0) -> None:

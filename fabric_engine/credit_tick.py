@@ -24,11 +24,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .backpressure import CreditResult, Hops, credit_rates, order_paths
+from .backpressure.cc import CCResult, cc_rates
+from .backpressure.cc_params import CongestionControl
 from .errors import FabricEngineError
 from .flows import group_duration
 
 __all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "check_congestion", "CreditTick",
-           "CreditSolve", "credit_xmit_wait_carried"]
+           "CreditSolve", "credit_xmit_wait_carried", "marked_fraction"]
 
 MAXMIN = "maxmin"
 CREDIT = "credit"
@@ -59,13 +61,15 @@ def check_congestion(model: str, hosts: int, *, adaptive: bool = False, storage:
 @dataclass(frozen=True)
 class CreditSolve:
     """One tick's solve: row rates ``[F]`` (grouped rows paced), durations per group, per-row limiting link
-    (-1 none), and the model's result on the live rows (``result.rate`` over ``live``)."""
+    (-1 none), and the model's result on the live rows (``result.rate`` over ``live``); ``cc``: with congestion
+    control, its result (throttling, FECN/BECN) on the live rows."""
 
     rate: np.ndarray
     bottleneck: np.ndarray
     duration: np.ndarray
     result: CreditResult
     live: np.ndarray
+    cc: CCResult | None = None
 
 
 class CreditTick:
@@ -95,11 +99,13 @@ class CreditTick:
 
     def solve(self, extra: sp.csr_matrix | None, capacity: np.ndarray, demand: np.ndarray, gbits: np.ndarray,
               group: np.ndarray, n_groups: int, vl: np.ndarray | None = None,
-              vl_weight: np.ndarray | None = None) -> CreditSolve:
+              vl_weight: np.ndarray | None = None, cc: CongestionControl | None = None,
+              sl: np.ndarray | None = None) -> CreditSolve:
         """Rates of the fixed rows then ``extra``'s (this tick's background), as :func:`flows.solve_paced` gives them.
 
         ``demand`` ``[F]`` (0: the row does not run), ``gbits``/``group`` as for ``solve_paced``; ``vl`` per row and
-        ``vl_weight`` per VL (QoS): the model's lanes (default one).
+        ``vl_weight`` per VL (QoS): the model's lanes (default one). ``cc``: InfiniBand congestion control
+        (:func:`~fabric_engine.backpressure.cc.cc_rates`, capacities in Gbit/s) with ``sl`` per row (default 0).
         """
         indptr, links = self.indptr, self.links
         dem = np.asarray(demand, dtype=np.float64)
@@ -120,7 +126,13 @@ class CreditTick:
         n_vls = None if vl_weight is None else len(vl_weight)
         hops = Hops.from_paths(sub_indptr, sub_links, self.n_links, vl=row_vl, n_vls=n_vls)
         cap = np.asarray(capacity, dtype=np.float64)[:self.n_links]
-        res = credit_rates(hops, cap, dem[live], vl_weight)
+        cc_res = None
+        if cc is not None and cc.enabled:
+            row_sl = None if sl is None else np.asarray(sl, dtype=np.int64)[live]
+            cc_res = cc_rates(hops, cap, dem[live], cc, vl_weight, sl=row_sl, unit_gbps=1.0)
+            res = cc_res.credit
+        else:
+            res = credit_rates(hops, cap, dem[live], vl_weight)
         rate = np.zeros(n)
         rate[live] = res.rate
         # Rows without links (a host to itself) are held by nothing.
@@ -134,7 +146,7 @@ class CreditTick:
         rate = np.where(grouped, np.minimum(rate, np.nan_to_num(pace, nan=0.0)), rate)
         bott = np.full(n, -1, np.int64)
         bott[live] = _limiting(hops, res, cap, dem[live])
-        return CreditSolve(rate, bott, dur, res, live)
+        return CreditSolve(rate, bott, dur, res, live, cc_res)
 
 
 def _limiting(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -163,3 +175,10 @@ def credit_xmit_wait_carried(offered: np.ndarray, link_cap: np.ndarray, held: np
     """
     off = np.asarray(offered, dtype=np.float64)
     return np.where(held, np.minimum(off, link_cap), off)
+
+
+def marked_fraction(fecn_marked: np.ndarray, link_rate_gbps: np.ndarray, packet_bytes: int = 4096) -> np.ndarray:
+    """The fraction of the packets a port sends that it marks with FECN: marks a second over packets a second."""
+    packets = np.asarray(link_rate_gbps, dtype=np.float64) * 1e9 / (8.0 * packet_bytes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.clip(np.where(packets > 0, fecn_marked / packets, 0.0), 0.0, 1.0)

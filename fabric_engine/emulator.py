@@ -28,7 +28,11 @@ Congestion model
 head-of-line blocking spreads congestion upstream): the collectives' durations, the
 background's rates and the limiting links are the model's, the frame carries its
 congestion tree (``congestion_tree``), XmitWait counts the held ports' credit waits, and
-each job's ``spreading`` compares its collective with max-min's in the same tick.
+each job's ``spreading`` compares its collective with max-min's in the same tick. With
+``congestion_control=`` settings that are enabled, the credit model runs with InfiniBand
+congestion control (:mod:`fabric_engine.backpressure.cc`: sources throttled by FECN/BECN):
+``ecn`` is then the fraction of its packets each port marks, and the congestion tree names
+the marking ports.
 
 SHARP and storage
 -----------------
@@ -51,8 +55,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .backpressure.cc_params import CongestionControl
 from .congestion import ecn_fraction, rank_hotspots, xmit_wait_ticks
-from .credit_tick import CREDIT, MAXMIN, CreditTick, check_congestion, credit_xmit_wait_carried
+from .credit_tick import CREDIT, MAXMIN, CreditTick, check_congestion, credit_xmit_wait_carried, marked_fraction
 from .errors import FabricEngineError
 from .flows import group_max, max_min_fair_alone, slowest_bottlenecks, solve_paced
 from .incidence import Block, Incidence
@@ -136,6 +141,8 @@ class Emulator:
         ``"maxmin"`` (ideal congestion control, the default) or ``"credit"`` (credit flow control without
         congestion control: :mod:`fabric_engine.credit_tick`; fabrics up to
         :data:`~fabric_engine.credit_tick.CREDIT_MAX_HOSTS` hosts, static routes, no storage model).
+    congestion_control : fabric_engine.backpressure.cc_params.CongestionControl, optional
+        InfiniBand congestion control (OpenSM's ``cc_*`` settings); used by the ``"credit"`` model when enabled.
 
     Examples
     --------
@@ -150,11 +157,15 @@ class Emulator:
     def __init__(self, routing: Routing, jobs: Sequence[Job], background: Background | None = None,
                  tick_s: float = 1.0, seed: int = 0, *, policy=None, paths=None, xmit_wait_tick: int = 0,
                  ecn_threshold: float = 0.9, sharp: AggregationManager | None = None,
-                 storage: StorageModel | None = None, progress=None, health=None, congestion: str = MAXMIN) -> None:
+                 storage: StorageModel | None = None, progress=None, health=None, congestion: str = MAXMIN,
+                 congestion_control: CongestionControl | None = None) -> None:
         if tick_s <= 0:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
         check_congestion(congestion, routing.fabric.num_hosts, adaptive=paths is not None, storage=storage is not None)
         self.congestion = congestion
+        if congestion_control is not None:
+            congestion_control.validate("congestion_control")
+        self.congestion_control = congestion_control
         #: The credit model's result of the last tick (its live rows' rates, links held back, roots, iterations).
         self.credit_result = None
         self.routing = routing
@@ -283,6 +294,7 @@ class Emulator:
             f = self.fabric
             self._credit = CreditTick(f.dl_src, f.dl_dst, self._fixed.fixed.csr(), ~jf.broken)
             self._vl = self._lanes(fp, len(self._dem))
+            self._sl = None if fp is None else fp.sl.astype(np.int64)[:len(self._dem)]
         # Rows of job k: _job_rows[k]:_job_rows[k + 1] (expand_jobs stacks the flows job after job).
         ordered = bool(n_f == 0 or (np.diff(self._flow_job) >= 0).all())
         self._job_rows = np.searchsorted(self._flow_job, np.arange(n + 1)) if ordered else None
@@ -508,7 +520,13 @@ class Emulator:
             wait = xmit_wait_ticks(link_offered, carried_wait, self.capacity, self._width, tick, self.xmit_wait_tick)
             tree = {"model": CREDIT, "roots": np.flatnonzero(res.root).tolist(),
                     "held": np.flatnonzero(res.held).tolist()}
-        ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
+            if credit.cc is not None:
+                tree["marking"] = np.flatnonzero(credit.cc.marking).tolist()
+        if credit is not None and credit.cc is not None:  # the ports' FECN marks, of the packets they send
+            ecn = np.zeros(e)
+            ecn[:len(res.link_rate)] = marked_fraction(credit.cc.fecn_marked, res.link_rate)
+        else:
+            ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
         util = link_rate / np.maximum(self.capacity, 1e-12)
         jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, util, writing,
                                 comm_ideal if credit is not None else None)
@@ -537,7 +555,13 @@ class Emulator:
             extra_vl = self._lanes(bg_fp, len(bg)) if bg is not None else np.zeros(0, np.int64)
             vl = np.concatenate([self._vl, extra_vl if extra_vl is not None else np.zeros(len(dem) - n_fixed, int)])
             weight = np.maximum(self.policy.qos.weight, 1e-3)  # a lane without weight still drains, slowly
-        return self._credit.solve(bg_inc, cap, dem, gbits, group, n_groups, vl=vl, vl_weight=weight)
+        sl = None
+        if self._sl is not None:
+            extra_sl = bg_fp.sl.astype(np.int64)[:len(bg)] if bg is not None and bg_fp is not None else None
+            pad = np.zeros(len(dem) - n_fixed - (0 if extra_sl is None else len(extra_sl)), np.int64)
+            sl = np.concatenate([self._sl, *([] if extra_sl is None else [extra_sl]), pad])
+        return self._credit.solve(bg_inc, cap, dem, gbits, group, n_groups, vl=vl, vl_weight=weight,
+                                  cc=self.congestion_control, sl=sl)
 
     def _capacity_now(self, t0: float) -> np.ndarray:
         """The columns' capacity for the tick from ``t0``: flapping cables scaled by the fraction of it they are up."""

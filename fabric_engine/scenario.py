@@ -24,7 +24,9 @@ routing's adaptive path model ``routing.adaptive_paths``), ``ecn_threshold`` and
 ``xmit_wait_tick`` (see :class:`~fabric_engine.emulator.Emulator`), ``health`` (link health faults:
 a raw BER rising, a hot module, a flapping link, a cable swap; see
 :mod:`fabric_engine.health.emulated_faults`: with the key, even an empty list, the emulator reads every cable
-end's link health each tick, :attr:`~fabric_engine.emulator.Emulator.health_readings`).
+end's link health each tick, :attr:`~fabric_engine.emulator.Emulator.health_readings`), ``congestion``
+(``maxmin`` or ``credit``) and ``congestion_control`` (InfiniBand congestion control settings for the credit
+model, :meth:`fabric_engine.backpressure.cc_params.CongestionControl.from_dict`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .backpressure.cc_params import CongestionControl
 from .emulator import Background, Emulator
 from .errors import FabricEngineError
 from .health.emulated import HealthModel
@@ -246,6 +249,8 @@ def build_emulator(spec: dict, *, sharp_tenants: set[str] | None = None,
                         policy=policy, paths=paths, xmit_wait_tick=spec.get("xmit_wait_tick", 0),
                         ecn_threshold=spec.get("ecn_threshold", 0.9), sharp=sharp, storage=storage, health=health,
                         congestion=spec.get("congestion", "maxmin"),
+                        congestion_control=(None if spec.get("congestion_control") is None else
+                                            CongestionControl.from_dict(spec["congestion_control"])),
                         progress=None if progress is None else lambda f, m: report(0.6 + 0.4 * f, m))
     report(1.0, f"ready: {len(emulator._jf.flows):,} flows of {len(jobs)} jobs")
     return emulator

@@ -179,3 +179,45 @@ def test_victims_on_their_own_lane_are_not_held_back(fabric, monkeypatch):
     model = credit_rates(hops, f.capacity_gbps, np.full(7, np.inf), w).rate
     assert lanes.comm_s == pytest.approx(GB * 8e-9 / model[5:].min(), rel=1e-6)
     assert lanes.comm_s < one_lane.comm_s / 3  # no longer waiting behind the incast's packets
+
+
+def _control(**kw):
+    from fabric_engine.backpressure.cc_params import CongestionControl
+
+    cct = tuple((0, int(7 * i * i / (95 ** 2 * 0.218))) for i in range(128))
+    base = {"enabled": True, "sw_control_map": 0x1F, "threshold": 8, "ca_control_map": 0xFFFF,
+            "ccti_timer": (10,) * 16, "ccti_increase": (1,) * 16, "cct": cct}
+    return CongestionControl(**{**base, **kw})
+
+
+def test_congestion_control_frees_the_victim_and_its_ports_mark_fecn(fabric, incast_jobs):
+    f, r = fabric
+    h = f.hosts
+    credit = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit").step(0.0)
+    with_cc = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit", congestion_control=_control()).step(0.0)
+    ideal = Emulator(r, incast_jobs, tick_s=1.0).step(0.0)
+    # throttled to their fair share at h0's port, the incast's flows no longer hold the victim's buffer
+    assert with_cc.job("victim").comm_s == pytest.approx(ideal.job("victim").comm_s, rel=1e-3)
+    assert credit.job("victim").comm_s > 3 * with_cc.job("victim").comm_s
+    into_h0 = int(np.flatnonzero(f.dl_dst == h[0])[0])
+    tree = with_cc.congestion_tree
+    assert into_h0 in tree["marking"]
+    # ecn: the fraction of its packets each port marks; only marking ports mark
+    assert with_cc.ecn[into_h0] > 0
+    assert (with_cc.ecn[np.setdiff1d(np.arange(len(with_cc.ecn)), tree["marking"])] == 0).all()
+    # disabled settings: the credit model as it is
+    off = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit",
+                   congestion_control=_control(enabled=False)).step(0.0)
+    assert off.job("victim").comm_s == pytest.approx(credit.job("victim").comm_s, rel=1e-9)
+    assert "marking" not in off.congestion_tree
+
+
+def test_scenario_key_congestion_control_is_read_and_checked():
+    spec = {"topology": {"generator": "fat_tree", "hosts": 8, "radix": 4},
+            "jobs": [{"name": "a", "tenant": "t", "hosts": 8, "buffer_gb": 1.0}], "congestion": "credit",
+            "congestion_control": _control().as_dict()}
+    emu = build_emulator(spec)
+    assert emu.congestion_control == _control()
+    assert "marking" in emu.step(0.0).congestion_tree
+    with pytest.raises(FabricEngineError, match="congestion_control: cc_sw_cong_setting_threshold 99"):
+        build_emulator({**spec, "congestion_control": {**_control().as_dict(), "threshold": 99}})

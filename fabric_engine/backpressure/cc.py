@@ -1,0 +1,156 @@
+"""InfiniBand congestion control (IBA Annex A10) on top of the credit model: a steady-state what-if.
+
+With congestion control on, a switch port that is the root of congestion marks FECN on the packets it sends
+(one in ``marking_rate + 1`` while its queue is above the threshold); the destination returns a BECN to the
+source; the source raises its congestion control table index (CCTI) by ``ccti_increase`` per BECN and lowers it
+by one each ``ccti_timer``; the table entry at the CCTI delays its packets (:meth:`CongestionControl.rate_steps`).
+
+Steady state, per flow the sources throttle (its path crosses a marking port, its SL is under CC at the CA):
+
+* **Held at its fair share.** The CCTI settles where BECNs and timer expiries balance: every flow at a marking
+  port sees the same marking, so the flows there settle at equal rates that just fill the port (no queue left
+  to spread): the max-min fair rate, what ideal congestion control gives (:func:`fabric_engine.flows.max_min_fair`).
+* **Marking too sparse.** A flow at rate ``x`` (a fraction of its line rate, ``P`` packets a second at line rate)
+  gets at most ``x * P / (marking_rate + 1)`` BECNs a second; the CCTI can only stay up if that times
+  ``ccti_increase`` matches one decrement per timer: below ``x_cc = (marking_rate + 1) / (P * ccti_increase *
+  ccti_timer * 1.024 us)`` the timer wins. A flow whose fair share is below ``x_cc`` is held at ``x_cc``: its
+  port stays oversubscribed and the credit model spreads what is left.
+* **Table too short.** No source goes below the last entry's rate (``CCTI_Limit``); ``ccti_min`` caps every
+  flow of a CC-enabled SL at its entry's rate, congested or not.
+
+The throttled demands are solved again by :func:`~fabric_engine.backpressure.credit_rates` (a flow at its fair
+share fills no buffer; flows CC cannot hold, or on SLs without CC, still block others), repeated while new
+ports become roots (at most :data:`MAX_ROUNDS`). Not modelled: the sawtooth of rates around the balance (the
+utilization it costs), per-SL-and-port control (``ca_port_control`` bit 0: treated per flow), credit starvation
+marking (``credit_mask``).
+
+Counters, per second: FECN marks made at each marking port, FECN packets received at each destination (on the
+row's last link) and BECNs received by each source (on the row's first link).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import SolverError
+from ..flows import max_min_fair
+from .cc_params import CCTI_TIMER_UNIT_S, CongestionControl
+from .hops import Hops
+from .solve import CreditResult, credit_rates
+
+__all__ = ["CCResult", "cc_rates", "MAX_ROUNDS", "NOT_THROTTLED", "FAIR", "MARKING", "TABLE"]
+
+#: Solves with throttling at most (each may find new roots).
+MAX_ROUNDS = 4
+#: ``held_by`` codes: not throttled, held at its fair share, by sparse marking, by the table's last entry.
+NOT_THROTTLED, FAIR, MARKING, TABLE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class CCResult:
+    """Rates with congestion control: ``credit`` the credit solve of the throttled demands (rates, roots, held
+    links of what congestion is left), per row ``[R]``: ``target`` (its demand after throttling), ``held_by``
+    (codes above), ``ccti`` (the index it settles at, -1 not throttled), ``becn`` (BECNs a second its source
+    receives); per link ``[E]``: ``fecn_marked`` (marks a second the port makes), ``fecn_rcv`` (FECN packets a
+    second received at the destination on this last link), ``becn_rcv`` (BECNs a second the source on this
+    first link receives); ``marking`` the ports that mark; ``rounds`` solves."""
+
+    credit: CreditResult
+    target: np.ndarray
+    held_by: np.ndarray
+    ccti: np.ndarray
+    becn: np.ndarray
+    fecn_marked: np.ndarray
+    fecn_rcv: np.ndarray
+    becn_rcv: np.ndarray
+    marking: np.ndarray
+    rounds: int
+
+    @property
+    def rate(self) -> np.ndarray:
+        return self.credit.rate
+
+
+def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: CongestionControl,
+             vl_weight: np.ndarray | None = None, *, sl: np.ndarray | None = None, unit_gbps: float = 1.0,
+             packet_bytes: int = 4096, victim: np.ndarray | None = None, credit: CreditResult | None = None,
+             **solve) -> CCResult:
+    """Steady-state rates of ``hops``' rows with congestion control ``cc`` (module docstring).
+
+    ``capacity``/``demand``/``vl_weight`` as for :func:`credit_rates`, in units of ``unit_gbps`` Gbit/s;
+    ``sl``: each row's service level (default 0); ``packet_bytes``: the packets' size (the MTU);
+    ``victim`` per link: switch ports in ``cc.victim_mask`` (they mark when held back by credits too);
+    ``credit``: the credit solve without CC of the same input, if already made. ``solve``: passed on to
+    :func:`credit_rates` (``max_iter``, ``tol``, ...).
+    """
+    cap = np.asarray(capacity, dtype=np.float64)
+    dem = np.asarray(demand, dtype=np.float64)
+    row_sl = np.zeros(hops.rows, np.int64) if sl is None else np.asarray(sl, dtype=np.int64)
+    if row_sl.shape != (hops.rows,) or (hops.rows and (row_sl.min() < 0 or row_sl.max() > 15)):
+        raise SolverError(f"sl needs one service level 0..15 per row ({hops.rows})")
+    if unit_gbps <= 0 or packet_bytes <= 0:
+        raise SolverError("unit_gbps and packet_bytes must be > 0")
+    cc.validate()
+    base = credit if credit is not None else credit_rates(hops, cap, dem, vl_weight, **solve)
+    on = np.array([cc.sl_enabled(s) for s in range(16)])[row_sl] if hops.rows else np.zeros(0, bool)
+    if not cc.marks or packet_bytes < cc.packet_size * 64 or not on.any():
+        return _unthrottled(hops, base, dem)
+
+    steps = cc.rate_steps()
+    line = cap[hops.out[hops.first]]  # each row's line rate: its source's link
+    ccti_min = np.asarray(cc.ccti_min)[row_sl]
+    top = np.where(on, steps[np.minimum(ccti_min, len(steps) - 1)] * line, np.inf)  # ccti_min caps every CC flow
+    floor = steps[-1] * line
+    packets = line * unit_gbps * 1e9 / (8.0 * packet_bytes)  # a second, at line rate
+    inc = np.asarray(cc.ccti_increase, dtype=np.float64)[row_sl]
+    timer_s = np.asarray(cc.ccti_timer, dtype=np.float64)[row_sl] * CCTI_TIMER_UNIT_S
+    with np.errstate(divide="ignore", invalid="ignore"):
+        balance = np.where(on, 1.0 / (inc * timer_s), 0.0)  # BECNs a second that hold a CCTI still
+        x_cc = np.where(on, (cc.marking_rate + 1) * balance / packets * line, np.inf)
+    fair = max_min_fair(sp.csr_matrix((np.ones(len(hops.row)), (hops.row, hops.out)),
+                                      shape=(hops.rows, hops.n_links)), cap, np.minimum(dem, top))
+    is_switch = np.ones(hops.n_links, bool)
+    is_switch[hops.out[hops.first]] = False  # a host's own link: its port is a CA's, it does not mark
+    victim_ports = np.zeros(hops.n_links, bool) if victim is None else np.asarray(victim, dtype=bool)
+
+    throttled = np.zeros(hops.rows, bool)
+    result, rounds, marking = base, 0, np.zeros(hops.n_links, bool)
+    for rounds in range(1, MAX_ROUNDS + 1):  # noqa: B007 (reported)
+        marking |= is_switch & (result.root | (result.held & victim_ports))
+        crosses = np.bincount(hops.row, weights=marking[hops.out], minlength=hops.rows) > 0
+        now = throttled | (crosses & on)
+        if rounds > 1 and (now == throttled).all():
+            break
+        throttled = now
+        target = np.where(throttled, np.minimum(dem, np.maximum.reduce([fair, x_cc, floor])), np.minimum(dem, top))
+        result = credit_rates(hops, cap, target, vl_weight, start=None, **solve)
+    held_by = np.where(~throttled, NOT_THROTTLED,
+                       np.where(fair >= np.maximum(x_cc, floor), FAIR, np.where(x_cc >= floor, MARKING, TABLE)))
+    frac = np.where(line > 0, target / np.where(line > 0, line, 1.0), 1.0)
+    ccti = np.where(throttled, np.minimum(np.searchsorted(-steps, -frac, side="left"), len(steps) - 1), -1)
+    becn = np.where(throttled, np.where(held_by == TABLE, np.maximum(balance, result.rate / line * packets
+                                                                     / (cc.marking_rate + 1)), balance), 0.0)
+    # A packet is marked once, at the first marking port of its path.
+    on_mark = marking[hops.out] & throttled[hops.row]
+    first_mark = np.full(hops.rows, -1, np.int64)
+    idx = np.flatnonzero(on_mark)[::-1]  # last write wins: reversed, the first hop of each row stays
+    first_mark[hops.row[idx]] = hops.out[idx]
+    marked = first_mark >= 0
+    fecn_marked = np.bincount(first_mark[marked], weights=becn[marked], minlength=hops.n_links)
+    fecn_rcv = np.bincount(hops.out[hops.last], weights=becn, minlength=hops.n_links)
+    becn_rcv = np.bincount(hops.out[hops.first], weights=becn, minlength=hops.n_links)
+    return CCResult(credit=result, target=target, held_by=held_by.astype(np.int8), ccti=ccti.astype(np.int64),
+                    becn=becn, fecn_marked=fecn_marked, fecn_rcv=fecn_rcv, becn_rcv=becn_rcv, marking=marking,
+                    rounds=rounds)
+
+
+def _unthrottled(hops: Hops, base: CreditResult, dem: np.ndarray) -> CCResult:
+    """CC off (or nothing it could act on): the credit solve as it is, no marks."""
+    zero_links = np.zeros(hops.n_links)
+    return CCResult(credit=base, target=dem.copy(), held_by=np.zeros(hops.rows, np.int8),
+                    ccti=np.full(hops.rows, -1, np.int64), becn=np.zeros(hops.rows), fecn_marked=zero_links,
+                    fecn_rcv=zero_links.copy(), becn_rcv=zero_links.copy(), marking=np.zeros(hops.n_links, bool),
+                    rounds=0)

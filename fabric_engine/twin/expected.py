@@ -41,6 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..backpressure.cc_params import CongestionControl
+from ..credit_tick import CONGESTION_MODELS, CREDIT, MAXMIN, CreditTick
+from ..errors import FabricEngineError
 from ..flows import solve_paced
 from ..routing import NO_PATH, Routing
 from ..routing.tables import MAX_HOPS
@@ -116,8 +119,17 @@ def dead_ends(routing: Routing, src: np.ndarray, dst: np.ndarray) -> tuple[np.nd
     return node_out, port_out
 
 
-def emulate(routing: Routing, jobs: Sequence[KnownJob]) -> JobTraffic:
-    """The known jobs' traffic on ``routing``, every job communicating (see the module docstring)."""
+def emulate(routing: Routing, jobs: Sequence[KnownJob], congestion: str = MAXMIN,
+            congestion_control: CongestionControl | None = None) -> JobTraffic:
+    """The known jobs' traffic on ``routing``, every job communicating (see the module docstring).
+
+    ``congestion``: the model the rates come from, ``"maxmin"`` (ideal congestion control) or ``"credit"``
+    (credit flow control, :class:`fabric_engine.credit_tick.CreditTick`; with ``congestion_control`` enabled,
+    InfiniBand congestion control on top): the fabric's congestion model, so that the expected values are what
+    that model says the jobs get.
+    """
+    if congestion not in CONGESTION_MODELS:
+        raise FabricEngineError(f"congestion: {congestion!r} is not one of {', '.join(CONGESTION_MODELS)}")
     f = routing.fabric
     e = 2 * f.num_links
     jobs = list(jobs)
@@ -130,7 +142,13 @@ def emulate(routing: Routing, jobs: Sequence[KnownJob]) -> JobTraffic:
     dem = np.where(jf.broken, 0.0, fl.demand_gbps)
     gbits = fl.nbytes * 8e-9
     wl_of_flow = fl.job.astype(np.int64)
-    rate, _, dur = solve_paced(inc, f.capacity_gbps, dem, fl.weight, gbits, wl_of_flow, len(wl))
+    if congestion == CREDIT:
+        tick = CreditTick(f.dl_src, f.dl_dst, sp.csr_matrix(inc), ~jf.broken)
+        solved = tick.solve(None, f.capacity_gbps, dem, gbits, wl_of_flow, len(wl), cc=congestion_control,
+                            sl=fl.sl)
+        rate, dur = solved.rate, solved.duration
+    else:
+        rate, _, dur = solve_paced(inc, f.capacity_gbps, dem, fl.weight, gbits, wl_of_flow, len(wl))
     rate = np.where(jf.broken, 0.0, rate)
     known_of_flow = owner[wl_of_flow]
     row_job = np.repeat(known_of_flow, np.diff(inc.indptr))

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 import numpy as np
 import scipy.sparse as sp
 
+from ..backpressure.cc_params import CongestionControl
+from ..credit_tick import MAXMIN
 from ..routing import Routing
 from ..state import JobState
 from ..topology import Fabric
@@ -119,8 +121,12 @@ class Twin:
 
     def __init__(self, hostmap: HostMap | None = None, *, patterns: Mapping[str, str] | None = None,
                  default_pattern: str = DEFAULT_PATTERN, thresholds: Thresholds | None = None,
-                 raise_after: int = 3, clear_after: int = 3) -> None:
+                 raise_after: int = 3, clear_after: int = 3, congestion: str = MAXMIN,
+                 congestion_control: CongestionControl | None = None) -> None:
         self.hostmap = hostmap or HostMap()
+        #: The model the expected values come from (:func:`~.expected.emulate`).
+        self.congestion = congestion
+        self.congestion_control = congestion_control
         self.patterns = dict(patterns or {})
         self.default_pattern = default_pattern
         self.thresholds = thresholds or Thresholds()
@@ -188,7 +194,7 @@ class Twin:
         key = (id(routing), tuple(id(k) for k in known))
         if self._model is None or self._model[0] != key:
             incidence = job_links(routing, [k.rails for k in known])
-            traffic = emulate(routing, known)
+            traffic = emulate(routing, known, self.congestion, self.congestion_control)
             self._model = (key, incidence, traffic)
             self._remember(routing.fabric, traffic)
         return self._model[1], self._model[2]

@@ -125,9 +125,8 @@ class Fabric(models.Model):
             engine_options(self.routing_engine, self.routing_options)
         except FabricEngineError as exc:
             raise ValidationError({"routing_options": str(exc)}) from exc
-        if self.congestion_model != MAXMIN and self.mode != FabricMode.EMULATED:
-            raise ValidationError({"congestion_model": "credit flow control is modelled for emulated fabrics only "
-                                                       "(a telemetry-fed fabric reads its rates from its counters)"})
+        # A telemetry-fed fabric reads its rates from its counters: its congestion model is the twin's, for the
+        # values its known jobs are expected to drive (fabric_engine.twin.expected.emulate).
         if self.mode == FabricMode.EMULATED and isinstance(self.spec, dict):  # else the spec field says why
             try:
                 fabric = build_fabric(self.spec.get("topology", {}))
@@ -154,7 +153,7 @@ class Analysis(models.Model):
     """
 
     fabric = models.ForeignKey(Fabric, on_delete=models.CASCADE, related_name="analyses")
-    kind = models.CharField(max_length=16, choices=AnalysisKind.choices)
+    kind = models.CharField(max_length=24, choices=AnalysisKind.choices)
     params = JSONModelField(kind=dict, default=dict, blank=True)
     status = models.CharField(max_length=16, choices=AnalysisStatus.choices, default=AnalysisStatus.QUEUED)
     progress = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])

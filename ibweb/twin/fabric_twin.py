@@ -41,6 +41,7 @@ from fabric_engine.workload import Job
 from . import jobs as jobsvc
 from . import plans
 from .choices import JobSourceKind
+from .congestion import congestion_control_of
 from .models import CablingPlan, JobSource
 from .report_cache import config_version, store_job_links, store_report
 
@@ -83,8 +84,9 @@ class FabricTwin:
             self.plan = CablingPlan.objects.filter(fabric_id=self.fabric_id).first()
             s = self.source
             self.twin = Twin(s.hostmap(), patterns=s.patterns, default_pattern=s.default_pattern,
-                             thresholds=s.thresholds(), raise_after=s.raise_after,
-                             clear_after=s.clear_after) if s is not None else Twin()
+                             thresholds=s.thresholds(), raise_after=s.raise_after, clear_after=s.clear_after,
+                             congestion=s.fabric.congestion_model,
+                             congestion_control=congestion_control_of(s.fabric)) if s is not None else Twin()
             self._jobs = None
             self._plan_key = None
         jv = jobsvc.jobs_version(self.fabric_id)

@@ -1,7 +1,10 @@
-"""Saving a job source or a plan tells the fabric's engine to re-read them (:func:`.report_cache.bump_config`)."""
+"""Saving a job source, a plan or the fabric (its congestion model: the model of the expected values) tells the
+fabric's engine to re-read them (:func:`.report_cache.bump_config`)."""
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+
+from ibweb.fabrics.models import Fabric
 
 from .models import CablingPlan, JobSource
 from .report_cache import bump_config
@@ -11,3 +14,8 @@ from .report_cache import bump_config
 @receiver([post_save, post_delete], sender=CablingPlan)
 def config_changed(sender, instance, **kwargs) -> None:
     bump_config(instance.fabric_id)
+
+
+@receiver(post_save, sender=Fabric)
+def fabric_changed(sender, instance, **kwargs) -> None:
+    bump_config(instance.pk)

@@ -233,3 +233,22 @@ def test_an_excess_that_turns_from_unexplained_to_above_is_one_deviation():
     [alert] = t.update([{**dev, "kind": "above", "expected_gbps": 10.0, "jobs": ["4243"]}], t=1.0).raised
     assert (alert["deviation"], alert["jobs"], alert["since"]) == ("above", ["4243"], 0.0)
     assert "above expected" in alert["message"]
+
+
+def test_expected_values_come_from_the_fabrics_congestion_model():
+    from fabric_engine.errors import FabricEngineError
+
+    f = fat_tree(hosts=16, radix=8, speed="HDR")
+    r = route(f, "ftree")
+    jobs = [SchedulerJob("101", "llm", hosts(1, 2, 6, 7, 8, 10, 12, 14)), SchedulerJob("102", "cv", hosts(5, 9))]
+    known, _ = place_jobs(jobs, HostMap().index(f), patterns={"101": "all_to_all"})
+    ideal, credit = emulate(r, known), emulate(r, known, "credit")
+    # the all-to-all and the ring share leaf uplinks: with credits the switch arbiters share among input ports,
+    # not flows, and the small job's collective is faster than max-min's fair share gives it
+    assert credit.comm_s[1] < 0.9 * ideal.comm_s[1]
+    assert credit.injection[1] > 1.1 * ideal.injection[1]
+    twin = Twin(congestion="credit")
+    _, traffic = twin.model(r, known)
+    np.testing.assert_allclose(traffic.comm_s, credit.comm_s)
+    with pytest.raises(FabricEngineError, match="congestion: 'fluid'"):
+        emulate(r, known, "fluid")

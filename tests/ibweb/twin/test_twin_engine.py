@@ -161,3 +161,22 @@ def test_whatif_live_runs_todays_jobs_on_the_published_fabric(tenants):  # noqa:
     seen = member.get(f"{url}{r.json()['id']}/").json()["result"]
     assert [j["id"] for j in seen["jobs"]] == ["4242"] and [d["id"] for d in seen["delta"]] == ["4242"]
     assert all(j["id"].startswith("4242") for side in ("baseline", "alternative") for j in seen[side]["jobs"])
+
+
+def test_the_twin_models_its_expected_values_with_the_fabrics_congestion_model_and_follows_a_change():
+    f = fat_tree(hosts=16, radix=8, speed="HDR")
+    r = route(f, "ftree")
+    row = Fabric.objects.create(name="Real", slug="real", mode=FabricMode.TELEMETRY)
+    JobSource.objects.create(fabric=row, kind=JobSourceKind.PUSH, patterns={"4242": "all_to_all"})
+    jobs.store_jobs(row, [SchedulerJob("4242", "acme", tuple(f"gpu{i:04d}" for i in (1, 2, 6, 7, 8, 10, 12, 14))),
+                          SchedulerJob("4243", "globex", tuple(f"gpu{i:04d}" for i in (5, 9)))],
+                    JobOrigin.PUSH, replace=True)
+    twin = fabric_twin.FabricTwin(row.pk)
+    twin.step(r, state_of(f, np.zeros(2 * f.num_links)), 100.0)
+    assert twin.twin.congestion == "maxmin"
+    ideal = twin.twin._model[2].comm_s.copy()
+    row.congestion_model = "credit"
+    row.save()  # the engine re-reads its settings at its next step
+    twin.step(r, state_of(f, np.zeros(2 * f.num_links)), 101.0)
+    assert twin.twin.congestion == "credit"
+    assert twin.twin._model[2].comm_s[1] < 0.9 * ideal[1]

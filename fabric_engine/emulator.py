@@ -519,7 +519,8 @@ class Emulator:
             carried_wait = credit_xmit_wait_carried(link_offered, res.link_cap, res.held)
             wait = xmit_wait_ticks(link_offered, carried_wait, self.capacity, self._width, tick, self.xmit_wait_tick)
             tree = {"model": CREDIT, "roots": np.flatnonzero(res.root).tolist(),
-                    "held": np.flatnonzero(res.held).tolist()}
+                    "held": np.flatnonzero(res.held).tolist(), "converged": res.converged,
+                    "iterations": res.iterations}
             if credit.cc is not None:
                 tree["marking"] = np.flatnonzero(credit.cc.marking).tolist()
         if credit is not None and credit.cc is not None:  # the ports' FECN marks, of the packets they send

@@ -1,6 +1,7 @@
 // The congestion tree of a frame (docs/feed-protocol.md, `congestion_tree`): with the credit flow control model, the
 // directed links where congestion trees start (roots: saturated, holding back the buffers that feed them) and those
-// held back by credits (their branches, where victims wait). Checked, and turned into the cables the map draws. Pure.
+// held back by credits (their branches, where victims wait); with congestion control, the ports that mark FECN; and
+// whether the model settled this tick. Checked, and turned into the cables the map draws. Pure.
 import {fail} from "./feed-error.js";
 
 /** Colour of a congestion root's cable on the map and in the legend. */
@@ -18,9 +19,11 @@ const isLinks = (x, n) => Array.isArray(x) && x.every((d) => Number.isInteger(d)
  * Check a frame's `congestion_tree` section and give its cables.
  * @param {object|null|undefined} section the frame's `congestion_tree`
  * @param {number} L the fabric's cables (directed links d and d + L are cable d's two directions)
- * @returns {{model: string, roots: Int32Array, held: Int32Array}|null} the cables of the roots, and the held cables
- *   that are not roots (a cable held one way and a root the other is drawn as a root), in cable order; null when
- *   absent (max-min: no congestion tree is modelled)
+ * @returns {{model: string, roots: Int32Array, held: Int32Array, marking: Int32Array, converged: boolean,
+ *   iterations: number|null}|null} the cables of the roots, and the held cables that are not roots (a cable held one
+ *   way and a root the other is drawn as a root), in cable order; the cables whose ports mark FECN (congestion
+ *   control; empty without it); whether the model settled (true when the engine does not say) and its iterations;
+ *   null when absent (max-min: no congestion tree is modelled)
  * @throws {FeedFormatError} naming the field that does not follow the protocol
  */
 export function decodeCongestionTree(section, L) {
@@ -30,11 +33,22 @@ export function decodeCongestionTree(section, L) {
   for (const key of ["roots", "held"]) {
     if (!isLinks(section[key], 2 * L)) fail(`frame.congestion_tree.${key}: expected directed link indices 0..${2 * L - 1}`);
   }
+  if (section.marking !== undefined && !isLinks(section.marking, 2 * L)) {
+    fail(`frame.congestion_tree.marking: expected directed link indices 0..${2 * L - 1}`);
+  }
+  if (section.converged !== undefined && typeof section.converged !== "boolean") {
+    fail("frame.congestion_tree.converged: expected a boolean");
+  }
+  if (section.iterations !== undefined && !(Number.isInteger(section.iterations) && section.iterations >= 0)) {
+    fail("frame.congestion_tree.iterations: expected a count");
+  }
   const cable = (d) => (d < L ? d : d - L);
   const roots = new Set(section.roots.map(cable));
   const held = new Set(section.held.map(cable).filter((c) => !roots.has(c)));
   const sorted = (s) => Int32Array.from([...s].sort((a, b) => a - b));
-  return {model: section.model, roots: sorted(roots), held: sorted(held)};
+  return {model: section.model, roots: sorted(roots), held: sorted(held),
+    marking: sorted(new Set((section.marking ?? []).map(cable))), converged: section.converged ?? true,
+    iterations: section.iterations ?? null};
 }
 
 const has = (sorted, c) => {
@@ -56,9 +70,10 @@ const has = (sorted, c) => {
  */
 export function treeLine(tree, c) {
   if (!tree) return "";
-  if (has(tree.roots, c)) return "congestion root: saturated, holding back the buffers that feed it";
-  if (has(tree.held, c)) return "held back by credits: a branch of a congestion tree (victims wait here)";
-  return "";
+  const marks = tree.marking && has(tree.marking, c) ? "; its port marks FECN (congestion control)" : "";
+  if (has(tree.roots, c)) return `congestion root: saturated, holding back the buffers that feed it${marks}`;
+  if (has(tree.held, c)) return `held back by credits: a branch of a congestion tree (victims wait here)${marks}`;
+  return marks ? marks.slice(2) : "";
 }
 
 /**
@@ -69,6 +84,10 @@ export function treeLine(tree, c) {
 export function treeSummary(tree) {
   if (!tree) return "";
   const n = (k, one, many) => `${k} ${k === 1 ? one : many}`;
+  const marking = tree.marking?.length ? ` Congestion control: ${n(tree.marking.length, "cable", "cables")} ` +
+    "marking FECN." : "";
+  const unsettled = tree.converged === false ? ` The model did not settle this tick (${tree.iterations ?? "?"} ` +
+    "iterations): its rates are its last iterate." : "";
   return ` Credit flow control: ${n(tree.roots.length, "congestion root", "congestion roots")}, ` +
-    `${n(tree.held.length, "cable", "cables")} held back.`;
+    `${n(tree.held.length, "cable", "cables")} held back.${marking}${unsettled}`;
 }

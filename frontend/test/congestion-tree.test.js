@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {HELD_COLOR, ROOT_COLOR, TREE_KEYS, decodeCongestionTree, treeSummary} from "../src/congestion-tree.js";
+import {HELD_COLOR, ROOT_COLOR, TREE_KEYS, decodeCongestionTree, treeLine, treeSummary} from "../src/congestion-tree.js";
 import {decodeFrame, decodeSnapshot, frameBuffers} from "../src/decode.js";
 import {FeedFormatError} from "../src/feed-error.js";
 import {synthetic, syntheticFrame, syntheticSnapshot} from "../scripts/synthetic.mjs";
@@ -50,4 +50,25 @@ test("the legend's keys draw the tree as the map does", () => {
   assert.deepEqual(TREE_KEYS.map(([label]) => label), ["congestion root", "held back (victim)"]);
   assert.deepEqual(TREE_KEYS.map(([, color]) => color), [ROOT_COLOR, HELD_COLOR]);
   assert.notEqual(ROOT_COLOR, HELD_COLOR);
+});
+
+test("congestion control's marking ports and a tick the model did not settle are said", () => {
+  const L = 8;
+  const tree = decodeCongestionTree({model: "credit", roots: [3], held: [1], marking: [11, 6], converged: false,
+    iterations: 400}, L);
+  assert.deepEqual([...tree.marking], [3, 6]);
+  assert.equal(treeSummary(tree), " Credit flow control: 1 congestion root, 1 cable held back. Congestion control: " +
+    "2 cables marking FECN. The model did not settle this tick (400 iterations): its rates are its last iterate.");
+  assert.match(treeLine(tree, 3), /^congestion root: .*; its port marks FECN/);
+  assert.equal(treeLine(tree, 6), "its port marks FECN (congestion control)");
+  assert.equal(treeLine(tree, 2), "");
+  const old = decodeCongestionTree({model: "credit", roots: [], held: []}, L);
+  assert.equal(old.converged, true, "an engine that does not say is taken as settled");
+  assert.deepEqual([...old.marking], []);
+  assert.throws(() => decodeCongestionTree({model: "credit", roots: [], held: [], marking: [16]}, L),
+    /congestion_tree\.marking/);
+  assert.throws(() => decodeCongestionTree({model: "credit", roots: [], held: [], converged: "no"}, L),
+    /congestion_tree\.converged/);
+  assert.throws(() => decodeCongestionTree({model: "credit", roots: [], held: [], iterations: -1}, L),
+    /congestion_tree\.iterations/);
 });

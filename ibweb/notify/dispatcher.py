@@ -17,7 +17,6 @@ may run late, twice or out of order (Celery workers): :func:`dispatch_in_turn` r
 from __future__ import annotations
 
 import hashlib
-import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from django.db import IntegrityError, connection, transaction
 from ibweb.db.retry import retry_locked
 from ibweb.events.models import Event
 from ibweb.fabrics.models import Fabric
+from ibweb.runtime.cache_lock import held
 from ibweb.tenancy.models import Tenant
 
 from . import clock
@@ -228,13 +228,5 @@ def dispatch_in_turn(fabric_id: int, opened: list[int], closed: list[int], wait_
     """:func:`dispatch`, one at a time per fabric (in any process sharing the cache: Celery workers); the channels to
     send now, or ``None`` when the fabric's turn did not come within ``wait_s`` (default :data:`TURN_WAIT_S`;
     nothing done: try again)."""
-    token = f"notify:dispatch:{fabric_id}"
-    end = time.monotonic() + (TURN_WAIT_S if wait_s is None else wait_s)
-    while not cache.add(token, 1, _TURN_S):
-        if time.monotonic() >= end:
-            return None
-        time.sleep(0.02)
-    try:
-        return dispatch(fabric_id, opened, closed, now)
-    finally:
-        cache.delete(token)
+    with held(cache, f"notify:dispatch:{fabric_id}", _TURN_S, TURN_WAIT_S if wait_s is None else wait_s) as turn:
+        return dispatch(fabric_id, opened, closed, now) if turn else None

@@ -28,6 +28,7 @@ from django.db.models import Max, Q
 
 from ibweb.db.background import BackgroundLane
 from ibweb.events.models import Event
+from ibweb.runtime.cache_lock import held
 
 from . import clock
 from .conditions import check_failing, clear_failing
@@ -64,13 +65,8 @@ def send_now(channel: Channel, notices, key: str) -> tuple[SendResult, int]:
 
 def deliver_channel(channel_id: int, now: datetime | None = None) -> int:
     """Send the due queued messages of a channel, in order; returns how many were sent."""
-    token = f"notify:channel:{channel_id}"
-    if not cache.add(token, 1, _LOCK_S):  # another worker sends this channel's queue now
-        return 0
-    try:
-        return _deliver(channel_id, now)
-    finally:
-        cache.delete(token)
+    with held(cache, f"notify:channel:{channel_id}", _LOCK_S) as mine:
+        return _deliver(channel_id, now) if mine else 0  # not mine: another worker sends this channel's queue now
 
 
 def _claim(d: Delivery, lease_until: datetime) -> bool:

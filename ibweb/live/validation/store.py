@@ -21,6 +21,7 @@ from django.conf import settings
 from fabric_engine.validation import diff_reports
 from ibweb.runtime import device_readings
 from ibweb.runtime.cache import shared_cache
+from ibweb.runtime.cache_lock import held
 
 from . import isolations
 from .build import build_report
@@ -119,13 +120,8 @@ def stale(stored: dict, version: str | None, fabric_id: int) -> bool:
 def refresh_once(row) -> dict | None:
     """:func:`refresh` unless another process computes ``row``'s report now (a cache lock): then None."""
     cache = shared_cache()
-    lock = _key(row.pk, "validation-lock")
-    if not cache.add(lock, 1, timeout=_LOCK_S):
-        return None
-    try:
-        return refresh(row)
-    finally:
-        cache.delete(lock)
+    with held(cache, _key(row.pk, "validation-lock"), _LOCK_S) as mine:
+        return refresh(row) if mine else None
 
 
 def current(row, version: str | None) -> dict | None:

@@ -25,6 +25,9 @@ What real clusters write, as infiniband-diags' ``perfquery.c`` prints it:
   per run, ``port 255`` with ``-a``; the field names and their 16-bit widths are libibmad's ``fields.c``):
   their counters are read into the detail columns of the port (:data:`~.counters.DETAIL_COLUMNS`); a
   counter of another attribute inside such a block is an error naming its line;
+* congestion control blocks (``--rcvcc``, ``--slrcvfecn``, ``--slrcvbecn``, ``--xmitcc``, ``--swportvlcong``,
+  ``--vlxmittimecc``: ``# PortRcvConCtrl counters: Lid 12 port 1``): read by :mod:`.perfquery_cc` into the
+  ``cc`` list :func:`parse_perfquery` is given (none: skipped with a warning), never into port counters;
 * ``-X``, ``-S``, ``-T``, ``-c``, ``--oprcvcounters``, ``--flowctlcounters``, ``--vloppackets`` ... blocks
   (``# PortOpRcvCounters counters: Lid 12 port 1``, ``# PortSamplesControl: ...``):
   counter sets ibweb does not model; each block is checked line by line and skipped
@@ -56,6 +59,7 @@ from ..captured import BOM_REMOVED, Session, warning
 from ..captured import noise as noise_reason
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
+from . import perfquery_cc
 from .counters import BASIC_BITS, COLUMN, COLUMNS, DETAIL_ATTRIBUTES, DETAIL_COLUMNS, CounterSamples
 
 try:  # built by ``pip install -e .`` (setup.py); the regular expressions below read the same lines, slower
@@ -142,15 +146,18 @@ def _is_plain(text: str, fields: int, headers: int) -> bool:
 def _skip_reason(name: str) -> str:
     if name in ("Port", "Port extended"):
         return "port counters not addressed as 'Lid N port P' (ibweb keys ports by LID): block skipped"
+    if perfquery_cc.is_cc_attribute(name):
+        return f"{name}: congestion control counters, read by perfquery_cc (not asked for here): block skipped"
     return (f"{name[:40]}: a counter set ibweb does not read (it reads PortCounters, PortCountersExtended, "
             "PortRcvErrorDetails and PortXmitDiscardDetails): block skipped")
 
 
-def _clean(text: str, source: str, warnings: list | None) -> str:
+def _clean(text: str, source: str, warnings: list | None, cc_read: bool = False) -> str:
     """``text`` with noise lines and blocks of other counter sets blanked: same lines, same numbers.
 
     Every line of a skipped block must still be a field line. Raises :class:`FormatError`
-    at the first line that is neither perfquery output nor noise.
+    at the first line that is neither perfquery output nor noise. ``cc_read``: congestion control blocks are read
+    by :mod:`.perfquery_cc`, so they are blanked without a warning.
     """
     lines = text.split("\n")
     skipping = False
@@ -167,7 +174,8 @@ def _clean(text: str, source: str, warnings: list | None) -> str:
             elif (other := _OTHER_HEADER.fullmatch(ln.rstrip())) is not None:
                 skipping = True
                 lines[i] = ""
-                _append(warnings, make_warning(source, i + 1, ln, _skip_reason(other.group(1))))
+                if not (cc_read and perfquery_cc.is_cc_attribute(other.group(1))):
+                    _append(warnings, make_warning(source, i + 1, ln, _skip_reason(other.group(1))))
             continue
         if _FIELD.match(ln):
             if skipping:
@@ -223,7 +231,8 @@ def _drop_unread_xmit_wait(text: str, ext: np.ndarray, values: np.ndarray, bits:
             values[block, _XMIT_WAIT], bits[block, _XMIT_WAIT] = 0, 0
 
 
-def parse_perfquery(text: str, t: float, source: str = "perfquery", warnings: list | None = None) -> CounterSamples:
+def parse_perfquery(text: str, t: float, source: str = "perfquery", warnings: list | None = None,
+                    cc: list | None = None) -> CounterSamples:
     """Parse one ``perfquery`` output (any of the forms above) read at time ``t``.
 
     Parameters
@@ -237,6 +246,9 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery", warnings: li
         Name for error messages (file or command line).
     warnings : list, optional
         Gets one dict ``{"line", "text", "reason", "source"}`` appended per skipped line or block.
+    cc : list, optional
+        Gets the :class:`~.perfquery_cc.CCSamples` of the output's congestion control blocks appended (when it
+        has some); without it those blocks are skipped with a warning.
 
     Returns
     -------
@@ -259,12 +271,15 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery", warnings: li
     (2, 3, 42)
     """
     text = _plain(text, source, warnings)
+    cc_read = cc is not None and perfquery_cc.has_cc_blocks(text)
+    if cc_read:  # noise lines are warned about by the port counter read below
+        cc.append(perfquery_cc.parse_perfquery_cc(text, t, source))
     if _perfquery is not None:
-        return _parse_lexed(text, t, source, warnings)
+        return _parse_lexed(text, t, source, warnings, cc_read)
     matches = _LINE.findall(text)
     headers = sum(1 for m in matches if m[1])
     if not _is_plain(text, len(matches) - headers, headers):
-        text = _clean(text, source, warnings)
+        text = _clean(text, source, warnings, cc_read)
         matches = _LINE.findall(text)
     if not matches:
         return CounterSamples.empty()
@@ -336,7 +351,8 @@ def _lex(text: str) -> tuple:
     return arrays, int(stray), int(np.count_nonzero(kind == 0))
 
 
-def _parse_lexed(text: str, t: float, source: str, warnings: list | None = None) -> CounterSamples:
+def _parse_lexed(text: str, t: float, source: str, warnings: list | None = None,
+                 cc_read: bool = False) -> CounterSamples:
     """:func:`parse_perfquery` on the lines of the compiled lexer (``_perfquery.c``), with the same checks.
 
     Measured (tests/bench/bench_telemetry.py): a sweep of 40,960 switch ports, 55 MB of text,
@@ -346,7 +362,7 @@ def _parse_lexed(text: str, t: float, source: str, warnings: list | None = None)
     """
     (kind, ext_all, line, a, b, value), stray, headers = _lex(text)
     if stray or _hashes(text) != headers:
-        text = _clean(text, source, warnings)
+        text = _clean(text, source, warnings, cc_read)
         (kind, ext_all, line, a, b, value), stray, _ = _lex(text)
     if stray:
         ln = text.split("\n")[stray - 1]
@@ -451,14 +467,15 @@ def _parse_many_lexed(outputs: list[tuple[str, float, str]]) -> CounterSamples |
                           np.where(bits > 0, t_block[:, None], 0.0))
 
 
-def parse_perfquery_many(outputs: Iterable[tuple[str, float, str]], warnings: list | None = None) -> CounterSamples:
+def parse_perfquery_many(outputs: Iterable[tuple[str, float, str]], warnings: list | None = None,
+                         cc: list | None = None) -> CounterSamples:
     """Parse many ``(text, t, source)`` outputs and merge them into one row per port.
 
     Errors are those of :func:`parse_perfquery` on the first output that has one; ``warnings``
-    gets those of every output (each names its ``source``).
+    gets those of every output (each names its ``source``); ``cc`` as for :func:`parse_perfquery`.
     """
     outputs = list(outputs)
-    samples = _parse_many_lexed(outputs) if _perfquery is not None else None
+    samples = _parse_many_lexed(outputs) if _perfquery is not None else None  # None for any '#' not a header
     if samples is None:
-        samples = CounterSamples.concat(parse_perfquery(text, t, src, warnings) for text, t, src in outputs)
+        samples = CounterSamples.concat(parse_perfquery(text, t, src, warnings, cc) for text, t, src in outputs)
     return samples.merged()

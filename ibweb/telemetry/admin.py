@@ -26,7 +26,7 @@ class CollectorConfigForm(forms.ModelForm):
         model = CollectorConfig
         fields = ["fabric", "source", "enabled", "command_prefix", "environment", "drop_dir", "timeout_s", "lfts_path",
                   "interval_s", "stale_after_s", "shard_size", "wrap_counters", "tick_code", "thresholds",
-                  "health_counters", "opensm_log_path", "validation_every"]
+                  "health_counters", "cc_counters", "opensm_log_path", "validation_every"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -71,7 +71,8 @@ class CollectorConfigAdmin(IssuesTokens, AllTenantsAdmin):
                                                   "timeout_s")}),
         ("Routing", {"fields": ("lfts_path", "routing")}),
         ("Schedule", {"fields": ("interval_s", "stale_after_s", "shard_size", "validation_every")}),
-        ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds", "health_counters", "opensm_log_path")}),
+        ("Counters", {"fields": ("wrap_counters", "tick_code", "thresholds", "health_counters", "cc_counters",
+                                  "opensm_log_path")}),
     ]
 
     @admin.display(description="Set now")

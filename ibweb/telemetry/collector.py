@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["CollectorError", "CommandRunner", "Output", "read_drop_dir", "SwitchTarget", "perfquery_commands",
-           "ext_speeds_command"]
+           "ext_speeds_command", "rcvcc_commands"]
 
 
 class CollectorError(RuntimeError):
@@ -109,6 +109,14 @@ def perfquery_commands(target: SwitchTarget) -> list[list[str]]:
 def ext_speeds_command(target: SwitchTarget) -> list[str]:
     """The link health read of a switch: ``perfquery -T`` (PortExtendedSpeedsCounters) of its cabled ports."""
     return ["perfquery", "-T", "-l", str(target.lid), ",".join(str(p) for p in target.ports)]
+
+
+def rcvcc_commands(target: SwitchTarget) -> list[list[str]]:
+    """The congestion control read of a switch (issue 41): ``perfquery --rcvcc LID PORT`` (PortRcvConCtrl: FECN and
+    BECN packets received) of each cabled port. One command per port: perfquery reads these attributes of the first
+    port it is given only (``main`` of rdma-core's ``infiniband-diags/perfquery.c`` queries ``info.port`` and is
+    done; ``-l`` loops over port counters alone)."""
+    return [["perfquery", "--rcvcc", str(target.lid), str(p)] for p in target.ports]
 
 
 def read_drop_dir(path: str | Path) -> tuple[Output, list[Output]]:

@@ -122,11 +122,12 @@ class CollectorForm(forms.ModelForm):
     class Meta:
         model = CollectorConfig
         fields = ["source", "command_prefix", "environment", "drop_dir", "lfts_path", "interval_s", "timeout_s",
-                  "health_counters", "opensm_log_path", "validation_every"]
+                  "health_counters", "cc_counters", "opensm_log_path", "validation_every"]
         widgets = {"source": forms.RadioSelect}
         labels = {"source": "The tools are reached by", "drop_dir": "Drop directory", "lfts_path": "LFT dump",
                   "interval_s": "Sweep interval (s)", "timeout_s": "Command timeout (s)",
-                  "health_counters": "Read link health counters", "opensm_log_path": "OpenSM log",
+                  "health_counters": "Read link health counters", "cc_counters": "Read congestion counters",
+                  "opensm_log_path": "OpenSM log",
                   "validation_every": "Validation reads every (sweeps)"}
         help_texts = {
             "drop_dir": "An absolute path on the ibweb server where an external collector writes iblinkinfo.txt and "
@@ -139,6 +140,11 @@ class CollectorForm(forms.ModelForm):
             "timeout_s": "Per command; a command still running then is killed and its switch's links go stale.",
             "health_counters": "Also run perfquery -T (FEC and per-lane error counters) on every switch each sweep: "
                                "bit error rates computed between sweeps. A switch that cannot answer is a warning.",
+            "cc_counters": "Also run perfquery --rcvcc (congestion control: FECN and BECN packets received) on every "
+                           "cabled switch port each sweep, one command per port (perfquery reads this counter set "
+                           "one port at a time): FECN/s and BECN/s per port between sweeps. A switch that cannot "
+                           "answer (ibsim, switches without congestion control counters) is a warning and is not "
+                           "asked for its other ports.",
             "opensm_log_path": "Optional: the absolute path of OpenSM's log (opensm -f; /var/log/opensm.log by "
                                "default) as the collector sees it, read each sweep for link downs (run OpenSM with "
                                "-V or -D 0x07 to log the ports it unlinks). Empty: opensm.log in the drop directory, "

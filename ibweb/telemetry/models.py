@@ -69,6 +69,10 @@ class CollectorConfig(models.Model):
     health_counters = models.BooleanField(
         default=False, help_text="Also read perfquery -T (PortExtendedSpeedsCounters: FEC and per-lane errors) of "
                                  "every switch each sweep, for link health; a switch that cannot answer is a warning.")
+    cc_counters = models.BooleanField(
+        default=False, verbose_name="Read congestion counters",
+        help_text="Also read perfquery --rcvcc (PortRcvConCtrl: FECN and BECN packets received) of every cabled "
+                  "switch port each sweep, for FECN/BECN rates; a switch that cannot answer is a warning.")
     validation_every = models.PositiveIntegerField(
         default=10, validators=[MaxValueValidator(10_000)], verbose_name="Validation reads every (sweeps)",
         help_text="Run sminfo and smpquery pkeys (every switch-to-host link's two ends) once per this many sweep "

@@ -31,7 +31,8 @@ from fabric_engine.telemetry import (
 from fabric_engine.topology import KIND_SWITCH
 from ibweb.db.retry import retry_locked
 
-from . import device_sweep, store
+from . import cc_readings, device_sweep, store
+from .cc_sweep import cc_outputs, read_rcvcc, store_cc
 from .choices import CollectorSource, SweepStatus
 from .collector import CollectorError, CommandRunner, SwitchTarget, perfquery_commands, read_drop_dir
 from .health_sweep import read_ext_speeds, store_ext_speeds, store_opensm_log
@@ -91,7 +92,7 @@ def plan(config: CollectorConfig) -> tuple[str, list[list[list]]]:
 def read_shard(config: CollectorConfig, shard: int, targets: list[list]) -> dict:
     """Read the counters of one shard's switches; a failing switch is recorded, the rest still read."""
     run = runner(config)
-    reads, failures, health, health_warnings = [], [], [], []
+    reads, failures, health, health_warnings, cc = [], [], [], [], []
     for target in map(SwitchTarget.from_json, targets):  # one command pair per switch
         try:
             reads.append((target, [run.run(cmd) for cmd in perfquery_commands(target)]))
@@ -103,10 +104,13 @@ def read_shard(config: CollectorConfig, shard: int, targets: list[list]) -> dict
             text = read_ext_speeds(run, target, health_warnings)
             if text is not None:
                 health.append(text)
+        if config.cc_counters:  # congestion control (issue 41): likewise a warning, and the switch's other ports
+            cc += read_rcvcc(run, target, health_warnings)
     result = parse_shard(shard, reads, failures)
-    if config.health_counters:
+    if config.health_counters or config.cc_counters:
         result["health"] = health
-        result["warnings"] = [*health_warnings, *result["warnings"]]  # at most one more per switch
+        result["cc"] = cc
+        result["warnings"] = [*health_warnings, *result["warnings"]]  # at most two more per switch
     return result
 
 
@@ -142,6 +146,11 @@ def merge(config: CollectorConfig, sweep: Sweep, linkinfo: str, results: list[di
     if config.health_counters:  # perfquery -T, and the symbol errors of the ports it does not count
         store_ext_speeds(fabric_id, linkinfo, health, warnings, samples)
     store_opensm_log(config, warnings)  # link downs in OpenSM's log, where the collector has one
+    cc = [o for r in results for o in r.get("cc") or () if isinstance(o, list) and len(o) == 3]
+    if config.cc_counters or cc:  # FECN/BECN per port (issue 41); a drop directory's are read whatever the option
+        store_cc(fabric_id, cc, warnings)
+    else:
+        cc_readings.forget(fabric_id)
     _, newest = store.sweeps(fabric_id)
     events: list[dict] = []
     if newest is not None and newest["linkinfo"] != linkinfo:
@@ -208,8 +217,9 @@ def run_sweep(config: CollectorConfig) -> Sweep:
             linkinfo, outputs = read_drop_dir(config.drop_dir)
             warnings: list[dict] = []
             read_discovery(linkinfo.text, source=linkinfo.source, warnings=warnings)
-            samples = parse_outputs(((o.text, o.t, o.source) for o in outputs), warnings)
-            return merge(config, sweep, linkinfo.text, [shard_result(0, samples, [], warnings)],
+            samples = parse_outputs(((o.text, o.t, o.source) for o in outputs), warnings, cc=[])
+            result = {**shard_result(0, samples, [], warnings), "cc": cc_outputs(outputs)}  # read at the merge
+            return merge(config, sweep, linkinfo.text, [result],
                          extra_failures=unchanged_drop(config, max(o.t for o in outputs)))
         text, shards = plan(config)
     except (CollectorError, FabricEngineError) as exc:

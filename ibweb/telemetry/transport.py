@@ -95,12 +95,14 @@ def decode_samples(text: str, shard: object = "?") -> CounterSamples:
     return CounterSamples(lid, port, values, bits, t)
 
 
-def parse_outputs(outputs: Iterable[tuple[str, float, str]], warnings: list | None = None) -> CounterSamples:
+def parse_outputs(outputs: Iterable[tuple[str, float, str]], warnings: list | None = None,
+                  cc: list | None = None) -> CounterSamples:
     """One shard's ``(text, t, source)`` perfquery outputs, lexed at once and merged to one row per port.
 
-    Lines the parser skipped (a capture's prompts, a tool's stderr) are appended to ``warnings``.
+    Lines the parser skipped (a capture's prompts, a tool's stderr) are appended to ``warnings``; ``cc`` gets the
+    outputs' congestion control counters (:func:`~fabric_engine.telemetry.perfquery.parse_perfquery`).
     """
-    return parse_perfquery_many(outputs, warnings=warnings)
+    return parse_perfquery_many(outputs, warnings=warnings, cc=cc)
 
 
 def shard_result(shard: int, samples: CounterSamples, failures: list[dict], warnings: list[dict] | None = None) -> dict:

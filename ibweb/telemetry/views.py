@@ -28,6 +28,7 @@ from ibweb.runtime.metrics import counters_layout, down_for, metrics_for, read_t
 from ibweb.websocket.feed_metrics import render_feed_metrics
 from ibweb.websocket.flow import feed_socket_stats
 
+from .cc_metrics import CC_HELP, cc_families
 from .device_metrics import DEVICE_HELP, vitals_families
 from .forms import CollectorForm
 from .health_metrics import HEALTH_HELP, health_families
@@ -79,6 +80,7 @@ class MetricsView(APIView):
         for fabric in fabrics:  # one entry per fabric
             got, nodes = _counters(fabric, part)
             families.append(health_families(view, fabric, nodes))  # link health (issue 37)
+            families.append(cc_families(view, fabric, nodes))  # FECN/BECN rates (issue 41)
             families.append(vitals_families(view, fabric, nodes))  # switch fans, PSUs, temperatures (issue 38)
             if got is None:
                 continue
@@ -161,7 +163,8 @@ class MetricsTargetsView(APIView):
 
 
 _HELP = {"infiniband_counters_age_seconds": "Seconds since the fabric's counters were read (telemetry-fed) or "
-                                           "integrated (emulated).", **HEALTH_HELP, **DEVICE_HELP}
+                                           "integrated (emulated).", **HEALTH_HELP, **DEVICE_HELP,
+         **CC_HELP}
 
 
 def _shown_down(view: View, fabric, f, down: list[dict]) -> list[dict]:

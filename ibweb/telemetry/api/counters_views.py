@@ -5,7 +5,11 @@ of the port as the newest sweep read it (``value``; ``null`` when not read), its
 over the newest sweep pair (``rate_per_min``; ``null`` without two good reads), the fabric's
 threshold per minute (:meth:`~ibweb.telemetry.models.CollectorConfig.alert_thresholds`; ``null``:
 none) and ``above`` (the rate reaches it), and the active conditions naming the port
-(:func:`~.conditions_views.condition_payload`). ``node``: a node as :mod:`ibweb.access.node_names` takes it, of the
+(:func:`~.conditions_views.condition_payload`). ``congestion``: the port's congestion control counters
+(``PortPktRcvFECN``/``PortPktRcvBECN`` as ``fecn``/``becn``, read when the collector's ``cc_counters`` is on or a
+drop directory has them) and their rates per second between the two newest readings (``fecn_per_s``,
+``becn_per_s``; ``null`` without two good reads), timed ``t`` (:mod:`..cc_readings`); ``null``: the port was not
+read. ``node``: a node as :mod:`ibweb.access.node_names` takes it, of the
 discovery the engine runs on (its runtime record). Counters of a port are fabric-wide data, like
 link loads, but a host the view may not see is answered as no such node (404), whatever it is named by.
 """
@@ -26,7 +30,7 @@ from ibweb.access import alert_renderer, find_node, redaction
 from ibweb.events.api import EventsView
 from ibweb.runtime import record
 
-from .. import store
+from .. import cc_readings, store
 from ..models import CollectorConfig
 from .conditions_views import condition_payload
 
@@ -65,7 +69,8 @@ def port_counters(prev: dict | None, newest: dict | None, lid: int, port: int, t
 
 @extend_schema(responses=OpenApiTypes.OBJECT)
 class PortCountersView(EventsView):
-    """``{"fabric", "node", "guid", "port", "t", "counters": [...], "conditions": [...]}`` of one port."""
+    """``{"fabric", "node", "guid", "port", "t", "counters": [...], "congestion", "conditions": [...]}`` of one
+    port."""
 
     def get(self, request, slug: str, node: str, port: int):
         view, fabric, events = self.scope(request, slug)
@@ -90,4 +95,5 @@ class PortCountersView(EventsView):
             "t": round(float(newest["t"]), 3) if newest is not None else None,
             "counters": port_counters(prev, newest, lid, port, dict(config.alert_thresholds().per_minute),
                                       config.wrap_counters),
+            "congestion": cc_readings.port_reading(fabric.pk, lid, port),
             "conditions": [condition_payload(e, view, hidden) for e in rows]})

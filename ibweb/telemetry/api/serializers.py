@@ -30,8 +30,8 @@ class CollectorConfigSerializer(serializers.ModelSerializer):
         model = CollectorConfig
         fields = ["id", "fabric", "source", "command_prefix", "environment", "environment_keys",
                   "command_prefix_length", "drop_dir", "lfts_path", "timeout_s", "interval_s", "stale_after_s",
-                  "shard_size", "wrap_counters", "tick_code", "thresholds", "health_counters", "opensm_log_path",
-                  "validation_every", "enabled", "routing"]
+                  "shard_size", "wrap_counters", "tick_code", "thresholds", "health_counters", "cc_counters",
+                  "opensm_log_path", "validation_every", "enabled", "routing"]
         extra_kwargs = {"command_prefix": {"write_only": True}, "environment": {"write_only": True}}
 
     def get_environment_keys(self, obj: CollectorConfig) -> list[str]:

@@ -30,7 +30,7 @@ from .errors import FabricEngineError
 from .flows import group_duration
 
 __all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "check_congestion", "CreditTick",
-           "CreditSolve", "credit_xmit_wait_carried", "marked_fraction"]
+           "CreditSolve", "credit_xmit_wait_carried", "marked_fraction", "limiting_links"]
 
 MAXMIN = "maxmin"
 CREDIT = "credit"
@@ -145,11 +145,11 @@ class CreditTick:
             pace = np.where(grouped & (bits > 0), bits / dur[np.maximum(g, 0)], rate)
         rate = np.where(grouped, np.minimum(rate, np.nan_to_num(pace, nan=0.0)), rate)
         bott = np.full(n, -1, np.int64)
-        bott[live] = _limiting(hops, res, cap, dem[live])
+        bott[live] = limiting_links(hops, res, cap, dem[live])
         return CreditSolve(rate, bott, dur, res, live, cc_res)
 
 
-def _limiting(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.ndarray) -> np.ndarray:
+def limiting_links(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """Each row's limiting link: on its path, a congestion root first, then the most held-back link, then the
     fullest; -1 for rows that get their demand."""
     out = hops.out

@@ -332,6 +332,12 @@ class Emulator:
             raise FabricEngineError(f"no job {name!r}")
         self._load([j for j in self.jobs if j.name != name], self._saved())
 
+    def set_congestion_control(self, cc: CongestionControl | None) -> None:
+        """Use InfiniBand congestion control ``cc`` in the credit model from the next tick (None or disabled: off)."""
+        if cc is not None:
+            cc.validate("congestion_control")
+        self.congestion_control = cc
+
     def set_policy(self, policy) -> None:
         """Apply a new partition and QoS policy (``fabric_engine.policy.Policy`` or None) from the next tick."""
         self.policy = policy

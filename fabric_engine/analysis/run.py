@@ -10,25 +10,31 @@ Kinds (``params`` as :func:`ibweb.fabrics.api.params.clean_params` fills them in
 - ``ebb``: ``patterns``, ``seed``, ``method``, ``pattern``, optional ``engine`` (:func:`ebb_analysis`);
 - ``whatif_links``: ``failed_cables``, ``ebb_patterns``, ``seed``;
 - ``whatif_engine``: ``engine``, ``ebb_patterns``, ``seed``;
-- ``whatif_roce``: ``qps``, ``seed``, ``same_seed``.
+- ``whatif_roce``: ``qps``, ``seed``, ``same_seed``;
+- ``whatif_congestion``: ``vls``, optional ``congestion_control`` (CongestionControl fields; absent: the
+  default profile, :meth:`fabric_engine.backpressure.cc_params.CongestionControl.typical`)
+  (:func:`congestion_analysis`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..backpressure.cc_params import CongestionControl
 from ..errors import FabricEngineError
 from ..routing import Routing, route
 from ..routing.options import engine_options
 from ..workload import Job
+from .congestion import MAX_HOSTS as CONGESTION_MAX_HOSTS
+from .congestion import congestion_whatif
 from .ebb import ebb_report
 from .roce import compare
 from .whatif import whatif_report
 
-__all__ = ["KINDS", "AnalysisInputError", "run_analysis", "ebb_analysis", "scenario_inputs"]
+__all__ = ["KINDS", "AnalysisInputError", "run_analysis", "ebb_analysis", "scenario_inputs", "congestion_analysis"]
 
 #: The kinds :func:`run_analysis` runs.
-KINDS = ("ebb", "whatif_links", "whatif_engine", "whatif_roce")
+KINDS = ("ebb", "whatif_links", "whatif_engine", "whatif_roce", "whatif_congestion")
 
 #: ``progress(fraction, message)``: fraction done in 0..1 and what is being done.
 Progress = Callable[[float, str], None]
@@ -122,6 +128,8 @@ def run_analysis(kind: str, params: dict, scenario: dict, *, routing: Routing | 
     if routing is None:
         routing, jobs = scenario_inputs(scenario, report)
     jobs = list(jobs or [])
+    if kind == "whatif_congestion":
+        return congestion_analysis(params, scenario, routing, jobs, report)
     if kind == "whatif_roce":
         if not jobs:
             raise AnalysisInputError("kind", "the fabric has no jobs to run as RoCEv2: add jobs to its scenario")
@@ -133,3 +141,38 @@ def run_analysis(kind: str, params: dict, scenario: dict, *, routing: Routing | 
     return whatif_report(routing, jobs, failed_cables=params.get("failed_cables", []),
                          other_engine=params.get("engine"), ebb_patterns=params["ebb_patterns"],
                          seed=params["seed"], paths=_paths(routing, scenario), progress=report)
+
+
+def congestion_analysis(params: dict, scenario: dict, routing: Routing, jobs: Sequence[Job],
+                        progress: Progress | None = None) -> dict:
+    """What VL separation or congestion control would change (:func:`.congestion.congestion_whatif`) on ``routing``
+    and ``jobs``, with the scenario's policy (QoS lanes); ``params``: ``vls``, optional ``congestion_control``
+    (a dict of CongestionControl fields; absent or None: the default profile), optional ``congestion_control_source``
+    (what to call given settings in the result; default ``"params"``).
+
+    Raises :class:`AnalysisInputError` for adaptive routing, a fabric above
+    :data:`~fabric_engine.analysis.congestion.MAX_HOSTS` hosts, no jobs or bad congestion control settings.
+    """
+    report = progress or _quiet
+    if scenario.get("adaptive"):
+        raise AnalysisInputError("adaptive", "the congestion what-if needs static routes (adaptive routing spreads a "
+                                             "flow's packets over paths the credit model does not take yet)")
+    hosts = len(routing.fabric.hosts)
+    if hosts > CONGESTION_MAX_HOSTS:
+        raise AnalysisInputError("fabric", f"the congestion what-if runs on fabrics of at most "
+                                           f"{CONGESTION_MAX_HOSTS:,} hosts (this one has {hosts:,})")
+    if not jobs:
+        raise AnalysisInputError("kind", "the fabric has no jobs to compare: add jobs to its scenario")
+    given = params.get("congestion_control")
+    try:
+        cc = None if given is None else CongestionControl.from_dict(given)
+    except FabricEngineError as exc:
+        raise AnalysisInputError("congestion_control", str(exc).removeprefix("congestion_control: ")) from exc
+    policy = None
+    if scenario.get("policy"):
+        from ..policy import Policy
+
+        policy = Policy.from_dict(routing.fabric, scenario["policy"])
+    source = "default" if cc is None else str(params.get("congestion_control_source") or "params")
+    return congestion_whatif(routing, list(jobs), policy=policy, vls=params.get("vls", 4), cc=cc, cc_source=source,
+                             progress=lambda f, m: report(0.05 + 0.95 * f, m))

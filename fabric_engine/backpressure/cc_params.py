@@ -18,6 +18,7 @@ read and written by :mod:`fabric_engine.formats.opensm_cc`:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -34,6 +35,19 @@ MAX_CCT_ENTRIES = 128 * 64
 
 
 _PER_SL = ("ccti_timer", "ccti_increase", "trigger_threshold", "ccti_min")
+_MASKS = ("victim_mask", "credit_mask")
+
+
+def _int(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise FabricEngineError(f"{where}: {str(value)[:24]!r} is not an integer")
+    return int(value)
+
+
+def _pair(value, where: str) -> tuple[int, int]:
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise FabricEngineError(f"{where}: write [shift, multiplier]")
+    return _int(value[0], f"{where} shift"), _int(value[1], f"{where} multiplier")
 
 
 def _sl16(values=0) -> tuple[int, ...]:
@@ -76,6 +90,9 @@ class CongestionControl:
         check("cc_sw_cong_setting_threshold", self.threshold, 15)
         check("cc_sw_cong_setting_packet_size", self.packet_size, 255)
         check("cc_sw_cong_setting_credit_starvation_threshold", self.cs_threshold, 15)
+        if len(self.cs_return_delay) != 2:
+            raise FabricEngineError(f"{source}: cc_sw_cong_setting_credit_starvation_return_delay needs shift and "
+                                    "multiplier")
         check("cc_sw_cong_setting_credit_starvation_return_delay shift", self.cs_return_delay[0], 3)
         check("cc_sw_cong_setting_credit_starvation_return_delay multiplier", self.cs_return_delay[1], 0x3FFF)
         check("cc_sw_cong_setting_marking_rate", self.marking_rate, 0xFFFF)
@@ -95,37 +112,58 @@ class CongestionControl:
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "congestion_control") -> CongestionControl:
-        """The settings of a JSON-ready dict (:meth:`as_dict`'s form; missing fields keep their defaults), validated;
-        an unknown field or a value of the wrong type raises :class:`FabricEngineError` naming it."""
+        """The settings of a JSON-ready dict (:meth:`as_dict`'s form; missing fields keep their defaults), validated.
+
+        Masks are hex strings (``"0x1f"``: 256 bits do not fit a JSON client's numbers) or integers, pairs
+        (``cs_return_delay``, ``cct``'s entries) ``[shift, multiplier]``, per-SL fields lists of 16 integers.
+        Raises :class:`FabricEngineError` naming ``source`` and the field for an unknown field, a value of the
+        wrong form or out of range.
+        """
         if not isinstance(data, dict):
-            raise FabricEngineError(f"{source}: expected an object of congestion control settings")
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
+            raise FabricEngineError(f"{source}: write a JSON object of congestion control settings")
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(names))
         if unknown:
-            raise FabricEngineError(f"{source}: unknown field {unknown[0]!r}")
-        kw = {}
-        for name, value in data.items():
-            try:
-                if name == "enabled":
-                    if not isinstance(value, bool):
-                        raise TypeError
-                    kw[name] = value
-                elif name == "cct":
-                    kw[name] = tuple((int(a), int(b)) for a, b in value)
-                elif name == "cs_return_delay":
-                    a, b = value
-                    kw[name] = (int(a), int(b))
-                elif name in _PER_SL:
-                    kw[name] = tuple(int(v) for v in value)
-                else:
-                    if isinstance(value, bool):
-                        raise TypeError
-                    kw[name] = int(value, 0) if isinstance(value, str) else int(value)
-            except (TypeError, ValueError):
-                raise FabricEngineError(f"{source}: {name} has a value of the wrong form: {value!r}") from None
+            raise FabricEngineError(f"{source}: unknown setting {str(unknown[0])[:40]!r}; known: {', '.join(names)}")
+        kw: dict = {}
+        for key, value in data.items():
+            where = f"{source}: {key}"
+            if key == "enabled":
+                if not isinstance(value, bool):
+                    raise FabricEngineError(f"{where}: write true or false")
+                kw[key] = value
+            elif key in _MASKS and isinstance(value, str):
+                try:
+                    kw[key] = int(value, 16)
+                except ValueError:
+                    raise FabricEngineError(f"{where}: {value[:24]!r} is not hex") from None
+            elif key == "cs_return_delay":
+                kw[key] = _pair(value, where)
+            elif key in _PER_SL:
+                if not isinstance(value, list | tuple):
+                    raise FabricEngineError(f"{where}: write a list of {N_SLS} values, one per SL")
+                kw[key] = tuple(_int(v, f"{where} of SL {sl}") for sl, v in enumerate(value))
+            elif key == "cct":
+                if not isinstance(value, list | tuple):
+                    raise FabricEngineError(f"{where}: write a list of [shift, multiplier]")
+                if len(value) > MAX_CCT_ENTRIES:
+                    raise FabricEngineError(f"{where}: {len(value)} entries, at most {MAX_CCT_ENTRIES}")
+                kw[key] = tuple(_pair(v, f"{where} entry {i}") for i, v in enumerate(value))
+            else:
+                kw[key] = _int(value, where)
         cc = cls(**kw)
         cc.validate(source)
         return cc
+
+    @classmethod
+    def typical(cls) -> CongestionControl:
+        """A working profile, for what-ifs where a fabric has none: on, switch threshold 8, every packet of a root
+        marked (``marking_rate`` 0), ``ccti_increase`` 1 and ``ccti_timer`` 10 (10.24 us) on every SL, all SLs and
+        switch settings valid, a 128-entry table ``(0, floor(7 i**2 / (95**2 * 0.218)))``: a quadratic ramp to
+        1/58 of the line rate (the shape an LLNL tuning study of IB congestion control calls Mellanox's default)."""
+        cct = tuple((0, math.floor(7 * i * i / (95 * 95 * 0.218))) for i in range(128))
+        return cls(enabled=True, sw_control_map=0x1F, threshold=8, marking_rate=0, ca_control_map=0xFFFF,
+                   ccti_timer=(10,) * N_SLS, ccti_increase=(1,) * N_SLS, cct=cct)
 
     def as_dict(self) -> dict:
         """JSON-ready: masks as hex strings, tuples as lists."""

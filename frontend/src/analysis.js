@@ -51,6 +51,7 @@ export function describe(a) {
       `range ${pct(r.min)}–${pct(r.max)}, 90% within ${pct(r.p5)}–${pct(r.p95)}`];
   }
   if (a.kind === "whatif_roce") return describeRoce(r);
+  if (a.kind === "whatif_congestion") return describeCongestion(r);
   const s = r.summary;
   const lines = [`${r.baseline.engine} → ${r.alternative.engine}` +
     (r.failed?.length ? ` without ${r.failed.map((f) => `${f.a}–${f.b}`).join(", ")}` : "")];
@@ -83,4 +84,53 @@ export function describeRoce(r) {
     lines.push(`slowest under ECMP: ${w.id} ×${w.vs_lft[2].toFixed(2)} the LFTs' time (adaptive ×${(w.vs_lft[1] ?? 1).toFixed(2)})`);
   }
   return lines;
+}
+
+const times = (x) => (x == null ? "n/a" : `×${Number(x).toFixed(2)}`);
+
+/**
+ * A congestion what-if (ideal congestion control, credit flow control, VL separation, IB congestion control) in a
+ * few lines: what was assumed, then per side the worst job against max-min and what is left of the congestion trees.
+ * @param {{params: object, congestion_control: object, sides: object[]}} r
+ * @returns {string[]}
+ */
+export function describeCongestion(r) {
+  const p = r.params ?? {};
+  const cc = r.congestion_control ?? {};
+  const lines = [`${p.jobs} jobs, ${p.qos ? "the QoS lanes" : "one lane"} as configured; VL separation over ${p.vls} lanes; ` +
+    `congestion control: ${cc.source ?? "default"} settings`];
+  for (const s of r.sides ?? []) {
+    if (s.key === "maxmin") continue;
+    let line = `${s.label}: worst job ${times(s.worst_slowdown)} of ideal, ${s.roots} congestion roots, ${s.held} held links`;
+    if (s.converged === false) line += ` (not converged after ${s.iterations} iterations)`;
+    if (s.key === "congestion_control") {
+      const h = s.held_by ?? {};
+      line += `; ${Math.round(s.fecn_marks_per_s ?? 0)} FECN/s, ${Math.round(s.becn_per_s ?? 0)} BECN/s, ` +
+        `${s.throttled_flows} flows throttled (${h.fair ?? 0} at their fair share, ${h.marking ?? 0} by sparse marking, ` +
+        `${h.table ?? 0} by the table)`;
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+/**
+ * The jobs x sides table of a congestion what-if: per job and side the collective time, its slowdown against
+ * max-min and the link that limits it.
+ * @param {{sides: {key: string, label: string, jobs: {id: string, comm_s: ?number, slowdown: ?number,
+ *   limiting_link: ?{link: number, label?: string}}[]}[]}} r
+ * @returns {{head: string[], rows: {id: string, cells: {text: string, title: string}[]}[]}}
+ */
+export function congestionTable(r) {
+  const sides = r.sides ?? [];
+  const head = ["job", ...sides.map((s) => s.label)];
+  const ids = (sides[0]?.jobs ?? []).map((j) => j.id);
+  const rows = ids.map((id, k) => ({id, cells: sides.map((s) => {
+    const j = s.jobs?.[k] ?? {};
+    const secs = j.comm_s == null ? "never" : `${Number(j.comm_s).toPrecision(3)} s`;
+    const link = j.limiting_link ? (j.limiting_link.label ?? `link ${j.limiting_link.link}`) : "";
+    return {text: s.key === "maxmin" || j.comm_s == null ? secs : `${secs} ${times(j.slowdown)}`,
+      title: link ? `limited by ${link}` : ""};
+  })}));
+  return {head, rows};
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
-import {describe, mergeAnalysis, mergeProgress} from "../src/analysis.js";
+import {congestionTable, describe, mergeAnalysis, mergeProgress} from "../src/analysis.js";
 import {ApiError, api, csrfToken, errorText} from "../src/api.js";
 import {context} from "../src/context.js";
 import {feed} from "../src/feed.js";
@@ -123,4 +123,31 @@ test("a RoCE what-if reads as imbalance, collisions and the slowest job", () => 
   assert.equal(lines[2], "InfiniBand adaptive routing: imbalance 1.00");
   assert.equal(lines[3], "RoCEv2 ECMP (4 QPs/connection): imbalance 2.50, 40 collisions (max 6 on a link)");
   assert.equal(lines[4], "slowest under ECMP: b ×1.80 the LFTs' time (adaptive ×0.90)");
+});
+
+test("a congestion what-if reads as its sides and a jobs x sides table", () => {
+  const job = (id, comm_s, slowdown, label) => ({id, comm_s, slowdown, limiting_link: label ? {link: 3, label} : null});
+  const result = {params: {jobs: 2, vls: 4, qos: false}, congestion_control: {source: "default"}, sides: [
+    {key: "maxmin", label: "ideal congestion control (max-min)", jobs: [job("hot", 0.16, 1), job("victim", 0.032, 1)]},
+    {key: "credit", label: "credit flow control (as configured)", roots: 1, held: 13, converged: true, iterations: 13,
+      worst_slowdown: 11.25, jobs: [job("hot", 0.36, 2.25), job("victim", 0.36, 11.25, "gpu0008/1 -> leaf02/4")]},
+    {key: "vl_separation", label: "VL separation (a lane per job)", roots: 1, held: 13, converged: false,
+      iterations: 400, worst_slowdown: 2.25, jobs: [job("hot", 0.36, 2.25), job("victim", 0.024, 0.75)]},
+    {key: "congestion_control", label: "IB congestion control", roots: 0, held: 0, converged: true, iterations: 1,
+      worst_slowdown: 1, fecn_marks_per_s: 878906.2, becn_per_s: 878906.2, throttled_flows: 9,
+      held_by: {fair: 9, marking: 0, table: 0}, jobs: [job("hot", 0.16, 1), job("victim", null, null)]}]};
+  const lines = describe({kind: "whatif_congestion", status: "done", result});
+  assert.equal(lines[0], "2 jobs, one lane as configured; VL separation over 4 lanes; congestion control: default settings");
+  assert.equal(lines[1], "credit flow control (as configured): worst job ×11.25 of ideal, 1 congestion roots, 13 held links");
+  assert.equal(lines[2], "VL separation (a lane per job): worst job ×2.25 of ideal, 1 congestion roots, 13 held links " +
+    "(not converged after 400 iterations)");
+  assert.equal(lines[3], "IB congestion control: worst job ×1.00 of ideal, 0 congestion roots, 0 held links; 878906 FECN/s, " +
+    "878906 BECN/s, 9 flows throttled (9 at their fair share, 0 by sparse marking, 0 by the table)");
+  const t = congestionTable(result);
+  assert.deepEqual(t.head, ["job", "ideal congestion control (max-min)", "credit flow control (as configured)",
+    "VL separation (a lane per job)", "IB congestion control"]);
+  assert.deepEqual(t.rows.map((r) => r.id), ["hot", "victim"]);
+  assert.deepEqual(t.rows[1].cells.map((c) => c.text), ["0.0320 s", "0.360 s ×11.25", "0.0240 s ×0.75", "never"]);
+  assert.equal(t.rows[1].cells[1].title, "limited by gpu0008/1 -> leaf02/4");
+  assert.equal(t.rows[0].cells[0].title, "");
 });

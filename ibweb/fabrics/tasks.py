@@ -89,7 +89,7 @@ def run_analysis(analysis_id: int) -> str:
             result = live(analysis.fabric, analysis.params, report)
         else:
             result = analyses.run(analysis.kind, analysis.params, analysis.fabric.scenario(), report,
-                                  analyses.inputs_of(analysis.fabric))
+                                  analyses.inputs_of(analysis.fabric), fabric=analysis.fabric)
     except (FabricEngineError, ParamError) as exc:
         _finish(analysis, AnalysisStatus.FAILED, str(exc), error=str(exc))
         return AnalysisStatus.FAILED

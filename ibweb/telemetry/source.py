@@ -513,6 +513,9 @@ class TelemetrySource:
     def apply_policy(self, policy: Policy | None) -> None:
         self.policy = policy  # nothing is emulated: the runner derives the tenants' hosts from it
 
+    def apply_congestion_control(self, cc) -> None:
+        return None  # the rates are measured; the twin reads the settings for its expected values itself
+
     def counters(self) -> tuple[np.ndarray, float] | None:
         return self._counters
 

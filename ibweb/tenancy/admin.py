@@ -10,13 +10,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from fabric_engine.formats.opensm_cc import write_cc_conf
 from ibweb.auth.admin_access import AllTenantsAdmin, ViewScopedAdmin
 
 from . import audit, services
 from .choices import AuditAction
 from .forms import BulkMembersForm, PartitionForm
 from .inventory import check_guids, normalize_guid
-from .models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
+from .models import AuditEntry, CongestionControlPolicy, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
 
 
 class AuditedAdmin(ViewScopedAdmin):
@@ -195,6 +196,21 @@ class QosPolicyAdmin(AuditedAdmin):
     list_display = ("fabric", "enabled", "max_vls", "high_limit", "sl2vl")
     list_filter = ("enabled",)
     search_fields = ("fabric__name", "fabric__slug")
+
+
+@admin.register(CongestionControlPolicy)
+class CongestionControlPolicyAdmin(AuditedAdmin):
+    list_display = ("fabric", "enabled")
+    list_filter = ("enabled",)
+    search_fields = ("fabric__name", "fabric__slug")
+    readonly_fields = ("opensm_conf",)
+
+    @admin.display(description="opensm.conf lines")
+    def opensm_conf(self, obj) -> str:
+        try:
+            return write_cc_conf(obj.congestion_control()) if obj.pk else "Save the policy first."
+        except ValueError as exc:
+            return f"invalid settings: {exc}"
 
 
 @admin.register(AuditEntry)

@@ -1,4 +1,5 @@
-"""Database -> OpenSM files: ``partitions.conf``, ``qos-policy.conf`` and the ``qos_*`` lines of ``opensm.conf``.
+"""Database -> OpenSM files: ``partitions.conf``, ``qos-policy.conf`` and the ``qos_*`` and ``cc_*`` lines of
+``opensm.conf``.
 
 Rows become plain :mod:`fabric_engine.formats` objects, which write the text.
 The default partition (0x7fff) is managed here: while a fabric has no partitions of
@@ -14,10 +15,11 @@ from pathlib import Path
 from django.http import HttpResponse
 
 from fabric_engine.formats import opensm_partitions, opensm_qos
+from fabric_engine.formats.opensm_cc import write_cc_conf
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY, PartitionSpec, PortSpec
 from fabric_engine.formats.opensm_qos import QosLevel, QosMatchRule, QosTables
 
-from .models import Partition, QosPolicy
+from .models import CongestionControlPolicy, Partition, QosPolicy
 
 __all__ = ["FILES", "default_partition_spec", "partition_specs", "export_partitions_conf", "qos_tables",
            "export_opensm_conf", "export_qos_policy", "export_file", "export_response", "export_all"]
@@ -63,10 +65,16 @@ def qos_tables(fabric) -> QosTables | None:
 
 
 def export_opensm_conf(fabric) -> str:
-    """``qos_*`` lines for ``opensm.conf`` (``qos FALSE`` when QoS is off)."""
+    """``qos_*`` lines for ``opensm.conf`` (``qos FALSE`` when QoS is off), then the ``congestion_control`` and
+    ``cc_*`` lines when the fabric has a congestion control policy."""
     head = f"# QoS options of fabric {fabric.slug}, written by ibweb\n"
     tables = qos_tables(fabric)
-    return head + ("qos FALSE\n" if tables is None else opensm_qos.write_opensm_conf(tables))
+    text = head + ("qos FALSE\n" if tables is None else opensm_qos.write_opensm_conf(tables))
+    cc = CongestionControlPolicy.objects.filter(fabric=fabric).first()
+    if cc is not None:
+        text += (f"\n# Congestion control options of fabric {fabric.slug}, written by ibweb\n"
+                 + write_cc_conf(cc.congestion_control()))
+    return text
 
 
 def export_qos_policy(fabric) -> str:

@@ -10,9 +10,10 @@ from django.core.exceptions import ValidationError
 
 from ibweb.api.filtersets import ParsedFilter
 
-from .models import AuditEntry, Partition, PartitionMember, QosPolicy, Tenant
+from .models import AuditEntry, CongestionControlPolicy, Partition, PartitionMember, QosPolicy, Tenant
 
-__all__ = ["TenantFilterSet", "PartitionFilterSet", "QosPolicyFilterSet", "AuditEntryFilterSet", "MemberFilterSet"]
+__all__ = ["TenantFilterSet", "PartitionFilterSet", "QosPolicyFilterSet", "CongestionControlPolicyFilterSet",
+           "AuditEntryFilterSet", "MemberFilterSet"]
 
 
 def _exact(field_name: str, help_text: str) -> django_filters.CharFilter:
@@ -53,6 +54,14 @@ class QosPolicyFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = QosPolicy
+        fields: list[str] = []
+
+
+class CongestionControlPolicyFilterSet(django_filters.FilterSet):
+    fabric = _exact("fabric__slug", "the fabric's slug")
+
+    class Meta:
+        model = CongestionControlPolicy
         fields: list[str] = []
 
 

@@ -1,4 +1,4 @@
-"""OpenSM ``partitions.conf`` -> database, all or nothing.
+"""OpenSM ``partitions.conf`` (and the ``cc_*`` lines of ``opensm.conf``) -> database, all or nothing.
 
 Every statement is checked against the model (name, P_Key, flags) and every GUID
 against the fabric's inventory before anything is written; the first problem is
@@ -15,15 +15,17 @@ from django.db import transaction
 
 from fabric_engine.errors import FormatError
 from fabric_engine.formats import opensm_partitions
+from fabric_engine.formats.opensm_cc import PER_SL_OPTIONS, SCALAR_OPTIONS, parse_cc_conf
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY, PartitionSpec, format_guid
 
 from . import audit
+from .cc_settings import to_json
 from .choices import AuditAction
 from .inventory import unknown_guids
-from .models import AuditEntry, Partition, PartitionMember
+from .models import AuditEntry, CongestionControlPolicy, Partition, PartitionMember
 from .signals import policy_changed
 
-__all__ = ["ImportResult", "import_partitions_conf", "MAX_IMPORT_PARTITIONS"]
+__all__ = ["ImportResult", "import_partitions_conf", "import_cc_conf", "MAX_IMPORT_PARTITIONS"]
 
 _KEYWORD_FIELDS = {"ALL_CAS": "all_cas", "ALL_SWITCHES": "all_switches", "ALL_ROUTERS": "all_routers",
                    "SELF": "self_port"}
@@ -212,3 +214,26 @@ class _Plan:
         AuditEntry.objects.bulk_create(entries, batch_size=1000)
         if self.changes:
             policy_changed(self.fabric.pk)
+
+
+def import_cc_conf(fabric, text: str, user=None, source: str = "opensm.conf") -> CongestionControlPolicy:
+    """Set the congestion control policy of ``fabric`` (made if missing) from an ``opensm.conf`` text.
+
+    Reads its ``congestion_control`` and ``cc_*`` lines (:func:`~fabric_engine.formats.opensm_cc.parse_cc_conf`;
+    options not given take OpenSM's defaults, other options are ignored) and leaves an audit entry. Raises
+    :class:`FormatError` naming the line (nothing saved), also when the text has no such option.
+    """
+    options = set(SCALAR_OPTIONS) | set(PER_SL_OPTIONS)
+    if not any((line.split("#", 1)[0].split() or [""])[0] in options for line in text.splitlines()):
+        raise FormatError(source, None, "no congestion control option (congestion_control, cc_*) in the text")
+    cc = parse_cc_conf(text, source)
+    with transaction.atomic():
+        policy = CongestionControlPolicy.objects.select_for_update().filter(fabric=fabric).first()
+        before = audit.snapshot(policy) if policy is not None else None
+        if policy is None:
+            policy = CongestionControlPolicy(fabric=fabric)
+        policy.enabled, policy.settings = cc.enabled, to_json(cc)
+        policy.save()
+        audit.record(user, AuditAction.UPDATE if before is not None else AuditAction.CREATE, policy, before=before,
+                     via="import")
+    return policy

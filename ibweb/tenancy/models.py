@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.utils.deconstruct import deconstructible
 
+from fabric_engine.backpressure.cc_params import CongestionControl
 from fabric_engine.errors import FormatError
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY
 from fabric_engine.formats.opensm_qos import DEFAULT_TABLES, format_sl2vl, format_vlarb, parse_sl2vl, parse_vlarb
@@ -15,6 +16,7 @@ from ibweb.access.querysets import RestrictedQuerySet, Scope
 from ibweb.access.view import Level
 from ibweb.http.json_input import JSONModelField
 
+from .cc_settings import from_json
 from .choices import AuditAction, Membership, Mtu, Rate
 
 SL_VALIDATORS = [MinValueValidator(0), MaxValueValidator(15)]
@@ -234,6 +236,46 @@ class QosPolicy(models.Model):
             pass  # the field validator reports it
         if errors:
             raise ValidationError(errors)
+
+
+class CongestionControlPolicy(models.Model):
+    """A fabric's InfiniBand congestion control settings (the ``congestion_control`` and ``cc_*`` options of
+    ``opensm.conf``); :meth:`congestion_control` gives them to the engine's what-if."""
+
+    fabric = models.OneToOneField("fabrics.Fabric", on_delete=models.CASCADE, related_name="cc_policy")
+    enabled = models.BooleanField(default=False, help_text="OpenSM's congestion_control: configure switches "
+                                                           "and adapters for congestion control.")
+    settings = JSONModelField(kind=dict, default=dict, blank=True,
+                              help_text="The cc_* settings by field name (cc_params.CongestionControl); missing "
+                                        "ones keep OpenSM's defaults. Masks as hex strings, per-SL values as "
+                                        "16-item lists, cct as [[shift, multiplier], ...].")
+
+    objects = RestrictedQuerySet.as_manager()
+    access_scope = Scope(public_from=Level.TENANTS)
+
+    class Meta:
+        ordering = ["fabric"]
+        verbose_name = "congestion control policy"
+        verbose_name_plural = "congestion control policies"
+
+    def __str__(self) -> str:
+        return f"Congestion control of {self.fabric}"
+
+    def congestion_control(self) -> CongestionControl:
+        """The settings as :class:`~fabric_engine.backpressure.cc_params.CongestionControl` (validated)."""
+        return from_json(self.settings or {}, self.enabled)
+
+    def clean(self) -> None:
+        try:
+            self.congestion_control()
+        except ValueError as exc:
+            raise ValidationError({"settings": str(exc)}) from None
+
+
+def congestion_control_of(fabric) -> CongestionControl:
+    """``fabric``'s congestion control settings: its policy's, else OpenSM's defaults (congestion control off)."""
+    policy = CongestionControlPolicy.objects.filter(fabric=fabric).first()
+    return policy.congestion_control() if policy is not None else CongestionControl()
 
 
 class AuditEntry(models.Model):

@@ -10,7 +10,7 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 
 from .engine_policy import bump_policy_version
-from .models import Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
+from .models import CongestionControlPolicy, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
 
 
 def policy_changed(fabric_id: int) -> None:
@@ -23,7 +23,7 @@ def policy_changed(fabric_id: int) -> None:
 
 
 def _fabric_ids(instance) -> list[int]:
-    if isinstance(instance, Partition | QosPolicy):
+    if isinstance(instance, Partition | QosPolicy | CongestionControlPolicy):
         return [instance.fabric_id]
     if isinstance(instance, PartitionMember):
         return list(Partition.objects.filter(pk=instance.partition_id).values_list("fabric_id", flat=True))
@@ -38,7 +38,7 @@ def _fabric_ids(instance) -> list[int]:
 
 @receiver([post_save, post_delete])
 def _changed(sender, instance, **kwargs) -> None:
-    if sender in (Partition, PartitionMember, QosPolicy, ServiceClass, Tenant):
+    if sender in (Partition, PartitionMember, QosPolicy, CongestionControlPolicy, ServiceClass, Tenant):
         for fid in _fabric_ids(instance):
             policy_changed(fid)
 

@@ -4,7 +4,7 @@ Run: ``python tests/bench/bench_credit_tick.py [--gpus 128 192 256 512] [--ticks
 256 and 512 GPUs). The fabric and jobs are
 ``loaded_rail_spec`` (every GPU in a job of 64, 10% background); each size is built three times, with
 ``congestion: maxmin``, ``congestion: credit`` and ``credit`` with InfiniBand congestion control on
-(:data:`CC`, every packet of a root marked), and stepped ``--ticks`` times after a first tick.
+(``CongestionControl.typical()``, every packet of a root marked), and stepped ``--ticks`` times after a first tick.
 
 The credit model runs only on fabrics of at most :data:`fabric_engine.credit_tick.CREDIT_MAX_HOSTS` hosts
 (a configuration error above); this bench lifts the limit to measure past it, and checks the target: the
@@ -27,10 +27,6 @@ from tests.bench.targets import deployed_allocator, machine, target  # noqa: E40
 JOB_GPUS = 64
 
 
-#: The congestion control settings of the third run (the shape an LLNL tuning study calls Mellanox's default table).
-CC = {"enabled": True, "sw_control_map": 0x1F, "threshold": 8, "marking_rate": 0, "ca_control_map": 0xFFFF,
-      "ccti_timer": [10] * 16, "ccti_increase": [1] * 16, "cct": [[0, int(7 * i * i / (95 ** 2 * 0.218))]
-                                                               for i in range(128)]}
 
 
 def measure(gpus: int, model: str, ticks: int, cc: dict | None = None) -> dict:
@@ -57,6 +53,7 @@ def measure(gpus: int, model: str, ticks: int, cc: dict | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     import fabric_engine.credit_tick as credit_tick
+    from fabric_engine.backpressure.cc_params import CongestionControl
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpus", type=int, nargs="+", default=None)
@@ -71,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     for gpus in sizes:
         mm = measure(gpus, "maxmin", args.ticks)
         cr = measure(gpus, "credit", args.ticks)
-        cc = measure(gpus, "credit", args.ticks, CC)
+        cc = measure(gpus, "credit", args.ticks, CongestionControl.typical().as_dict())
         print(f"{gpus:6d} GPUs ({cr['hosts']} hosts): max-min {mm['tick_ms']:8.1f} ms per tick; credit model "
               f"{cr['tick_ms']:8.1f} ms per tick, {cr['iterations']} iterations (converged {cr['converged']}; build "
               f"{cr['build_ms']:.0f} ms, max-min's {mm['build_ms']:.0f} ms); with congestion control "

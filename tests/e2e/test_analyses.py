@@ -48,9 +48,10 @@ def test_anonymous_visitors_see_analyses_but_no_start_button(server):
         assert "actions" not in asked.value.json()
         page.wait_for_timeout(200)  # the panel has applied the answer
         assert page.get_by_role("heading", name="Analyses").count() == 1
-        assert page.locator(".ibweb-analysis-start").count() == 2  # eBB and the RoCE what-if, both hidden
+        assert page.locator(".ibweb-analysis-start").count() == 3  # eBB, the RoCE and congestion what-ifs, hidden
         assert not page.get_by_role("button", name="Run eBB").is_visible()
         assert not page.get_by_role("button", name="Run RoCE what-if").is_visible()
+        assert not page.get_by_role("button", name="Run congestion what-if").is_visible()
         assert page.errors == []
 
 
@@ -111,3 +112,26 @@ def test_an_operator_is_offered_the_start_buttons_a_viewer_not(server, user, off
         page.wait_for_timeout(200)  # the panel has applied the answer
         assert page.get_by_role("button", name="Run eBB").is_visible() == offered
         assert page.errors == []
+
+
+def test_operator_runs_the_congestion_whatif_and_sees_jobs_by_sides(server):  # issue 41
+    with chromium_page() as page:
+        page.goto(server.url + "/accounts/login/?next=/fabrics/demo/")
+        page.fill("input[name=username]", "op")
+        page.fill("input[name=password]", "pw-op")
+        page.click("button[type=submit], input[type=submit]")
+        page.wait_for_url("**/fabrics/demo/")
+        poll(page, "window.ibweb && window.ibweb.ready === true", 30)
+        button = page.get_by_role("button", name="Run congestion what-if")
+        button.wait_for(state="visible", timeout=10000)
+        page.fill(".ibweb-congestion-start input[name=vls]", "2")
+        button.click()
+        poll(page, "document.querySelector('.ibweb-analysis-list li[data-status=done] table') !== null", 60)
+        item = page.locator(".ibweb-analysis-list li[data-status=done]").first
+        text = item.inner_text()
+        assert "VL separation over 2 lanes" in text and "IB congestion control: worst job" in text, text
+        heads = item.locator("table.ibweb-congestion-table thead th").all_inner_texts()
+        assert heads == ["job", "ideal congestion control (max-min)", "credit flow control (as configured)",
+                         "VL separation (a lane per job)", "IB congestion control"], heads
+        assert item.locator("table.ibweb-congestion-table tbody tr").count() > 0
+        assert page.errors == [] and page.console_errors == []

@@ -182,12 +182,11 @@ def test_victims_on_their_own_lane_are_not_held_back(fabric, monkeypatch):
 
 
 def _control(**kw):
+    import dataclasses
+
     from fabric_engine.backpressure.cc_params import CongestionControl
 
-    cct = tuple((0, int(7 * i * i / (95 ** 2 * 0.218))) for i in range(128))
-    base = {"enabled": True, "sw_control_map": 0x1F, "threshold": 8, "ca_control_map": 0xFFFF,
-            "ccti_timer": (10,) * 16, "ccti_increase": (1,) * 16, "cct": cct}
-    return CongestionControl(**{**base, **kw})
+    return dataclasses.replace(CongestionControl.typical(), **kw)
 
 
 def test_congestion_control_frees_the_victim_and_its_ports_mark_fecn(fabric, incast_jobs):

@@ -27,6 +27,7 @@ ROLE_MIGRATIONS = (
     "ibweb.twin.migrations.0002_operator_permissions",
     "ibweb.accounts.migrations.0003_service_account_role",
     "ibweb.notify.migrations.0002_roles",
+    "ibweb.tenancy.migrations.0005_congestion_control_roles",
 )
 
 

@@ -1,9 +1,11 @@
-// Analyses panel: start an eBB analysis or a RoCEv2-vs-InfiniBand what-if, follow every analysis of the fabric (progress from the feed) and show
+// Analyses panel: start an eBB analysis, a RoCEv2-vs-InfiniBand what-if or a congestion what-if, follow every analysis of the fabric (progress from the feed) and show
 // what it found (eBB, what-if deltas) once done. The start form is shown only to visitors allowed to start one.
-import {describe, mergeAnalysis, mergeProgress} from "../analysis.js";
+import {select} from "d3";
+import {congestionTable, describe, mergeAnalysis, mergeProgress} from "../analysis.js";
 
 const KINDS = {ebb: "eBB", whatif_links: "What-if: failed cables", whatif_engine: "What-if: routing engine",
-  whatif_roce: "What-if: RoCEv2 ECMP", whatif_live: "What-if: today's jobs"};
+  whatif_roce: "What-if: RoCEv2 ECMP", whatif_live: "What-if: today's jobs",
+  whatif_congestion: "What-if: VL separation / congestion control"};
 const KEEP = 20;
 const final = (status) => status === "done" || status === "failed";
 
@@ -33,6 +35,12 @@ export function analyses() {
       .attr("name", "qps").attr("min", 1).attr("max", 128).attr("step", 1).attr("value", 1).attr("size", 4)
       .attr("required", true);
     const roceButton = roce.append("button").attr("type", "submit").text("Run RoCE what-if");
+    const cong = panel.append("form").attr("class", "ibweb-analysis-start ibweb-congestion-start").attr("hidden", true)
+      .attr("aria-label", "Compare the jobs under credit flow control, VL separation and congestion control");
+    const vls = cong.append("label").text("VLs ").append("input").attr("type", "number")
+      .attr("name", "vls").attr("min", 1).attr("max", 15).attr("step", 1).attr("value", 4).attr("size", 3)
+      .attr("required", true);
+    const congButton = cong.append("button").attr("type", "submit").text("Run congestion what-if");
     const out = panel.append("output").attr("class", "ibweb-analysis-out").attr("aria-live", "polite");
     list = panel.append("div").attr("class", "ibweb-scroll").append("ol").attr("class", "ibweb-analysis-list")
       .attr("aria-label", "Analyses, newest first");
@@ -65,6 +73,20 @@ export function analyses() {
       }
     });
 
+    cong.on("submit", async (event) => {
+      event.preventDefault();
+      congButton.property("disabled", true);
+      out.text("starting…");
+      try {
+        put(await client.create("whatif_congestion", {vls: Number(vls.property("value"))}));
+        out.text("");
+      } catch (error) {
+        out.text(error.message);
+      } finally {
+        congButton.property("disabled", false);
+      }
+    });
+
     ctx.on("progress.analyses", (msg) => {
       if (msg.task !== "analysis") return;
       rows = mergeProgress(rows, msg);
@@ -74,6 +96,7 @@ export function analyses() {
     client.canCreate().then((allowed) => {
       form.attr("hidden", allowed ? null : true);
       roce.attr("hidden", allowed ? null : true);
+      cong.attr("hidden", allowed ? null : true);
     });
     client.list(KEEP).then((answer) => {
       for (const a of answer) rows = mergeAnalysis(rows, a);
@@ -103,6 +126,21 @@ export function analyses() {
       .attr("aria-label", (d) => `${KINDS[d.kind] ?? d.kind} #${d.id}: ${Math.round(100 * (d.progress ?? 0))}%`)
       .property("value", (d) => d.progress ?? 0);
     items.select(".ibweb-analysis-result").selectAll("div").data((d) => describe(d)).join("div").text((d) => d);
+    items.each(function (d) { // a congestion what-if's jobs x sides, as a table
+      const shown = d.kind === "whatif_congestion" && d.status === "done" && d.result ? [congestionTable(d.result)] : [];
+      const table = select(this).selectAll("table.ibweb-congestion-table").data(shown).join((enter) => {
+        const t = enter.append("table").attr("class", "data ibweb-congestion-table");
+        t.append("caption").text("Collective time per job and side (× max-min's)");
+        t.append("thead").append("tr");
+        t.append("tbody");
+        return t;
+      });
+      table.select("thead tr").selectAll("th").data((t) => t.head).join("th").attr("scope", "col").text((h) => h);
+      const rows = table.select("tbody").selectAll("tr").data((t) => t.rows, (row) => row.id).join("tr");
+      rows.selectAll("th").data((row) => [row.id]).join("th").attr("scope", "row").text((id) => id);
+      rows.selectAll("td").data((row) => row.cells).join("td").attr("class", "num")
+        .attr("title", (c) => c.title || null).text((c) => c.text);
+    });
   }
 
   chart.context = function (_) {

@@ -30,7 +30,7 @@ from ibweb.access import (
 )
 from ibweb.http.json_input import JSONField
 
-from ..analyses import AnalysisKind
+from ..analyses import AnalysisKind, relabel_links
 from ..models import Analysis, Fabric
 from ..tasks import run_analysis
 from .params import clean_params
@@ -47,7 +47,8 @@ class AnalysisSerializer(serializers.ModelSerializer):
                        help_text="ebb: patterns, seed, method, pattern, engine; whatif_links: "
                                  "failed_cables, ebb_patterns, seed; whatif_engine: engine, "
                                  "ebb_patterns, seed; whatif_roce: qps, seed, same_seed; whatif_live: "
-                                 "failed_cables, failed_switches, engine.")
+                                 "failed_cables, failed_switches, engine; whatif_congestion: vls, "
+                                 "congestion_control.")
 
     class Meta:
         model = Analysis
@@ -86,6 +87,17 @@ class AnalysisSerializer(serializers.ModelSerializer):
                                request.user if request else None)
 
 
+def _visible_side(side: dict, shown: frozenset) -> dict:
+    """A what-if side with the rows of the jobs in ``shown`` only, its worst slowdown over those (the congestion
+    what-if's: another tenant's job's is not told)."""
+    jobs = [j for j in side.get("jobs", []) if j.get("id") in shown]
+    out = {**side, "jobs": jobs}
+    if "worst_slowdown" in side:
+        slow = [j["slowdown"] for j in jobs if isinstance(j.get("slowdown"), int | float)]
+        out["worst_slowdown"] = round(max(slow), 4) if slow else None
+    return out
+
+
 def redact_analysis(data: dict, view: View, analysis: Analysis, user=None) -> dict:
     """An analysis as ``view`` sees it: below ``ALL``, only its tenants' jobs (ids, slowdowns, the worst job),
     hidden hosts' names replaced in the failed cables and the error (every cable end and the whole error when
@@ -116,9 +128,10 @@ def redact_analysis(data: dict, view: View, analysis: Analysis, user=None) -> di
     if isinstance(result, dict) and "sides" in result:  # RoCEv2 what-if: per-job rows of the visible tenants only
         shown = shown_job_rows(view, result.get("summary", []), analysis.fabric.spec) or frozenset()
         result = {**result, "summary": [j for j in result.get("summary", []) if j.get("id") in shown],
-                  "sides": [{**side, "jobs": [j for j in side.get("jobs", []) if j.get("id") in shown]}
-                            for side in result.get("sides", [])]}
+                  "sides": [_visible_side(side, shown) for side in result.get("sides", [])]}
         out["result"] = result
+    if isinstance(result, dict) and analysis.kind == AnalysisKind.WHATIF_CONGESTION:  # limiting links name hosts
+        result = out["result"] = relabel_links(result, hidden_host_names(view, analysis.fabric))
     if (isinstance(result, dict) and result.get("failed")) or data.get("error"):
         labels = hidden_host_names(view, analysis.fabric)  # None: no inventory, no name may be shown
         if isinstance(result, dict) and result.get("failed"):

@@ -14,7 +14,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.fields import SkipField
 
 from fabric_engine.analysis import PAIR_PATTERNS
+from fabric_engine.analysis.congestion import MAX_VLS
 from fabric_engine.analysis.ebb import METHODS
+from fabric_engine.backpressure.cc_params import CongestionControl
+from fabric_engine.errors import FabricEngineError
 from fabric_engine.routing import ENGINES
 
 from ..analyses import AnalysisKind
@@ -22,7 +25,8 @@ from ..analyses import AnalysisKind
 __all__ = ["LIMITS", "MAX_FAILED_SWITCHES", "PARAMS", "clean_params", "shown"]
 
 #: Inclusive ranges of the integer parameters (they bound the work a request may ask for).
-LIMITS = {"patterns": (1, 20000), "ebb_patterns": (0, 5000), "seed": (0, 2**32 - 1), "qps": (1, 128)}
+LIMITS = {"patterns": (1, 20000), "ebb_patterns": (0, 5000), "seed": (0, 2**32 - 1), "qps": (1, 128),
+          "vls": (1, MAX_VLS)}
 #: Most switches one live what-if fails.
 MAX_FAILED_SWITCHES = 64
 
@@ -120,6 +124,17 @@ class SwitchNames(_Param):
         return sorted(set(data))
 
 
+class CongestionControlSettings(_Param):
+    """An object of :class:`~fabric_engine.backpressure.cc_params.CongestionControl` fields (per-SL fields: one
+    integer or 16; ``cct``: ``[[shift, multiplier], ...]``), checked against their IBA ranges; returned whole."""
+
+    def to_internal_value(self, data) -> dict:
+        try:
+            return CongestionControl.from_dict(data).as_dict()
+        except FabricEngineError as exc:
+            raise ValidationError(str(exc).removeprefix("congestion_control: ")[:300]) from exc
+
+
 class _Params(serializers.Serializer):
     """An unknown parameter is an error of its own name (checked before the others)."""
 
@@ -161,6 +176,13 @@ class WhatIfRoceParams(_Params):
     same_seed = Flag(default=False, help_text="one seed everywhere (polarization)")
 
 
+class WhatIfCongestionParams(_Params):
+    kind = AnalysisKind.WHATIF_CONGESTION
+    vls = Count(default=4, help_text="lanes the jobs are spread over by VL separation, 1..15")
+    congestion_control = CongestionControlSettings(required=False, null_is_absent=True,
+                                                   help_text="default: the fabric's, else the default profile")
+
+
 class WhatIfLiveParams(_Params):
     kind = AnalysisKind.WHATIF_LIVE
     failed_cables = Cables(default=list)
@@ -175,7 +197,8 @@ class WhatIfLiveParams(_Params):
 
 #: The serializer of each analysis kind's parameters.
 PARAMS: dict[str, type[_Params]] = {s.kind: s for s in (EbbParams, WhatIfLinksParams, WhatIfEngineParams,
-                                                         WhatIfRoceParams, WhatIfLiveParams)}
+                                                         WhatIfRoceParams, WhatIfLiveParams,
+                                                         WhatIfCongestionParams)}
 
 
 def clean_params(kind: str, params: object, num_links: int) -> dict:

@@ -7,6 +7,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from fabric_engine.backpressure.cc_params import CongestionControl
 from fabric_engine.emulator import Emulator
 from fabric_engine.health.records import HealthRecords
 from fabric_engine.policy import Policy
@@ -91,6 +92,10 @@ class EmulatedSource:
 
     def apply_policy(self, policy: Policy | None) -> None:
         self.emulator.set_policy(policy)
+
+    def apply_congestion_control(self, cc: CongestionControl) -> None:
+        """The credit model's congestion control (the emulator ignores it under max-min)."""
+        self.emulator.set_congestion_control(cc)
 
     def counters(self) -> tuple[np.ndarray, float] | None:
         return None

@@ -1,4 +1,5 @@
-"""A fabric's partitions and QoS, applied to its source, and its tenants' hosts, published in its runtime record.
+"""A fabric's partitions, QoS and congestion control settings, applied to its source, and its tenants' hosts,
+published in its runtime record.
 
 :class:`PolicyApplier` brings both within one tick of a change of the fabric's policy version (read through
 :class:`~ibweb.live.engine.policy_watch.PolicyVersionWatch`, which never holds the tick), and again after
@@ -18,6 +19,7 @@ from ibweb.access import tenant_host_sets
 from ibweb.live.engine.policy_watch import PolicyVersionWatch
 from ibweb.runtime import record
 from ibweb.tenancy.engine_policy import policy_data
+from ibweb.tenancy.models import congestion_control_of
 
 __all__ = ["PolicyApplier"]
 
@@ -60,6 +62,8 @@ class PolicyApplier:
             self.version = version  # tried again on the next change, not every tick
             return
         await asyncio.to_thread(source.apply_policy, policy)
+        cc = await sync_to_async(congestion_control_of)(self.row)
+        await asyncio.to_thread(source.apply_congestion_control, cc)
         self.version = version
         log.info("fabric %s: policy version %d applied", self.slug, version[0])
 

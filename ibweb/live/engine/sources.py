@@ -22,6 +22,7 @@ from ibweb.runtime import source_registry
 if TYPE_CHECKING:
     import numpy as np
 
+    from fabric_engine.backpressure.cc_params import CongestionControl
     from fabric_engine.policy import Policy
     from fabric_engine.routing import Routing
     from fabric_engine.state import FabricState
@@ -74,6 +75,9 @@ class FabricSource(Protocol):
 
     def apply_policy(self, policy: Policy | None) -> None:
         """Use ``policy`` (partitions and QoS on ``fabric``) from the next tick."""
+
+    def apply_congestion_control(self, cc: CongestionControl) -> None:
+        """Use the fabric's InfiniBand congestion control settings (its policy's ``cc_*``) from the next tick."""
 
     def counters(self) -> tuple[np.ndarray, float] | None:
         """Measured per-port counters for ``/metrics`` (``[2L, C]`` float64, time), or None to integrate rates."""

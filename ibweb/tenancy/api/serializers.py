@@ -4,11 +4,12 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from fabric_engine.formats.opensm_cc import write_cc_conf
 from ibweb.access import view_of
 from ibweb.fabrics.models import Fabric
 
 from ..choices import Membership
-from ..models import AuditEntry, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
+from ..models import AuditEntry, CongestionControlPolicy, Partition, PartitionMember, QosPolicy, ServiceClass, Tenant
 
 
 def django_errors(exc: DjangoValidationError) -> serializers.ValidationError:
@@ -110,6 +111,21 @@ class QosPolicySerializer(ModelCleanMixin, serializers.ModelSerializer):
     class Meta:
         model = QosPolicy
         fields = ["id", "fabric", "enabled", "max_vls", "high_limit", "vlarb_high", "vlarb_low", "sl2vl"]
+
+
+class CongestionControlPolicySerializer(ModelCleanMixin, serializers.ModelSerializer):
+    """``settings``: the ``cc_*`` values by field name (see ``ibweb.tenancy.cc_settings``); ``opensm_conf``: them
+    as ``opensm.conf`` lines (read-only)."""
+
+    fabric = serializers.SlugRelatedField(slug_field="slug", queryset=Fabric.objects.all())
+    opensm_conf = serializers.SerializerMethodField()
+
+    class Meta:
+        model = CongestionControlPolicy
+        fields = ["id", "fabric", "enabled", "settings", "opensm_conf"]
+
+    def get_opensm_conf(self, obj) -> str:
+        return write_cc_conf(obj.congestion_control())
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):

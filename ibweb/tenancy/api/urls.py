@@ -11,6 +11,7 @@ router.register("service-classes", views.ServiceClassViewSet, basename="servicec
 router.register("partitions", views.PartitionViewSet, basename="partition")
 router.register("members", views.MemberViewSet, basename="member")
 router.register("qos-policies", views.QosPolicyViewSet, basename="qospolicy")
+router.register("cc-policies", views.CongestionControlPolicyViewSet, basename="congestioncontrolpolicy")
 router.register("audit-entries", views.AuditEntryViewSet, basename="auditentry")
 
 pkeys = views.PKeyViewSet

@@ -34,16 +34,18 @@ from ..choices import AuditAction
 from ..exporters import FILES, default_partition_spec, export_response
 from ..filtersets import (
     AuditEntryFilterSet,
+    CongestionControlPolicyFilterSet,
     MemberFilterSet,
     PartitionFilterSet,
     QosPolicyFilterSet,
     TenantFilterSet,
 )
-from ..importers import import_partitions_conf
-from ..models import AuditEntry, Partition, QosPolicy, ServiceClass
+from ..importers import import_cc_conf, import_partitions_conf
+from ..models import AuditEntry, CongestionControlPolicy, Partition, QosPolicy, ServiceClass
 from .parsers import PlainTextParser
 from .serializers import (
     AuditEntrySerializer,
+    CongestionControlPolicySerializer,
     GuidsSerializer,
     MemberSerializer,
     PartitionSerializer,
@@ -132,6 +134,18 @@ class QosPolicyViewSet(AuditedModelViewSet):
 
     def get_queryset(self):
         return visible_qos_policies(view_of(self.request.user), self.queryset)
+
+
+class CongestionControlPolicyViewSet(AuditedModelViewSet):
+    """A fabric's congestion control settings: read as the fabric's QoS tables (``TENANTS`` and up, the model's
+    ``access_scope``), written with the model permissions (policy admins)."""
+
+    serializer_class = CongestionControlPolicySerializer
+    queryset = CongestionControlPolicy.objects.select_related("fabric")
+    filterset_class = CongestionControlPolicyFilterSet
+
+    def get_queryset(self):
+        return self.queryset.restrict(view_of(self.request.user))
 
 
 class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
@@ -328,7 +342,8 @@ class PKeyViewSet(viewsets.ViewSet):
 
 # ------------------------------------------------------------------ OpenSM files
 class OpenSMFilePermission(permissions.BasePermission):
-    """The files show (and an import changes) every tenant: the ``ALL`` level; imports also need the model perms."""
+    """The files show (and an import changes) every tenant: the ``ALL`` level; imports also need the model perms
+    (of partitions for ``partitions.conf``, of congestion control policies for ``opensm.conf``)."""
 
     message = "the OpenSM files show every tenant: operators and policy admins only"
 
@@ -337,6 +352,9 @@ class OpenSMFilePermission(permissions.BasePermission):
             return False
         if request.method in permissions.SAFE_METHODS:
             return True
+        if view.kwargs.get("filename") == "opensm.conf":
+            return request.user.has_perms(("tenancy.add_congestioncontrolpolicy",
+                                           "tenancy.change_congestioncontrolpolicy"))
         return request.user.has_perms(("tenancy.add_partition", "tenancy.change_partition",
                                        "tenancy.add_partitionmember", "tenancy.delete_partitionmember"))
 
@@ -344,7 +362,8 @@ class OpenSMFilePermission(permissions.BasePermission):
 @extend_schema(request=OpenApiTypes.STR, responses=OpenApiTypes.STR)
 class OpenSMFileView(APIView):
     """``GET`` downloads ``partitions.conf``, ``qos-policy.conf`` or ``opensm.conf``; ``POST`` (text body or
-    ``{"text": ...}``) imports a ``partitions.conf`` transactionally."""
+    ``{"text": ...}``) imports a ``partitions.conf`` transactionally, or the congestion control options
+    (``congestion_control``, ``cc_*``) of an ``opensm.conf`` into the fabric's congestion control policy."""
 
     permission_classes = [OpenSMFilePermission]
     parser_classes = [PlainTextParser, JSONParser]
@@ -357,12 +376,19 @@ class OpenSMFileView(APIView):
 
     def post(self, request, fabric: str, filename: str):
         f = get_object_or_404(visible_fabrics(view_of(request.user)), slug=fabric)
-        if filename != "partitions.conf":
-            raise ValidationError({"file": ["only partitions.conf can be imported"]})
+        if filename not in ("partitions.conf", "opensm.conf"):
+            raise ValidationError({"file": ["only partitions.conf and opensm.conf (its cc_* options) can be "
+                                            "imported"]})
         data = request.data
         text = data if isinstance(data, str) else data.get("text") if isinstance(data, dict) else None
         if not isinstance(text, str) or not text.strip():
-            raise ValidationError({"text": ["send the partitions.conf text"]})
+            raise ValidationError({"text": [f"send the {filename} text"]})
+        if filename == "opensm.conf":
+            try:
+                policy = import_cc_conf(f, text, request.user, source=filename)
+            except FormatError as exc:
+                return Response({"text": [str(exc)], "line": exc.line}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(CongestionControlPolicySerializer(policy).data)
         replace = str(request.query_params.get("merge", "")).lower() not in ("1", "true", "yes")
         try:
             result = import_partitions_conf(f, text, request.user, source=filename, replace_members=replace)

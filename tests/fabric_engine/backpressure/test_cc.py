@@ -3,6 +3,8 @@ scenarios' fat tree and on cases worked by hand."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,17 +16,14 @@ from fabric_engine.errors import FabricEngineError, SolverError
 from fabric_engine.flows import max_min_fair
 from tests.reference.congestion import scenarios as S
 
-#: A 128-entry table rising to about 1/58 of the line rate (an LLNL tuning study's "mellanox_default" shape).
-CCT = tuple((0, int(7 * i * i / (95 ** 2 * 0.218))) for i in range(128))
 GBPS = 100.0  # one unit of capacity
 PACKET = 4096
 
 
 def control(**kw) -> CongestionControl:
-    sl = lambda v: (v,) * 16  # noqa: E731
-    base = {"enabled": True, "sw_control_map": 0x1F, "threshold": 8, "marking_rate": 0, "ca_control_map": 0xFFFF,
-            "ccti_timer": sl(10), "ccti_increase": sl(1), "cct": CCT}
-    return CongestionControl(**{**base, **kw})
+    """:meth:`CongestionControl.typical` (timer 10, increase 1, threshold 8, every packet marked, a 128-entry table
+    down to 1/58 of the line rate) with ``kw`` changed."""
+    return dataclasses.replace(CongestionControl.typical(), **kw)
 
 
 def issue_case(sl=None):

@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 from ibweb.fabrics.models import Analysis
 from ibweb.live.engine.runner import FabricRunner
 from ibweb.telemetry.models import Sweep
-from ibweb.tenancy.models import AuditEntry, Partition, QosPolicy, ServiceClass, Tenant
+from ibweb.tenancy.models import AuditEntry, CongestionControlPolicy, Partition, QosPolicy, ServiceClass, Tenant
 from tests.support.access_fixtures import SECRETS, build, identifiers, leaks, public_read, role_permissions, run_engine
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -204,6 +204,10 @@ ROUTES: dict[str, Probe] = {
     "api/tenancy/^qos-policies/$": Probe("/api/tenancy/qos-policies/", API, CREATE_TENANCY),
     "api/tenancy/^qos-policies/(?P<pk>[^/.]+)/$": Probe("/api/tenancy/qos-policies/{qos}/",
                                                         by_role(404, 403, 404, 200, 200, 200, 200), NOT_ALLOWED),
+    # a fabric's congestion control settings (issue 41): read and written as its QoS tables
+    "api/tenancy/^cc-policies/$": Probe("/api/tenancy/cc-policies/", API, CREATE_TENANCY),
+    "api/tenancy/^cc-policies/(?P<pk>[^/.]+)/$": Probe("/api/tenancy/cc-policies/{cc}/",
+                                                       by_role(404, 403, 404, 200, 200, 200, 200), NOT_ALLOWED),
     "api/tenancy/^audit-entries/$": Probe("/api/tenancy/audit-entries/", ALL_ONLY_API, NOT_ALLOWED),
     "api/tenancy/^audit-entries/(?P<pk>[^/.]+)/$": Probe("/api/tenancy/audit-entries/{audit}/", ALL_ONLY_API,
                                                          NOT_ALLOWED),
@@ -336,6 +340,9 @@ ADMIN_MODELS: dict[str, tuple[str, dict[str, tuple]]] = {
     # a fabric's QoS tables name no tenant: tenants' users see them
     "tenancy.qospolicy": ("{qos}", rows(staff(403, 200, 200, 200, 200), _EDITS, staff(302, 200, 200, 200, 200),
                                         _EDITS, staff(403, 200, 200, 200, 200), _EDITS)),
+    "tenancy.congestioncontrolpolicy": ("{cc}", rows(staff(403, 200, 200, 200, 200), _EDITS,
+                                                     staff(302, 200, 200, 200, 200), _EDITS,
+                                                     staff(403, 200, 200, 200, 200), _EDITS)),
     # every tenant at once: the ALL level only
     "tenancy.auditentry": ("{audit}", rows(_VIEWS_ALL, _NO, _VIEWS_ALL, _NO, _VIEWS_ALL, _NO)),
     "fabrics.fabric": ("{fabric}", rows(_VIEWS_ALL, _SUPERUSER, _VIEWS_ALL, _SUPERUSER, _VIEWS_ALL,
@@ -451,6 +458,7 @@ def values(shared) -> dict[str, object]:
         "globex_link": int(f.out_link(globex_host, 1)), "analysis": shared.analysis.pk,
         "globex_partition": globex.pk, "globex_tenant": shared.tenants["globex"].pk,
         "gold": ServiceClass.objects.get(name="gold").pk, "qos": QosPolicy.objects.get(fabric=shared.fabric).pk,
+        "cc": CongestionControlPolicy.objects.get_or_create(fabric=shared.fabric)[0].pk,
         "audit": AuditEntry.objects.filter(object_type="tenancy.Partition", object_id=str(globex.pk)).first().pk,
         "fabric": shared.fabric.pk, "cluster": shared.cluster.pk, "collector": shared.lab.collector.pk,
         "sweep": Sweep.objects.get(config__fabric=shared.lab).pk, "push_token": PushToken.objects.first().pk,

@@ -42,7 +42,7 @@ def test_a_service_account_with_a_token_reads_the_api_and_nothing_else(settings)
     assert {p.codename for g in user.groups.all() for p in g.permissions.all()} == {
         "view_tenant", "view_serviceclass", "view_partition", "view_partitionmember", "view_qospolicy",
         "view_auditentry", "view_fabric", "view_cluster", "view_scheduledjob", "view_cablingplan", "view_event",
-        "view_eventcomment"}
+        "view_eventcomment", "view_congestioncontrolpolicy"}
     api = APIClient(HTTP_AUTHORIZATION=f"Token {key}")
     assert api.get("/api/fabrics/fabrics/").status_code == 200
     assert api.post("/api/fabrics/fabrics/", {}, format="json").status_code == 403

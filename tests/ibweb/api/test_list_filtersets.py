@@ -81,6 +81,7 @@ def test_tenancy_filters_narrow_only_what_the_user_may_see(partitions, tenants):
     ("/api/tenancy/tenants/", {"q"}),
     ("/api/tenancy/partitions/", {"fabric", "tenant", "q"}),
     ("/api/tenancy/qos-policies/", {"fabric"}),
+    ("/api/tenancy/cc-policies/", {"fabric"}),
     ("/api/tenancy/audit-entries/", {"fabric", "action", "user"}),
     ("/api/tenancy/members/", {"fabric", "partition", "guid"}),
     ("/api/telemetry/sweeps/", {"fabric"}),

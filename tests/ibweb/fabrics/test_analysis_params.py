@@ -13,7 +13,7 @@ def errors(kind: str, params, num_links: int = 100) -> dict:
 
 
 def test_each_kind_has_a_serializer_with_its_defaults():
-    assert set(PARAMS) == {"ebb", "whatif_links", "whatif_engine", "whatif_roce", "whatif_live"}
+    assert set(PARAMS) == {"ebb", "whatif_links", "whatif_engine", "whatif_roce", "whatif_live", "whatif_congestion"}
     assert clean_params("ebb", {}, 10) == {"patterns": 1000, "seed": 1, "method": "count", "pattern": "bisection"}
     assert clean_params("ebb", {"engine": "updn"}, 10)["engine"] == "updn"
     assert clean_params("whatif_links", {"failed_cables": [7, 2]}, 10) == {"ebb_patterns": 200, "seed": 1,
@@ -50,7 +50,8 @@ def test_a_bad_parameter_is_named_with_the_same_message(kind, params, expected):
 
 
 def test_the_limits_are_those_the_work_is_bounded_by():
-    assert LIMITS == {"patterns": (1, 20000), "ebb_patterns": (0, 5000), "seed": (0, 2**32 - 1), "qps": (1, 128)}
+    assert LIMITS == {"patterns": (1, 20000), "ebb_patterns": (0, 5000), "seed": (0, 2**32 - 1), "qps": (1, 128),
+                      "vls": (1, 15)}
 
 
 @pytest.mark.django_db

@@ -48,6 +48,7 @@ ROUTES = [
     ("post", "/api/tenancy/service-classes/", "root"),
     ("post", "/api/tenancy/partitions/", "root"),
     ("post", "/api/tenancy/qos-policies/", "root"),
+    ("post", "/api/tenancy/cc-policies/", "root"),
     ("post", "/api/tenancy/fabrics/tiny/pkeys/", "root"),
     ("post", "/api/tenancy/fabrics/tiny/pkeys/add/", "root"),
     ("post", "/api/tenancy/fabrics/tiny/pkeys/0x0001/guids/", "root"),
@@ -64,7 +65,7 @@ FIELDS = ["jobs", "replace", "ended", "samples", "iblinkinfo", "kind", "params",
           "method", "pattern", "failed_cables", "failed_switches", "name", "slug", "spec", "text", "guids", "pkey",
           "tenant", "fabric", "membership", "sl", "mtu", "rate", "acknowledged", "comment", "source", "file",
           "topology", "generator", "hosts", "radix", "mode", "routing_engine", "routing_options", "tick_s",
-          "command_prefix", "environment", "members", "guid", "qos"]
+          "command_prefix", "environment", "members", "guid", "qos", "settings"]
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""``python manage.py export_opensm FABRIC DIR``: write partitions.conf, qos-policy.conf and opensm.conf."""
+"""``python manage.py export_opensm FABRIC DIR``: write partitions.conf, qos-policy.conf and opensm.conf (its qos_*
+and, with a congestion control policy, cc_* options)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -7,7 +8,8 @@ from ibweb.tenancy.exporters import export_all
 
 
 class Command(BaseCommand):
-    help = "Write the OpenSM partitions.conf, qos-policy.conf and qos_* opensm.conf lines of a fabric into DIR."
+    help = ("Write the OpenSM partitions.conf, qos-policy.conf and the qos_* and cc_* opensm.conf lines of a fabric "
+            "into DIR.")
 
     def add_arguments(self, parser):
         parser.add_argument("fabric", help="fabric slug")

@@ -44,3 +44,36 @@ async def test_removing_members_isolates_a_job_at_the_next_tick(monkeypatch):
     assert isolation, after["alerts"]
     assert {a["job"] for a in isolation} <= {"llama-70b", "moe-8x22b", "rlhf-7b"}  # acme's jobs only
     assert all(a["partition"] for a in isolation)
+
+
+async def test_a_congestion_control_policy_reaches_the_credit_model_at_the_next_tick(monkeypatch):
+    from fabric_engine.backpressure.cc_params import CongestionControl
+    from ibweb.fabrics.models import Fabric
+    from ibweb.tenancy.cc_settings import to_json
+    from ibweb.tenancy.models import CongestionControlPolicy
+
+    spec = {"topology": {"generator": "fat_tree", "hosts": 16, "radix": 8},
+            "jobs": [{"name": "a2a", "tenant": "t", "hosts": 16, "pattern": "all_to_all", "buffer_gb": 1.0,
+                      "compute_s": 0.01}]}
+    fabric = await sync_to_async(Fabric.objects.create)(name="CC", slug="cc", spec=spec, congestion_model="credit")
+    sent: list[dict] = []
+
+    async def capture(fabric_id, seq, header, links):
+        sent.append(header)
+
+    monkeypatch.setattr("ibweb.live.feed.publisher.store_newest", capture)
+    engine = FabricRunner(fabric)
+    await engine.start()
+    for _ in range(2):
+        await engine.tick()
+    assert "marking" not in sent[-1]["congestion_tree"], "no policy: congestion control off"
+    cc = CongestionControl(enabled=True, sw_control_map=0x1F, threshold=8, ca_control_map=0xFFFF,
+                           ccti_timer=(10,) * 16, ccti_increase=(1,) * 16, cct=((0, 0), (0, 1), (0, 3), (0, 7)))
+
+    def save():
+        CongestionControlPolicy.objects.create(fabric=fabric, enabled=True, settings=to_json(cc))
+
+    await sync_to_async(retry_locked)(save, what="test congestion control policy")
+    await engine.tick()
+    assert engine.source.emulator.congestion_control == cc
+    assert "marking" in sent[-1]["congestion_tree"]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fabric_engine.telemetry.prometheus import escape_label_values
-from ibweb.access import View, redaction
+from ibweb.access import View
 from ibweb.runtime import record
 
 from . import cc_readings
-from .health_metrics import _lines
+from .health_metrics import metric_lines, port_labels
 
 __all__ = ["CC_HELP", "cc_families"]
 
@@ -44,24 +43,13 @@ def cc_families(view: View, fabric, nodes: tuple[int, int] | None = None) -> dic
     slots = np.flatnonzero(r["keys"][at] == slot_keys)  # the fabric's ports that were read
     rows = at[slots]
     node, port = f.port_node[slots].astype(np.int64), f.port_num[slots].astype(np.int64)
-    keep = np.ones(node.size, bool) if nodes is None else (node >= nodes[0]) & (node < nodes[1])
-    shown = redaction(view, fabric, f)
-    if shown.host_guids is not None:
-        hidden = shown.hidden_nodes(f)
-        d = f.port_out_link[slots]
-        facing = np.where(d >= 0, f.dl_dst[np.maximum(d, 0)], node)
-        keep &= ~hidden[node] & ~hidden[facing]
+    keep, labels = port_labels(view, fabric, f, node, port, nodes)
     if not keep.any():
         return {}
-    fab = escape_label_values(np.array([fabric.slug], dtype=object))[0]
-    names = escape_label_values(np.asarray(f.node_name, dtype=object)[node[keep]])
-    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",node="', names), '",port="'),
-                         port[keep].astype(str))
-    labels = np.char.add(labels, '"')
     out = {}
     for name, _ in cc_readings.COUNTERS:
         metric = f"ibweb_port_{name}_per_second"
-        text = _lines(metric, labels, r[f"{name}_per_s"][rows[keep]])
+        text = metric_lines(metric, labels, r[f"{name}_per_s"][rows[keep]])
         if text:
             out[metric] = ("gauge", text)
     return out

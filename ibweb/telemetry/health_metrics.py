@@ -23,7 +23,7 @@ from fabric_engine.telemetry.prometheus import escape_label_values
 from ibweb.access import View, redaction
 from ibweb.runtime import health, record
 
-__all__ = ["HEALTH_HELP", "health_families"]
+__all__ = ["HEALTH_HELP", "health_families", "port_labels", "metric_lines"]
 
 HEALTH_HELP = {
     "ibweb_port_ber": "Bit error rate of the port: raw (pre-FEC, the worst lane) or effective (post-FEC).",
@@ -35,13 +35,32 @@ HEALTH_HELP = {
 }
 
 
-def _lines(metric: str, labels: np.ndarray, values: np.ndarray, kind: str | None = None) -> str:
+def metric_lines(metric: str, labels: np.ndarray, values: np.ndarray, kind: str | None = None) -> str:
     ok = ~np.isnan(values)
     if not ok.any():
         return ""
     lab = labels[ok] if kind is None else np.char.add(labels[ok], f',kind="{kind}"')
     text = np.char.add(np.char.add(np.char.add(metric, lab), "} "), np.char.mod("%.6g", values[ok]))
     return "\n".join(text.tolist()) + "\n"
+
+
+def port_labels(view: View, fabric, f, node: np.ndarray, port: np.ndarray,
+                nodes: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Which of the ports ``(node, port)`` of ``f`` (the record's fabric of row ``fabric``) ``view`` may see, in the
+    node range ``nodes`` (a port of a host the view may not name is left out with the switch port facing it), and
+    the labels ``{fabric="..",node="..",port=".."`` (no closing brace) of those it keeps."""
+    keep = np.ones(node.size, bool) if nodes is None else (node >= nodes[0]) & (node < nodes[1])
+    shown = redaction(view, fabric, f)
+    if shown.host_guids is not None:
+        hidden = shown.hidden_nodes(f)
+        d = f.port_out_link[f.slot(node, port)]
+        facing = np.where(d >= 0, f.dl_dst[np.maximum(d, 0)], node)
+        keep &= ~hidden[node] & ~hidden[facing]
+    fab = escape_label_values(np.array([fabric.slug], dtype=object))[0]
+    names = escape_label_values(np.asarray(f.node_name, dtype=object)[node[keep]])
+    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",node="', names), '",port="'),
+                         port[keep].astype(str))
+    return keep, np.char.add(labels, '"')
 
 
 def health_families(view: View, fabric, nodes: tuple[int, int] | None = None) -> dict[str, tuple[str, str]]:
@@ -54,36 +73,26 @@ def health_families(view: View, fabric, nodes: tuple[int, int] | None = None) ->
     if f is None or not entry["node"].size or int(entry["node"].max()) >= f.num_nodes:
         return {}
     node, port = entry["node"].astype(np.int64), entry["port"].astype(np.int64)
-    keep = np.ones(node.size, bool) if nodes is None else (node >= nodes[0]) & (node < nodes[1])
-    shown = redaction(view, fabric, f)
-    if shown.host_guids is not None:
-        hidden = shown.hidden_nodes(f)
-        d = f.port_out_link[f.slot(node, port)]
-        facing = np.where(d >= 0, f.dl_dst[np.maximum(d, 0)], node)
-        keep &= ~hidden[node] & ~hidden[facing]
-    fab = escape_label_values(np.array([fabric.slug], dtype=object))[0]
-    names = escape_label_values(np.asarray(f.node_name, dtype=object)[node[keep]])
-    labels = np.char.add(np.char.add(np.char.add(f'{{fabric="{fab}",node="', names), '",port="'),
-                         port[keep].astype(str))
-    labels = np.char.add(labels, '"')
+    keep, labels = port_labels(view, fabric, f, node, port, nodes)
     out = {}
-    ber = _lines("ibweb_port_ber", labels, entry["raw"][keep], "raw") + \
-        _lines("ibweb_port_ber", labels, entry["effective"][keep], "effective")
+    ber = metric_lines("ibweb_port_ber", labels, entry["raw"][keep], "raw") + \
+        metric_lines("ibweb_port_ber", labels, entry["effective"][keep], "effective")
     if ber:
         out["ibweb_port_ber"] = ("gauge", ber)
-    temp = _lines("ibweb_port_module_temperature_celsius", labels, entry["temp"][keep])
+    temp = metric_lines("ibweb_port_module_temperature_celsius", labels, entry["temp"][keep])
     if temp:
         out["ibweb_port_module_temperature_celsius"] = ("gauge", temp)
-    grade = _lines("ibweb_port_health_grade", labels, entry["grade"][keep].astype(np.float64))
+    grade = metric_lines("ibweb_port_health_grade", labels, entry["grade"][keep].astype(np.float64))
     if grade:
         out["ibweb_port_health_grade"] = ("gauge", grade)
     if "downs_total" in entry:  # fabric-wide: a count names no host
         if nodes is None or nodes[0] == 0:
+            fab = escape_label_values(np.array([fabric.slug], dtype=object))[0]
             out["ibweb_fabric_link_downs_total"] = (
                 "counter",
                 f'ibweb_fabric_link_downs_total{{fabric="{fab}"}} {int(entry.get("downs_fabric_total", 0))}\n')
         total = entry["downs_total"][keep].astype(np.float64)
-        downs = _lines("ibweb_port_link_downs_total", labels, np.where(total > 0, total, np.nan))
+        downs = metric_lines("ibweb_port_link_downs_total", labels, np.where(total > 0, total, np.nan))
         if downs:
             out["ibweb_port_link_downs_total"] = ("counter", downs)
     return out

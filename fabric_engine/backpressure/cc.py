@@ -21,8 +21,9 @@ Steady state, per flow the sources throttle (its path crosses a marking port, it
 The throttled demands are solved again by :func:`~fabric_engine.backpressure.credit_rates` (a flow at its fair
 share fills no buffer; flows CC cannot hold, or on SLs without CC, still block others), repeated while new
 ports become roots (at most :data:`MAX_ROUNDS`). Not modelled: the sawtooth of rates around the balance (the
-utilization it costs), per-SL-and-port control (``ca_port_control`` bit 0: treated per flow), credit starvation
-marking (``credit_mask``).
+utilization it costs), credit starvation marking (``credit_mask``). With per-SL-and-port control
+(``ca_port_control`` bit 0) a source port's flows of one SL share one CCTI: its flows no port marks are held at
+the rate of its marked ones (:data:`SHARED`), the highest of them where several are marked.
 
 Counters, per second: FECN marks made at each marking port, FECN packets received at each destination (on the
 row's last link) and BECNs received by each source (on the row's first link).
@@ -41,12 +42,14 @@ from .cc_params import CCTI_TIMER_UNIT_S, CongestionControl
 from .hops import Hops
 from .solve import CreditResult, credit_rates
 
-__all__ = ["CCResult", "cc_rates", "MAX_ROUNDS", "NOT_THROTTLED", "FAIR", "MARKING", "TABLE"]
+__all__ = ["CCResult", "cc_rates", "MAX_ROUNDS", "NOT_THROTTLED", "FAIR", "MARKING", "TABLE", "SHARED"]
 
 #: Solves with throttling at most (each may find new roots).
 MAX_ROUNDS = 4
 #: ``held_by`` codes: not throttled, held at its fair share, by sparse marking, by the table's last entry.
 NOT_THROTTLED, FAIR, MARKING, TABLE = 0, 1, 2, 3
+#: ``held_by``: not marked itself, held by its source port's CCTI (per-SL-and-port control).
+SHARED = 4
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,10 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     is_switch[hops.out[hops.first]] = False  # a host's own link: its port is a CA's, it does not mark
     victim_ports = np.zeros(hops.n_links, bool) if victim is None else np.asarray(victim, dtype=bool)
 
+    # Per SL and port (CA port control bit 0): a source port's flows of one SL share one CCTI, so its flows that no
+    # port marks are held at the rate of its marked ones (the port's injection delay applies to all its packets).
+    per_port = bool(cc.ca_port_control & 1)
+    port_group = np.unique(hops.out[hops.first] * 16 + row_sl, return_inverse=True)[1] if per_port else None
     throttled = np.zeros(hops.rows, bool)
     result, rounds, marking = base, 0, np.zeros(hops.n_links, bool)
     for rounds in range(1, MAX_ROUNDS + 1):  # noqa: B007 (reported)
@@ -126,8 +133,10 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
             break
         throttled = now
         target = np.where(throttled, np.minimum(dem, np.maximum.reduce([fair, x_cc, floor])), np.minimum(dem, top))
+        if per_port:
+            target = np.where(on & ~throttled, np.minimum(target, _port_rate(port_group, throttled, target)), target)
         result = credit_rates(hops, cap, target, vl_weight, start=None, **solve)
-    held_by = np.where(~throttled, NOT_THROTTLED,
+    held_by = np.where(~throttled, np.where(target < np.minimum(dem, top), SHARED, NOT_THROTTLED),
                        np.where(fair >= np.maximum(x_cc, floor), FAIR, np.where(x_cc >= floor, MARKING, TABLE)))
     frac = np.where(line > 0, target / np.where(line > 0, line, 1.0), 1.0)
     ccti = np.where(throttled, np.minimum(np.searchsorted(-steps, -frac, side="left"), len(steps) - 1), -1)
@@ -145,6 +154,14 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     return CCResult(credit=result, target=target, held_by=held_by.astype(np.int8), ccti=ccti.astype(np.int64),
                     becn=becn, fecn_marked=fecn_marked, fecn_rcv=fecn_rcv, becn_rcv=becn_rcv, marking=marking,
                     rounds=rounds)
+
+
+def _port_rate(group: np.ndarray, throttled: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Per row, the rate its (source port, SL) group's shared CCTI allows: the highest target of the group's
+    throttled rows (inf where none is throttled)."""
+    top = np.full(int(group.max(initial=-1)) + 1, -np.inf)
+    np.maximum.at(top, group[throttled], target[throttled])
+    return np.where(np.isfinite(top), top, np.inf)[group]
 
 
 def _unthrottled(hops: Hops, base: CreditResult, dem: np.ndarray) -> CCResult:

@@ -104,9 +104,10 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     held_cap = lane_cap.copy() if start is None else np.minimum(start.lane_cap, lane_cap)
     lane_dem = np.zeros(hops.n_lanes)
     scale = float(cap.max(initial=0.0)) or 1.0  # tol is a fraction of the fastest link
-    # From a start, a changed demand reaches a row's last hop after as many iterations as the row has hops:
-    # no stop before that.
-    min_iter = 1 if start is None else hops.longest
+    # A change at a row's first hops (its send queue's share of the host link, a demand changed since the start)
+    # reaches its last hop after as many iterations as the row has hops, and the stop test looks at the last hops:
+    # no stop before that, cold or warm.
+    min_iter = hops.longest
     w_lane = w[hops.lane_vl]
     use_c = _credit is not None if compiled is None else bool(compiled)
     if use_c:

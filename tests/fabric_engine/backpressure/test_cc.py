@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from fabric_engine.backpressure import Hops, credit_rates
-from fabric_engine.backpressure.cc import FAIR, MARKING, NOT_THROTTLED, TABLE, cc_rates
+from fabric_engine.backpressure.cc import FAIR, MARKING, NOT_THROTTLED, SHARED, TABLE, cc_rates
 from fabric_engine.backpressure.cc_params import CCTI_TIMER_UNIT_S, CongestionControl
 from fabric_engine.errors import FabricEngineError, SolverError
 from fabric_engine.flows import max_min_fair
@@ -154,3 +154,27 @@ def test_rate_steps_follow_the_ibta_delay():
     steps = control(cct=((0, 0), (0, 1), (2, 1), (1, 6), (3, 40))).rate_steps()
     # 2**s / (2**s + m), never rising with the index
     np.testing.assert_allclose(steps, [1.0, 0.5, 0.5, 0.25, 8 / 48])
+
+
+def test_per_sl_and_port_control_holds_a_senders_other_flows_at_its_marked_flows_rate():
+    # four remote senders to h0; h4 also writes to a cold host h13 over its own link (demands 1: greedy)
+    flows = tuple(S.Flow(f"incast_h{s}", s, 0, "hot") for s in (4, 5, 8, 12)) + (S.Flow("other_h4", 4, 13, "other"),)
+    sc = S.Scenario("port_control", "per-port control", flows)
+    p = S.paths(sc)
+    hops = Hops.from_paths(p["indptr"], p["links"], p["n_links"], p["vl"], p["queue"], n_vls=1)
+    cap = np.ones(p["n_links"])
+    per_flow = cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS)
+    per_port = cc_rates(hops, cap, p["demand"], control(ca_port_control=1), unit_gbps=GBPS)
+    got_flow, got_port = by_flow(sc, p, per_flow.rate), by_flow(sc, p, per_port.rate)
+    # per QP: the incast flows held at h0's fair share (1/4), h4's other flow takes the rest of h4's link
+    assert got_flow["incast_h4"] == pytest.approx(0.25, abs=1e-3) and got_flow["other_h4"] == pytest.approx(0.75,
+                                                                                                          abs=1e-3)
+    # per SL and port: h4's CCTI holds its other flow at the marked flow's rate too
+    assert got_port["incast_h4"] == pytest.approx(0.25, abs=1e-3) and got_port["other_h4"] == pytest.approx(0.25,
+                                                                                                          abs=1e-3)
+    assert per_port.held_by[4] == SHARED and per_flow.held_by[4] == NOT_THROTTLED
+    assert per_port.becn[4] == 0, "not marked itself: no BECN of its own"
+    # on another SL it has its own CCTI
+    sl = np.array([0, 0, 0, 0, 1])
+    other_sl = cc_rates(hops, cap, p["demand"], control(ca_port_control=1), sl=sl, unit_gbps=GBPS)
+    assert by_flow(sc, p, other_sl.rate)["other_h4"] == pytest.approx(0.75, abs=1e-3)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import TypedDict
 
-__all__ = ["Warning", "warning", "noise", "strip_bom", "capped", "Session", "MAX_WARNINGS", "WARNING_TEXT_CHARS",
-           "BOM_REMOVED"]
+__all__ = ["Warning", "warning", "source_warning", "noise", "strip_bom", "plain_lines", "capped", "Session",
+           "MAX_WARNINGS", "WARNING_TEXT_CHARS", "BOM_REMOVED"]
 
 #: Warnings kept per file; a file with more says how many were left out in the last one.
 MAX_WARNINGS = 200
@@ -83,6 +83,11 @@ def warning(line: int, text: str, reason: str) -> Warning:
             "reason": reason}
 
 
+def source_warning(source: str, line: int, text: str, reason: str) -> dict:
+    """A :func:`warning` about line ``line`` of ``source``, naming it (``"source"``)."""
+    return {**warning(line, text, reason), "source": source}
+
+
 def noise(line: str) -> str | None:
     """Why ``line`` is captured-terminal noise rather than a tool's output, or ``None`` if it is not.
 
@@ -101,6 +106,22 @@ def strip_bom(text: str, warnings: list[Warning]) -> str:
     if text.startswith("\ufeff"):
         warnings.append(warning(1, "", BOM_REMOVED))
         return text[1:]
+    return text
+
+
+def plain_lines(text: str, source: str, warnings: list | None) -> str:
+    """``text`` with LF line ends and without byte order marks at line starts (a :func:`source_warning` each
+    into ``warnings``, if given), its lines kept: a capture saved on Windows, or such files joined with cat."""
+    if "\ufeff" in text:
+        lines = text.split("\n")
+        for i, ln in enumerate(lines):
+            if ln.startswith("\ufeff"):
+                lines[i] = ln[1:]
+                if warnings is not None:
+                    warnings.append(source_warning(source, i + 1, "", BOM_REMOVED))
+        text = "\n".join(lines)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     return text
 
 

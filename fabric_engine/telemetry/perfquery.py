@@ -55,8 +55,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..captured import BOM_REMOVED, Session, warning
+from ..captured import Session, plain_lines
 from ..captured import noise as noise_reason
+from ..captured import source_warning as make_warning
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
 from . import perfquery_cc
@@ -110,25 +111,6 @@ def is_perfquery(text: str) -> bool:
 
 
 # ------------------------------------------------------------------ captured-terminal noise
-def make_warning(source: str, line: int, text: str, reason: str) -> dict:
-    """A warning about line ``line`` of ``source``: :func:`fabric_engine.captured.warning` and its ``source``."""
-    return {**warning(line, text, reason), "source": source}
-
-
-def _plain(text: str, source: str, warnings: list | None) -> str:
-    """``text`` with LF line ends and without byte order marks at line starts (a warning each), lines kept."""
-    if "\ufeff" in text:  # a capture saved by a Windows editor; several when such files were joined with cat
-        lines = text.split("\n")
-        for i, ln in enumerate(lines):
-            if ln.startswith("\ufeff"):
-                lines[i] = ln[1:]
-                _append(warnings, make_warning(source, i + 1, "", BOM_REMOVED))
-        text = "\n".join(lines)
-    if "\r" in text:  # CR LF line ends (a capture saved on Windows): read as LF
-        text = text.replace("\r\n", "\n")
-    return text
-
-
 def _hashes(text: str) -> int:
     """Number of ``#`` characters: at least the number of comment lines, so equal to the headers' only when
     every comment line is a counter header (counting one character is three times faster than ``"\\n#"``)."""
@@ -270,7 +252,7 @@ def parse_perfquery(text: str, t: float, source: str = "perfquery", warnings: li
     >>> int(s.lid[0]), int(s.port[0]), int(s.values[0, COLUMN["PortXmitData"]])
     (2, 3, 42)
     """
-    text = _plain(text, source, warnings)
+    text = plain_lines(text, source, warnings)
     cc_read = cc is not None and perfquery_cc.has_cc_blocks(text)
     if cc_read:  # noise lines are warned about by the port counter read below
         cc.append(perfquery_cc.parse_perfquery_cc(text, t, source))
@@ -428,7 +410,7 @@ def _parse_many_lexed(outputs: list[tuple[str, float, str]]) -> CounterSamples |
     parts, stamps = [], []
     for text, t, source in outputs:
         marks: list = []
-        text = _plain(text, source, marks)
+        text = plain_lines(text, source, marks)
         (kind, ext, _, a, b, value), stray, headers = _lex(text)
         if marks or stray or _hashes(text) != headers:
             return None

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..captured import BOM_REMOVED, Session, noise, warning
+from ..captured import Session, noise, plain_lines, source_warning
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
 
@@ -174,19 +174,7 @@ class CCSamples:
 
 def _warn(warnings: list | None, source: str, line: int, text: str, reason: str) -> None:
     if warnings is not None:
-        warnings.append({**warning(line, text, reason), "source": source})
-
-
-def _plain(text: str, source: str, warnings: list | None) -> str:
-    """LF line ends; byte order marks at line starts removed (a warning each), line numbers kept."""
-    if "\ufeff" in text:
-        lines = text.split("\n")
-        for i, ln in enumerate(lines):
-            if ln.startswith("\ufeff"):
-                lines[i] = ln[1:]
-                _warn(warnings, source, i + 1, "", BOM_REMOVED)
-        text = "\n".join(lines)
-    return text.replace("\r\n", "\n") if "\r" in text else text
+        warnings.append(source_warning(source, line, text, reason))
 
 
 def _clean(text: str, source: str, warnings: list | None) -> str:
@@ -245,7 +233,7 @@ def parse_perfquery_cc(text: str, t: float, source: str = "perfquery", warnings:
     >>> int(s.lid[0]), int(s.port[0]), float(s.fecn[0]), float(s.becn[0])
     (2, 3, 7.0, 1.0)
     """
-    text = _plain(text, source, warnings)
+    text = plain_lines(text, source, warnings)
     matches = _LINE.findall(text)
     content = sum(1 for ln in text.split("\n") if ln.strip())
     if content != len(matches):

@@ -1,10 +1,10 @@
 """A lock in the cache, held by one process at a time for at most its timeout, released only by its holder.
 
-``cache.add`` takes a key only when it is free; the holder's value is a token of its own, and the release deletes
-the key only while it still holds that token. A holder that outlives the timeout (a slow send, a long report) finds
-the key expired and perhaps taken by another process: its release leaves that other holder's lock in place (a
-plain ``cache.delete`` would free it for a third). On Redis the compare and delete is one atomic script; on a
-local-memory cache (one process) it is a read then a delete.
+On Redis it is redis-py's own lock (``client.lock``: a token per holder, an atomic compare-and-delete at release),
+on the cache's connection pool, as the health readings' merge lock and the engine's leader lock take theirs. A
+holder that outlives the timeout (a slow send, a long report) finds the key expired and perhaps taken by another
+process: its release leaves that other holder's lock in place (a plain ``cache.delete`` would free it for a
+third). On a local-memory cache (one process) the key holds a token of the holder's, read then deleted.
 
 >>> from django.core.cache.backends.locmem import LocMemCache
 >>> c = LocMemCache("doctest", {})
@@ -22,14 +22,19 @@ import secrets
 import time
 from collections.abc import Iterator
 
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import LockNotOwnedError
+
 __all__ = ["acquire", "release", "held"]
 
-# KEYS[1]: the key; ARGV[1]: the token.
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
-
-def acquire(cache, key: str, timeout_s: float, wait_s: float = 0.0, poll_s: float = 0.02) -> str | None:
-    """Take ``key`` for ``timeout_s`` seconds, waiting up to ``wait_s`` for it; the holder's token, or None."""
+def acquire(cache, key: str, timeout_s: float, wait_s: float = 0.0, poll_s: float = 0.02):
+    """Take ``key`` for ``timeout_s`` seconds, waiting up to ``wait_s`` for it; the holder's handle, or None."""
+    if isinstance(cache, RedisCache):
+        full = cache.make_and_validate_key(key)
+        lock = cache._cache.get_client(full, write=True).lock(full, timeout=timeout_s, sleep=poll_s,
+                                                              blocking=wait_s > 0, blocking_timeout=wait_s or None)
+        return lock if lock.acquire() else None
     token = secrets.token_hex(16)
     end = time.monotonic() + wait_s
     while not cache.add(key, token, timeout_s):
@@ -39,12 +44,15 @@ def acquire(cache, key: str, timeout_s: float, wait_s: float = 0.0, poll_s: floa
     return token
 
 
-def release(cache, key: str, token: str) -> bool:
-    """Delete ``key`` if it still holds ``token``; whether it did."""
-    client = _redis_client(cache, key)
-    if client is not None:
-        return bool(client.eval(_RELEASE, 1, cache.make_and_validate_key(key), _dumped(cache, token)))
-    if cache.get(key) != token:
+def release(cache, key: str, handle) -> bool:
+    """Free ``key`` if ``handle`` (from :func:`acquire`) still holds it; whether it did."""
+    if isinstance(cache, RedisCache):
+        try:
+            handle.release()
+        except LockNotOwnedError:
+            return False
+        return True
+    if cache.get(key) != handle:
         return False
     cache.delete(key)
     return True
@@ -53,23 +61,9 @@ def release(cache, key: str, token: str) -> bool:
 @contextlib.contextmanager
 def held(cache, key: str, timeout_s: float, wait_s: float = 0.0) -> Iterator[bool]:
     """``with held(cache, key, timeout_s) as got:`` -- ``got`` is whether this process holds the lock in the block."""
-    token = acquire(cache, key, timeout_s, wait_s)
+    handle = acquire(cache, key, timeout_s, wait_s)
     try:
-        yield token is not None
+        yield handle is not None
     finally:
-        if token is not None:
-            release(cache, key, token)
-
-
-def _redis_client(cache, key: str):
-    """The redis-py client holding ``key`` of Django's Redis cache backend, else None."""
-    inner = getattr(cache, "_cache", None)
-    get_client = getattr(inner, "get_client", None)
-    if get_client is None or not hasattr(cache, "make_and_validate_key"):
-        return None
-    return get_client(cache.make_and_validate_key(key), write=True)
-
-
-def _dumped(cache, value):
-    """``value`` as Django's Redis backend stores it (its serializer), to compare with what ``add`` wrote."""
-    return cache._cache._serializer.dumps(value)
+        if handle is not None:
+            release(cache, key, handle)

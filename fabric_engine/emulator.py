@@ -163,9 +163,7 @@ class Emulator:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
         check_congestion(congestion, routing.fabric.num_hosts, adaptive=paths is not None, storage=storage is not None)
         self.congestion = congestion
-        if congestion_control is not None:
-            congestion_control.validate("congestion_control")
-        self.congestion_control = congestion_control
+        self.set_congestion_control(congestion_control)
         #: The credit model's result of the last tick (its live rows' rates, links held back, roots, iterations).
         self.credit_result = None
         self.routing = routing

@@ -12,13 +12,16 @@ paced at ``gbits / T`` as with max-min, independent flows (background, storage r
 The model's rates are row rates on the directed links: rows are put in path order once per flow set
 (:func:`~fabric_engine.backpressure.order_paths`), a tick's background rows once per tick.
 
-The model is not yet fast at fabric scale: :data:`CREDIT_MAX_HOSTS` bounds the fabrics it may run on, checked when a
-fabric is configured (:func:`check_congestion`) and when an emulator is built, never silently bypassed.
+A tick's solve spends at most :data:`CREDIT_TICK_HOP_ITERATIONS` hop-iterations and the next tick carries the
+iteration on from where it stopped (:class:`CreditTick`), so the tick's time is bounded at any size; on large fabrics
+the model takes several ticks to settle after a change, and at fabric scale it may not settle (the congestion tree's
+``converged``). :data:`CREDIT_MAX_HOSTS` bounds the fabrics it may run on, checked when a fabric is configured
+(:func:`check_congestion`) and when an emulator is built, never silently bypassed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,15 +33,23 @@ from .errors import FabricEngineError
 from .flows import group_duration
 
 __all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "check_congestion", "CreditTick",
-           "CreditSolve", "credit_xmit_wait_carried", "marked_fraction", "limiting_links"]
+           "CreditSolve", "CREDIT_TICK_HOP_ITERATIONS", "CREDIT_BACKGROUND_DRAWS", "credit_xmit_wait_carried",
+           "marked_fraction", "limiting_links"]
 
 MAXMIN = "maxmin"
 CREDIT = "credit"
 #: The congestion models a fabric may run: name -> human name.
 CONGESTION_MODELS = {MAXMIN: "max-min (ideal congestion control)", CREDIT: "credit flow control"}
-#: Largest fabric (hosts) the credit model runs on: its tick must fit the live tick's budget (250 ms median on the
-#: 2-core reference machine, ``tests/bench/bench_credit_tick.py``; figures in docs/workloads-and-congestion.md).
-CREDIT_MAX_HOSTS = 192
+#: Largest fabric (hosts) the credit model runs on: the size its tick is measured at (``tests/bench/
+#: bench_credit_tick.py``: within the live tick's 250 ms on the 2-core reference machine; docs/workloads-and-
+#: congestion.md). A tick's solve is bounded by :data:`CREDIT_TICK_HOP_ITERATIONS`, not by this.
+CREDIT_MAX_HOSTS = 32_768
+#: Hop-iterations one tick's credit solve may spend (an iteration walks every hop twice, a few ns a hop): past that
+#: the tick stops and the next one carries the iteration on (:class:`CreditTick`'s ``budget``).
+CREDIT_TICK_HOP_ITERATIONS = 10_000_000
+#: Background draws the credit model's ticks take in turn: its hop table is built once per flow set, so a tick's
+#: background rows come from this pool (tick ``seq`` takes draw ``(seq - 1) % n``, as max-min would draw it).
+CREDIT_BACKGROUND_DRAWS = 8
 
 
 def check_congestion(model: str, hosts: int, *, adaptive: bool = False, storage: bool = False) -> None:
@@ -73,21 +84,44 @@ class CreditSolve:
 
 
 class CreditTick:
-    """Rows' paths in order over the directed links of a fabric, kept per flow set, and the tick's credit solve.
+    """Rows' paths in order over the directed links of a fabric, their hop table, and each tick's credit solve.
 
-    ``link_src``/``link_dst``: each directed link's end nodes ``[E]``; ``fixed``: the flow set's rows (CSR, columns
-    past ``E`` are not links and must be empty), ordered here once; ``routed``: its rows that have a route.
+    ``link_src``/``link_dst``: each directed link's end nodes ``[E]``; ``rows``: every row a tick may run (CSR,
+    columns past ``E`` are not links and must be empty), ordered here once; ``routed``: its rows that have a route.
+    The hop table is built once (again only when the rows' lanes change) and holds every routed row: a tick gives
+    the rows that do not run a zero demand.
+
+    ``budget``: hop-iterations a solve may spend (the live tick's time: an iteration walks every hop twice), or
+    None for a full solve each time (up to 400 iterations). With a budget each solve starts from the last one's
+    state (:func:`~fabric_engine.backpressure.credit_rates`' ``start=``), so the iteration carries on from tick to
+    tick; a row that starts running starts from its demand. ``CreditResult.converged`` says whether it settled.
     """
 
-    def __init__(self, link_src: np.ndarray, link_dst: np.ndarray, fixed: sp.csr_matrix,
-                 routed: np.ndarray | None = None) -> None:
+    def __init__(self, link_src: np.ndarray, link_dst: np.ndarray, rows: sp.csr_matrix,
+                 routed: np.ndarray | None = None, *, budget: int | None = None) -> None:
         self.src = np.asarray(link_src, dtype=np.int64)
         self.dst = np.asarray(link_dst, dtype=np.int64)
         self.n_links = len(self.src)
-        self.indptr, self.links = self._ordered(fixed, routed)
+        if budget is not None and budget < 1:
+            raise FabricEngineError("congestion: the credit model's budget must be >= 1 hop-iteration")
+        self.budget = budget
+        self.indptr, self.links = self._ordered(rows, routed)
+        length = np.diff(self.indptr)
+        #: The rows in the hop table (those with a path), in row order.
+        self.hop_rows = np.flatnonzero(length > 0)
+        self._hop_indptr = np.concatenate([[0], np.cumsum(length[self.hop_rows])])
+        self._hops: Hops | None = None
+        self._hops_vl: np.ndarray | None = None
+        self._last: CreditResult | None = None
+        self._last_cc: CCResult | None = None
+        self._last_dem: np.ndarray | None = None
+
+    @property
+    def rows(self) -> int:
+        return len(self.indptr) - 1
 
     def _ordered(self, rows: sp.csr_matrix, ok: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``rows`` in path order; rows not ``ok`` (no route, no demand) are left empty."""
+        """``rows`` in path order; rows not ``ok`` (no route) are left empty."""
         a = sp.csr_matrix(rows)
         if ok is not None:
             a = sp.csr_matrix(sp.diags(np.asarray(ok, dtype=np.float64)) @ a)
@@ -97,56 +131,86 @@ class CreditTick:
         a = sp.csr_matrix((np.ones(a.nnz), a.indices, a.indptr), shape=(a.shape[0], self.n_links))
         return order_paths(a, self.src, self.dst)
 
-    def solve(self, extra: sp.csr_matrix | None, capacity: np.ndarray, demand: np.ndarray, gbits: np.ndarray,
-              group: np.ndarray, n_groups: int, vl: np.ndarray | None = None,
-              vl_weight: np.ndarray | None = None, cc: CongestionControl | None = None,
+    def hops(self, vl: np.ndarray | None = None, n_vls: int | None = None) -> Hops:
+        """The hop table of the routed rows with lanes ``vl`` per row (default one lane), built once per lane map."""
+        row_vl = None if vl is None else np.asarray(vl, dtype=np.int64)[self.hop_rows]
+        same = (self._hops is not None and (self._hops_vl is None) == (row_vl is None)
+                and (row_vl is None or np.array_equal(self._hops_vl, row_vl))
+                and (n_vls is None or self._hops.n_vls == max(int(n_vls), 1)))
+        if not same:
+            self._hops = Hops.from_paths(self._hop_indptr, self.links, self.n_links, vl=row_vl, n_vls=n_vls)
+            self._hops_vl = row_vl
+            self._last = self._last_cc = self._last_dem = None
+        return self._hops
+
+    def solve(self, capacity: np.ndarray, demand: np.ndarray, gbits: np.ndarray, group: np.ndarray, n_groups: int,
+              vl: np.ndarray | None = None, vl_weight: np.ndarray | None = None, cc: CongestionControl | None = None,
               sl: np.ndarray | None = None) -> CreditSolve:
-        """Rates of the fixed rows then ``extra``'s (this tick's background), as :func:`flows.solve_paced` gives them.
+        """The rows' rates, as :func:`flows.solve_paced` gives them, with the credit model (greedy: every row that
+        runs as fast as it can, a group's rows then paced to its slowest).
 
         ``demand`` ``[F]`` (0: the row does not run), ``gbits``/``group`` as for ``solve_paced``; ``vl`` per row and
         ``vl_weight`` per VL (QoS): the model's lanes (default one). ``cc``: InfiniBand congestion control
         (:func:`~fabric_engine.backpressure.cc.cc_rates`, capacities in Gbit/s) with ``sl`` per row (default 0).
         """
-        indptr, links = self.indptr, self.links
         dem = np.asarray(demand, dtype=np.float64)
-        if extra is not None and extra.shape[0]:
-            xi, xl = self._ordered(extra, dem[len(dem) - extra.shape[0]:] > 0)
-            indptr = np.concatenate([indptr, indptr[-1] + xi[1:]])
-            links = np.concatenate([links, xl])
         n = len(dem)
-        if len(indptr) - 1 != n:
-            raise FabricEngineError(f"congestion: {n} demands for {len(indptr) - 1} rows")
-        length = np.diff(indptr)
-        live = np.flatnonzero((dem > 0) & (length > 0))
-        # The live rows' paths: a gather of their slices, no loop over rows.
-        keep = np.repeat((dem > 0) & (length > 0), length)
-        sub_links = links[keep]
-        sub_indptr = np.concatenate([[0], np.cumsum(length[live])])
-        row_vl = None if vl is None else np.asarray(vl, dtype=np.int64)[live]
-        n_vls = None if vl_weight is None else len(vl_weight)
-        hops = Hops.from_paths(sub_indptr, sub_links, self.n_links, vl=row_vl, n_vls=n_vls)
+        if n != self.rows:
+            raise FabricEngineError(f"congestion: {n} demands for {self.rows} rows")
+        hops = self.hops(vl, None if vl_weight is None else len(vl_weight))
+        live = self.hop_rows
+        hop_dem = dem[live]
         cap = np.asarray(capacity, dtype=np.float64)[:self.n_links]
+        with_cc = cc is not None and cc.enabled
+        solve = {}
+        if self.budget is not None:  # with CC the budget is shared by the base solve and the tick's throttled round
+            share = self.budget // (max(len(hops.row), 1) * (2 if with_cc else 1))  # with CC: base and one round
+            solve["max_iter"] = max(1, min(400, share))
+        base = credit_rates(hops, cap, hop_dem, vl_weight, start=self._start(self._last, hop_dem), **solve)
         cc_res = None
-        if cc is not None and cc.enabled:
+        if with_cc:
             row_sl = None if sl is None else np.asarray(sl, dtype=np.int64)[live]
-            cc_res = cc_rates(hops, cap, dem[live], cc, vl_weight, sl=row_sl, unit_gbps=1.0)
+            carry = self._last_cc if self.budget is not None else None  # one round a tick, carried on
+            cc_res = cc_rates(hops, cap, hop_dem, cc, vl_weight, sl=row_sl, unit_gbps=1.0, credit=base,
+                              start=self._start(None if carry is None else carry.credit, hop_dem), carry=carry,
+                              **solve)
             res = cc_res.credit
         else:
-            res = credit_rates(hops, cap, dem[live], vl_weight)
+            res = base
+        if self.budget is not None:  # carried on from tick to tick
+            self._last, self._last_cc, self._last_dem = base, cc_res, hop_dem
         rate = np.zeros(n)
         rate[live] = res.rate
         # Rows without links (a host to itself) are held by nothing.
-        rate[(dem > 0) & (length == 0)] = np.minimum(dem[(dem > 0) & (length == 0)], cap.max(initial=0.0))
+        alone = (dem > 0) & (np.diff(self.indptr) == 0)
+        rate[alone] = np.minimum(dem[alone], cap.max(initial=0.0))
         g = np.asarray(group, dtype=np.int64)
         bits = np.asarray(gbits, dtype=np.float64)
         dur = group_duration(bits, rate, g, n_groups)
         grouped = g >= 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            pace = np.where(grouped & (bits > 0), bits / dur[np.maximum(g, 0)], rate)
+            group_dur = dur[np.maximum(g, 0)] if n_groups else np.ones(n)  # no groups: no row is grouped
+            pace = np.where(grouped & (bits > 0), bits / group_dur, rate)
         rate = np.where(grouped, np.minimum(rate, np.nan_to_num(pace, nan=0.0)), rate)
         bott = np.full(n, -1, np.int64)
-        bott[live] = limiting_links(hops, res, cap, dem[live])
+        bott[live] = limiting_links(hops, res, cap, hop_dem)
         return CreditSolve(rate, bott, dur, res, live, cc_res)
+
+    def _start(self, last: CreditResult | None, hop_dem: np.ndarray) -> CreditResult | None:
+        """The last solve's state to start from, its rows that start running now reset to their demand (a row
+        that did not run has departed nothing: its hops would take as many ticks as it has hops to fill)."""
+        if last is None or self._last_dem is None:
+            return None
+        fresh = np.flatnonzero((self._last_dem <= 0) & (hop_dem > 0))
+        if not fresh.size:
+            return last
+        hops = self._hops
+        first, end = hops.first[fresh], hops.last[fresh] + 1
+        depart = last.depart.copy()
+        length = end - first
+        idx = np.repeat(first - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
+        depart[idx] = np.inf  # credit_rates puts every hop no faster than its row's demand
+        return replace(last, depart=depart)
 
 
 def limiting_links(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -156,11 +220,13 @@ def limiting_links(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(cap > 0, res.link_cap / cap, 0.0)  # below 1: held back by credits
         util = np.where(cap > 0, res.link_rate / cap, 0.0)
-    score = np.where(res.root[out], 3.0, 0.0) + np.where(res.held[out], 2.0 - room[out], util[out])
-    order = np.lexsort((-score, hops.row))
-    first = np.r_[True, hops.row[order][1:] != hops.row[order][:-1]][:len(order)]
+    score = (np.where(res.root, 3.0, 0.0) + np.where(res.held, 2.0 - room, util))[out]  # per link, then per hop
     best = np.full(hops.rows, -1, np.int64)
-    best[hops.row[order][first]] = out[order][first]
+    if hops.rows:  # a row's hops are contiguous: its first hop of the row's highest score
+        top = np.flatnonzero(score >= np.maximum.reduceat(score, hops.first)[hops.row])
+        row = hops.row[top]
+        first = np.r_[True, row[1:] != row[:-1]]
+        best[row[first]] = out[top[first]]
     limited = res.rate < demand * (1 - 1e-6)
     return np.where(limited, best, -1)
 

@@ -50,14 +50,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from .backpressure.cc_params import CongestionControl
 from .congestion import ecn_fraction, rank_hotspots, xmit_wait_ticks
-from .credit_tick import CREDIT, MAXMIN, CreditTick, check_congestion, credit_xmit_wait_carried, marked_fraction
+from .credit_tick import (
+    CREDIT,
+    CREDIT_BACKGROUND_DRAWS,
+    CREDIT_TICK_HOP_ITERATIONS,
+    MAXMIN,
+    CreditSolve,
+    CreditTick,
+    check_congestion,
+    credit_xmit_wait_carried,
+    marked_fraction,
+)
 from .errors import FabricEngineError
 from .flows import group_max, max_min_fair_alone, slowest_bottlenecks, solve_paced
 from .incidence import Block, Incidence
@@ -287,12 +297,10 @@ class Emulator:
         self._job_gbits = self._fixed.fixed.group_sums(self._flow_job, self._bits, n).T.tocsr()
         self._job_offered = self._fixed.fixed.group_sums(self._flow_job, self._offered_alone, n).T.tocsr()
         self._storage_rows = Block.of(s_inc, e_all) if s_inc.shape[0] else None  # fixed rows n_f.., on their own
-        if self.congestion == CREDIT:  # the credit model's paths, in order, once per flow set
+        self._bg_pool = []
+        if self.congestion == CREDIT:  # the credit model's paths, in order, and its hops, once per flow set
             report(0.9, f"ordering the paths of {n_f:,} flows for the credit model")
-            f = self.fabric
-            self._credit = CreditTick(f.dl_src, f.dl_dst, self._fixed.fixed.csr(), ~jf.broken)
-            self._vl = self._lanes(fp, len(self._dem))
-            self._sl = None if fp is None else fp.sl.astype(np.int64)[:len(self._dem)]
+            self._load_credit(jf, fp)
         # Rows of job k: _job_rows[k]:_job_rows[k + 1] (expand_jobs stacks the flows job after job).
         ordered = bool(n_f == 0 or (np.diff(self._flow_job) >= 0).all())
         self._job_rows = np.searchsorted(self._flow_job, np.arange(n + 1)) if ordered else None
@@ -307,6 +315,28 @@ class Emulator:
             if name in keep:
                 for field, value in zip(_TIME_FIELDS, keep[name], strict=True):
                     getattr(self, field)[k] = value
+
+    def _load_credit(self, jf: JobFlows, fp) -> None:
+        """The credit model's rows: the fixed rows, then a pool of :data:`CREDIT_BACKGROUND_DRAWS` background draws
+        that the ticks take in turn (a tick's rows must be in the hop table, built once per flow set)."""
+        if self.background is not None:
+            self._bg_pool = [self._draw_background(seq) for seq in range(1, CREDIT_BACKGROUND_DRAWS + 1)]
+        pool = [self._policy_inputs(flows)[3] for flows, _ in self._bg_pool]
+        rows = sp.vstack([self._fixed.fixed.csr(), *[inc for _, inc in self._bg_pool]], format="csr")
+        routed = np.concatenate([~jf.broken, np.zeros(len(self._dem) - len(jf.broken), bool),
+                                 *[flows.demand_gbps > 0 for flows, _ in self._bg_pool]])
+        f = self.fabric
+        self._credit = CreditTick(f.dl_src, f.dl_dst, rows, routed, budget=CREDIT_TICK_HOP_ITERATIONS)
+        self._vl = self._lanes(fp, len(self._dem))
+        if self._vl is not None:
+            self._vl = np.concatenate([self._vl, *[self._lanes(p, len(fl)) for p, (fl, _) in zip(pool, self._bg_pool,
+                                                                                                  strict=True)]])
+        self._sl = None
+        if fp is not None:
+            self._sl = np.concatenate([fp.sl.astype(np.int64)[:len(self._dem)],
+                                       *[np.zeros(len(fl), np.int64) if p is None else p.sl.astype(np.int64)
+                                         for p, (fl, _) in zip(pool, self._bg_pool, strict=True)]])
+        self._credit.hops(self._vl, None if self._vl is None else len(self.policy.qos.weight))  # now, not at a tick
 
     def _lanes(self, fp, rows: int) -> np.ndarray | None:
         """Every row's virtual lane for the credit model: the QoS policy's SL-to-VL map, else None (one lane)."""
@@ -343,6 +373,13 @@ class Emulator:
 
     # ------------------------------------------------------------------ tick
     def _background(self, seq: int) -> tuple[Flows, sp.csr_matrix]:
+        """The tick ``seq``'s background flows and their rows; with the credit model, its draw of the pool."""
+        if self._bg_pool:
+            self._bg_slot = (seq - 1) % len(self._bg_pool)
+            return self._bg_pool[self._bg_slot]
+        return self._draw_background(seq)
+
+    def _draw_background(self, seq: int) -> tuple[Flows, sp.csr_matrix]:
         rng = np.random.default_rng((self.seed, seq))
         src, dst = background_pairs(self._hosts, self.background.fraction, rng)
         flows = Flows(src, dst, np.full(len(src), self.background.gbps), kind=KIND_BACKGROUND)
@@ -472,7 +509,7 @@ class Emulator:
         credit = None
         comm_ideal = dur[:n_jobs].copy()  # the collectives with ideal congestion control (max-min)
         if self._credit is not None:  # credit flow control: the model's rates, durations and limiting links
-            credit = self._credit_solve(bg, bg_inc, bg_fp, cap, dem, gbits, group, 2 * n_jobs)
+            credit = self._credit_solve(bg, cap, dem, gbits, group, 2 * n_jobs)
             self.credit_result = credit.result
             rate[:], bott[:], dur = credit.rate, credit.bottleneck, credit.duration
         comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
@@ -552,21 +589,25 @@ class Emulator:
                            ecn=ecn.astype(np.float32), hotspots=hotspots, capacity_gbps=self.capacity,
                            sharp=self.sharp.frame(self.fabric, running), storage=storage, congestion_tree=tree)
 
-    def _credit_solve(self, bg, bg_inc, bg_fp, cap, dem, gbits, group, n_groups):
-        """The credit model's solve of the tick's rows (:meth:`fabric_engine.credit_tick.CreditTick.solve`)."""
+    def _credit_solve(self, bg, cap, dem, gbits, group, n_groups) -> CreditSolve:
+        """The credit model's solve of the tick's rows (:meth:`fabric_engine.credit_tick.CreditTick.solve`): the
+        fixed rows and the tick's draw of the background pool; the other draws' rows do not run."""
         n_fixed = len(self._dem)
-        vl, weight = None, None
-        if self._vl is not None:
-            extra_vl = self._lanes(bg_fp, len(bg)) if bg is not None else np.zeros(0, np.int64)
-            vl = np.concatenate([self._vl, extra_vl if extra_vl is not None else np.zeros(len(dem) - n_fixed, int)])
-            weight = np.maximum(self.policy.qos.weight, 1e-3)  # a lane without weight still drains, slowly
-        sl = None
-        if self._sl is not None:
-            extra_sl = bg_fp.sl.astype(np.int64)[:len(bg)] if bg is not None and bg_fp is not None else None
-            pad = np.zeros(len(dem) - n_fixed - (0 if extra_sl is None else len(extra_sl)), np.int64)
-            sl = np.concatenate([self._sl, *([] if extra_sl is None else [extra_sl]), pad])
-        return self._credit.solve(bg_inc, cap, dem, gbits, group, n_groups, vl=vl, vl_weight=weight,
-                                  cc=self.congestion_control, sl=sl)
+        sizes = [len(flows) for flows, _ in self._bg_pool]
+        total = n_fixed + sum(sizes)
+        at = n_fixed + sum(sizes[:self._bg_slot]) if bg is not None else total
+
+        def spread(values: np.ndarray, fill) -> np.ndarray:
+            out = np.full(total, fill, dtype=values.dtype)
+            out[:n_fixed] = values[:n_fixed]
+            out[at:at + len(values) - n_fixed] = values[n_fixed:]
+            return out
+
+        weight = None if self._vl is None else np.maximum(self.policy.qos.weight, 1e-3)  # an unweighted lane drains
+        solved = self._credit.solve(cap, spread(dem, 0.0), spread(gbits, 0.0), spread(group, -1), n_groups,
+                                    vl=self._vl, vl_weight=weight, cc=self.congestion_control, sl=self._sl)
+        tick_rows = np.r_[0:n_fixed, at:at + len(dem) - n_fixed]
+        return replace(solved, rate=solved.rate[tick_rows], bottleneck=solved.bottleneck[tick_rows])
 
     def _capacity_now(self, t0: float) -> np.ndarray:
         """The columns' capacity for the tick from ``t0``: flapping cables scaled by the fraction of it they are up."""

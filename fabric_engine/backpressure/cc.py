@@ -80,14 +80,18 @@ class CCResult:
 def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: CongestionControl,
              vl_weight: np.ndarray | None = None, *, sl: np.ndarray | None = None, unit_gbps: float = 1.0,
              packet_bytes: int = 4096, victim: np.ndarray | None = None, credit: CreditResult | None = None,
-             **solve) -> CCResult:
+             start: CreditResult | None = None, carry: CCResult | None = None, **solve) -> CCResult:
     """Steady-state rates of ``hops``' rows with congestion control ``cc`` (module docstring).
 
     ``capacity``/``demand``/``vl_weight`` as for :func:`credit_rates`, in units of ``unit_gbps`` Gbit/s;
     ``sl``: each row's service level (default 0); ``packet_bytes``: the packets' size (the MTU);
     ``victim`` per link: switch ports in ``cc.victim_mask`` (they mark when held back by credits too);
-    ``credit``: the credit solve without CC of the same input, if already made. ``solve``: passed on to
-    :func:`credit_rates` (``max_iter``, ``tol``, ...).
+    ``credit``: the credit solve without CC of the same input, if already made; ``start``: an earlier result of
+    the throttled solve on the same hops to start it from (each round then starts from the one before), else each
+    round is solved cold. ``carry``: the last result on the same hops, for a live tick that carries the rounds on from
+    tick to tick: the congestion roots of its throttled solve mark, with those of this input's solve without CC, and
+    one round is made (default: rounds from none marking until no new row is throttled, at most ``MAX_ROUNDS``).
+    ``solve``: passed on to :func:`credit_rates` (``max_iter``, ``tol``, ...).
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -125,7 +129,11 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     port_group = np.unique(hops.out[hops.first] * 16 + row_sl, return_inverse=True)[1] if per_port else None
     throttled = np.zeros(hops.rows, bool)
     result, rounds, marking = base, 0, np.zeros(hops.n_links, bool)
-    for rounds in range(1, MAX_ROUNDS + 1):  # noqa: B007 (reported)
+    if carry is not None:  # a port marks while its queue is full: the roots of the last throttled solve (and below,
+        if carry.marking.shape != (hops.n_links,):  # those of this input's solve without CC)
+            raise SolverError("carry: a CCResult of the same hops is needed")
+        marking = is_switch & (carry.credit.root | (carry.credit.held & victim_ports))
+    for rounds in range(1, (1 if carry is not None else MAX_ROUNDS) + 1):  # noqa: B007 (reported)
         marking |= is_switch & (result.root | (result.held & victim_ports))
         crosses = np.bincount(hops.row, weights=marking[hops.out], minlength=hops.rows) > 0
         now = throttled | (crosses & on)
@@ -135,7 +143,8 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
         target = np.where(throttled, np.minimum(dem, np.maximum.reduce([fair, x_cc, floor])), np.minimum(dem, top))
         if per_port:
             target = np.where(on & ~throttled, np.minimum(target, _port_rate(port_group, throttled, target)), target)
-        result = credit_rates(hops, cap, target, vl_weight, start=None, **solve)
+        result = credit_rates(hops, cap, target, vl_weight, start=start, **solve)
+        start = None if start is None else result
     held_by = np.where(~throttled, np.where(target < np.minimum(dem, top), SHARED, NOT_THROTTLED),
                        np.where(fair >= np.maximum(x_cc, floor), FAIR, np.where(x_cc >= floor, MARKING, TABLE)))
     frac = np.where(line > 0, target / np.where(line > 0, line, 1.0), 1.0)

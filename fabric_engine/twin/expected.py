@@ -144,7 +144,7 @@ def emulate(routing: Routing, jobs: Sequence[KnownJob], congestion: str = MAXMIN
     wl_of_flow = fl.job.astype(np.int64)
     if congestion == CREDIT:
         tick = CreditTick(f.dl_src, f.dl_dst, sp.csr_matrix(inc), ~jf.broken)
-        solved = tick.solve(None, f.capacity_gbps, dem, gbits, wl_of_flow, len(wl), cc=congestion_control,
+        solved = tick.solve(f.capacity_gbps, dem, gbits, wl_of_flow, len(wl), cc=congestion_control,
                             sl=fl.sl)
         rate, dur = solved.rate, solved.duration
     else:

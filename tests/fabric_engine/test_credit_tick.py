@@ -220,3 +220,109 @@ def test_scenario_key_congestion_control_is_read_and_checked():
     assert "marking" in emu.step(0.0).congestion_tree
     with pytest.raises(FabricEngineError, match="congestion_control: cc_sw_cong_setting_threshold 99"):
         build_emulator({**spec, "congestion_control": {**_control().as_dict(), "threshold": 99}})
+
+
+def _incast_tick(fabric, budget):
+    """A CreditTick of the issue's incast and two victims, greedy, with ``budget`` hop-iterations a solve."""
+    f, r = fabric
+    h = f.hosts
+    src, dst = h[[1, 5, 6, 7, 9, 4, 8]], h[[0, 0, 0, 0, 0, 8, 4]]
+    inc, broken = r.paths(src, dst, return_broken=True)
+    return credit_tick.CreditTick(f.dl_src, f.dl_dst, sp.csr_matrix(inc), ~broken, budget=budget)
+
+
+def _tick(tick, fabric, dem):
+    f, _ = fabric
+    n = len(dem)
+    return tick.solve(f.capacity_gbps, dem, np.zeros(n), np.full(n, -1), 1)
+
+
+def test_a_budgeted_solve_carries_the_iteration_on_from_tick_to_tick(fabric):
+    dem = np.full(7, np.inf)
+    full = _tick(_incast_tick(fabric, None), fabric, dem)
+    assert full.result.converged
+    hops = _incast_tick(fabric, None).hops()
+    one = _incast_tick(fabric, len(hops.row))  # one iteration a tick
+    first = _tick(one, fabric, dem)
+    assert first.result.iterations == 1 and not first.result.converged
+    assert np.abs(first.rate - full.rate).max() > 1.0  # one iteration is far from the steady state
+    for _ in range(60):
+        last = _tick(one, fabric, dem)
+        assert last.result.iterations == 1
+    # each tick went on from the one before: after enough ticks the rates are the full solve's
+    np.testing.assert_allclose(last.rate, full.rate, atol=1e-3 * fabric[0].capacity_gbps.max())
+    assert one.hops() is hops or one.hops().rows == hops.rows  # the hop table is built once
+    assert one.hops() is one.hops()
+
+
+def test_a_row_that_starts_running_starts_from_its_demand(fabric):
+    on = np.full(7, np.inf)
+    off = on.copy()
+    off[5] = 0.0  # the first victim does not run
+    tick = _incast_tick(fabric, 1)  # the smallest budget: one iteration a tick
+    for _ in range(30):
+        _tick(tick, fabric, off)
+    assert _tick(tick, fabric, off).rate[5] == 0.0
+    # the tick it starts, its hops start at its demand (not at the nothing they departed while it was off)
+    assert _tick(tick, fabric, on).rate[5] > 0.0
+
+
+def test_limiting_links_picks_a_root_then_the_most_held_link_then_the_fullest():
+    # three rows over five links: row 0 crosses a root, row 1 two held links, row 2 only free links
+    hops = Hops.from_paths(np.array([0, 3, 5, 7]), np.array([0, 1, 2, 3, 4, 0, 3]), 5)
+    cap = np.full(5, 100.0)
+    res = credit_tick.CreditResult(rate=np.array([10.0, 20.0, 30.0]), link_rate=np.array([40, 100, 10, 50, 5.0]),
+                                   link_cap=np.array([100, 100, 100, 30, 60.0]),
+                                   held=np.array([False, False, False, True, True]),
+                                   root=np.array([False, True, False, False, False]), iterations=1, converged=True)
+    best = credit_tick.limiting_links(hops, res, cap, np.array([np.inf, np.inf, 30.0]))
+    # row 0: the root (link 1); row 1: link 3 holds back more than link 4; row 2 gets its demand: none
+    assert best.tolist() == [1, 3, -1]
+    best = credit_tick.limiting_links(hops, res, cap, np.full(3, np.inf))
+    assert best[2] == 3  # held beats the fuller free link 0
+
+
+def test_the_credit_models_background_is_a_pool_of_draws_in_its_hop_table(fabric):
+    from fabric_engine.emulator import Background
+
+    f, r = fabric
+    emu = Emulator(r, [], Background(fraction=0.5, gbps=50.0), tick_s=1.0, seed=3, congestion="credit")
+    hops = emu._credit.hops(emu._vl)
+    pool = emu._bg_pool
+    assert len(pool) == credit_tick.CREDIT_BACKGROUND_DRAWS
+    draws = credit_tick.CREDIT_BACKGROUND_DRAWS
+    frames = [emu.step(now=float(k), seq=k + 1) for k in range(draws + 1)]
+    assert emu._credit.hops(emu._vl) is hops  # not rebuilt at a tick
+    # tick draws + 1 takes the pool's first draw again, with the same flows and (the iteration settled) rates
+    np.testing.assert_array_equal(frames[0].util, frames[draws].util)
+    assert not np.array_equal(frames[0].util, frames[1].util)
+    # the first draw is max-min's first tick's background
+    ideal = Emulator(r, [], Background(fraction=0.5, gbps=50.0), tick_s=1.0, seed=3)
+    assert (ideal._background(1)[0].src == pool[0][0].src).all()
+    assert frames[0].util.sum() > 0
+
+
+def test_congestion_control_carried_on_from_tick_to_tick_lands_where_a_full_solve_does(fabric):
+    f, _ = fabric
+    cc = _control()
+    dem = np.full(7, np.inf)
+    n = len(dem)
+
+    def tick(t, d):
+        return t.solve(f.capacity_gbps, d, np.zeros(n), np.full(n, -1), 1, cc=cc)
+
+    full = tick(_incast_tick(fabric, None), dem)
+    hops = _incast_tick(fabric, None).hops()
+    carried = _incast_tick(fabric, 4 * len(hops.row))  # two iterations a solve, one round a tick
+    for _ in range(40):
+        last = tick(carried, dem)
+    assert last.cc.rounds == 1
+    np.testing.assert_allclose(last.rate, full.rate, atol=1e-3 * f.capacity_gbps.max())
+    assert (last.cc.marking == full.cc.marking).all() and last.cc.marking.any()
+    # the incast stops: its root's port is no longer saturated and stops marking; the victims run free
+    quiet = dem.copy()
+    quiet[:5] = 0.0
+    for _ in range(10):
+        calm = tick(carried, quiet)
+    assert not calm.cc.marking.any()
+    np.testing.assert_allclose(calm.rate[5:], f.capacity_gbps.max(), rtol=1e-3)

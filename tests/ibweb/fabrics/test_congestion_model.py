@@ -3,10 +3,18 @@ credit model cannot run (too large a fabric, a telemetry-fed one) with the field
 
 import pytest
 
-from fabric_engine.credit_tick import CREDIT_MAX_HOSTS
+from fabric_engine import credit_tick
 from ibweb.fabrics.models import Fabric
 
 pytestmark = pytest.mark.django_db
+
+#: The size guard's limit in these tests: the real one (32,768 hosts) would need a fabric past it.
+CREDIT_MAX_HOSTS = 192
+
+
+@pytest.fixture(autouse=True)
+def _small_limit(monkeypatch):
+    monkeypatch.setattr(credit_tick, "CREDIT_MAX_HOSTS", CREDIT_MAX_HOSTS)
 
 SMALL = {"topology": {"generator": "fat_tree", "hosts": 16, "radix": 8}}
 LARGE = {"topology": {"generator": "fat_tree", "hosts": 256, "radix": 32}}

@@ -34,7 +34,7 @@ from .flows import group_duration
 
 __all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "check_congestion", "CreditTick",
            "CreditSolve", "CREDIT_TICK_HOP_ITERATIONS", "CREDIT_BACKGROUND_DRAWS", "credit_xmit_wait_carried",
-           "marked_fraction", "limiting_links"]
+           "marked_fraction", "limiting_links", "storage_links"]
 
 MAXMIN = "maxmin"
 CREDIT = "credit"
@@ -52,7 +52,7 @@ CREDIT_TICK_HOP_ITERATIONS = 10_000_000
 CREDIT_BACKGROUND_DRAWS = 8
 
 
-def check_congestion(model: str, hosts: int, *, adaptive: bool = False, storage: bool = False) -> None:
+def check_congestion(model: str, hosts: int, *, adaptive: bool = False) -> None:
     """Raise :class:`FabricEngineError` (naming ``congestion``) if a fabric of ``hosts`` hosts cannot run ``model``."""
     if model not in CONGESTION_MODELS:
         raise FabricEngineError(f"congestion: {model!r} is not one of {', '.join(CONGESTION_MODELS)}")
@@ -65,15 +65,13 @@ def check_congestion(model: str, hosts: int, *, adaptive: bool = False, storage:
     if adaptive:
         raise FabricEngineError("congestion: credit flow control needs static routes (adaptive routing spreads a "
                                 "flow's packets over paths the model does not take yet)")
-    if storage:
-        raise FabricEngineError("congestion: credit flow control does not model storage backends yet")
 
 
 @dataclass(frozen=True)
 class CreditSolve:
-    """One tick's solve: row rates ``[F]`` (grouped rows paced), durations per group, per-row limiting link
-    (-1 none), and the model's result on the live rows (``result.rate`` over ``live``); ``cc``: with congestion
-    control, its result (throttling, FECN/BECN) on the live rows."""
+    """One tick's solve: flow rates ``[F]`` (grouped flows paced), durations per group, per-flow limiting link
+    (-1 none), and the model's result on the flows' paths (``result.rate`` per path, ``live`` the flow of each);
+    ``cc``: with congestion control, its result (throttling, FECN/BECN) on the paths."""
 
     rate: np.ndarray
     bottleneck: np.ndarray
@@ -84,41 +82,53 @@ class CreditSolve:
 
 
 class CreditTick:
-    """Rows' paths in order over the directed links of a fabric, their hop table, and each tick's credit solve.
+    """Flows' paths in order over the directed links of a fabric, their hop table, and each tick's credit solve.
 
-    ``link_src``/``link_dst``: each directed link's end nodes ``[E]``; ``rows``: every row a tick may run (CSR,
-    columns past ``E`` are not links and must be empty), ordered here once; ``routed``: its rows that have a route.
-    The hop table is built once (again only when the rows' lanes change) and holds every routed row: a tick gives
-    the rows that do not run a zero demand.
+    ``link_src``/``link_dst``: each directed link's end nodes ``[E]`` (a storage backend is a link too:
+    :func:`storage_links`); ``paths``: one row per path (CSR, ``E`` columns), ordered here once; ``routed``: its
+    paths that have a route. ``owner``: each path's flow (default: path ``i`` is flow ``i``): a flow over several
+    paths (a storage server's ports) is split evenly over them, from one send queue. The hop table is built once
+    (again only when the lanes change) and holds every routed path: a tick gives the flows that do not run a zero
+    demand.
 
     ``budget``: hop-iterations a solve may spend (the live tick's time: an iteration walks every hop twice), or
     None for a full solve each time (up to 400 iterations). With a budget each solve starts from the last one's
     state (:func:`~fabric_engine.backpressure.credit_rates`' ``start=``), so the iteration carries on from tick to
-    tick; a row that starts running starts from its demand. ``CreditResult.converged`` says whether it settled.
+    tick; a flow that starts running starts from its demand. ``CreditResult.converged`` says whether it settled.
     """
 
-    def __init__(self, link_src: np.ndarray, link_dst: np.ndarray, rows: sp.csr_matrix,
-                 routed: np.ndarray | None = None, *, budget: int | None = None) -> None:
+    def __init__(self, link_src: np.ndarray, link_dst: np.ndarray, paths: sp.csr_matrix,
+                 routed: np.ndarray | None = None, *, owner: np.ndarray | None = None, n_flows: int | None = None,
+                 budget: int | None = None) -> None:
         self.src = np.asarray(link_src, dtype=np.int64)
         self.dst = np.asarray(link_dst, dtype=np.int64)
         self.n_links = len(self.src)
         if budget is not None and budget < 1:
             raise FabricEngineError("congestion: the credit model's budget must be >= 1 hop-iteration")
         self.budget = budget
-        self.indptr, self.links = self._ordered(rows, routed)
+        self.indptr, self.links = self._ordered(paths, routed)
+        n_paths = len(self.indptr) - 1
+        own = np.arange(n_paths, dtype=np.int64) if owner is None else np.asarray(owner, dtype=np.int64)
+        if own.shape != (n_paths,) or (n_paths and (own.min() < 0 or (np.diff(own) < 0).any())):
+            raise FabricEngineError(f"congestion: owner needs one flow per path ({n_paths}), ascending")
+        #: Flows (a tick's demands are per flow).
+        self.rows = int(own.max(initial=-1)) + 1 if n_flows is None else int(n_flows)
+        if n_paths and own.max() >= self.rows:
+            raise FabricEngineError(f"congestion: a path of flow {int(own.max())} with {self.rows} flows")
         length = np.diff(self.indptr)
-        #: The rows in the hop table (those with a path), in row order.
+        #: The paths in the hop table (those with a route and a link), in order, and the flow of each.
         self.hop_rows = np.flatnonzero(length > 0)
+        self.hop_owner = own[self.hop_rows]
+        self._split = owner is not None
+        #: Each hop-table path's part of its flow: an even split over the flow's routed paths.
+        self.hop_share = 1.0 / np.bincount(self.hop_owner, minlength=self.rows)[self.hop_owner]
+        self._has_path = np.bincount(self.hop_owner, minlength=self.rows) > 0
         self._hop_indptr = np.concatenate([[0], np.cumsum(length[self.hop_rows])])
         self._hops: Hops | None = None
         self._hops_vl: np.ndarray | None = None
         self._last: CreditResult | None = None
         self._last_cc: CCResult | None = None
         self._last_dem: np.ndarray | None = None
-
-    @property
-    def rows(self) -> int:
-        return len(self.indptr) - 1
 
     def _ordered(self, rows: sp.csr_matrix, ok: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``rows`` in path order; rows not ``ok`` (no route) are left empty."""
@@ -127,18 +137,20 @@ class CreditTick:
             a = sp.csr_matrix(sp.diags(np.asarray(ok, dtype=np.float64)) @ a)
             a.eliminate_zeros()
         if a.nnz and int(a.indices.max()) >= self.n_links:
-            raise FabricEngineError("congestion: credit flow control does not model storage backends yet")
+            raise FabricEngineError(f"congestion: a row crosses column {int(a.indices.max())}, past the "
+                                    f"{self.n_links} links the credit model was given")
         a = sp.csr_matrix((np.ones(a.nnz), a.indices, a.indptr), shape=(a.shape[0], self.n_links))
         return order_paths(a, self.src, self.dst)
 
     def hops(self, vl: np.ndarray | None = None, n_vls: int | None = None) -> Hops:
-        """The hop table of the routed rows with lanes ``vl`` per row (default one lane), built once per lane map."""
-        row_vl = None if vl is None else np.asarray(vl, dtype=np.int64)[self.hop_rows]
+        """The hop table of the routed paths with lanes ``vl`` per flow (default one lane), built once per lane map."""
+        row_vl = None if vl is None else np.asarray(vl, dtype=np.int64)[self.hop_owner]
         same = (self._hops is not None and (self._hops_vl is None) == (row_vl is None)
                 and (row_vl is None or np.array_equal(self._hops_vl, row_vl))
                 and (n_vls is None or self._hops.n_vls == max(int(n_vls), 1)))
         if not same:
-            self._hops = Hops.from_paths(self._hop_indptr, self.links, self.n_links, vl=row_vl, n_vls=n_vls)
+            self._hops = Hops.from_paths(self._hop_indptr, self.links, self.n_links, vl=row_vl, n_vls=n_vls,
+                                         queue=self.hop_owner if self._split else None)
             self._hops_vl = row_vl
             self._last = self._last_cc = self._last_dem = None
         return self._hops
@@ -146,20 +158,21 @@ class CreditTick:
     def solve(self, capacity: np.ndarray, demand: np.ndarray, gbits: np.ndarray, group: np.ndarray, n_groups: int,
               vl: np.ndarray | None = None, vl_weight: np.ndarray | None = None, cc: CongestionControl | None = None,
               sl: np.ndarray | None = None) -> CreditSolve:
-        """The rows' rates, as :func:`flows.solve_paced` gives them, with the credit model (greedy: every row that
-        runs as fast as it can, a group's rows then paced to its slowest).
+        """The flows' rates, as :func:`flows.solve_paced` gives them, with the credit model (greedy: every flow that
+        runs as fast as it can, a group's flows then paced to its slowest).
 
-        ``demand`` ``[F]`` (0: the row does not run), ``gbits``/``group`` as for ``solve_paced``; ``vl`` per row and
+        ``demand`` ``[F]`` (0: the flow does not run), ``gbits``/``group`` as for ``solve_paced``; ``vl`` per flow and
         ``vl_weight`` per VL (QoS): the model's lanes (default one). ``cc``: InfiniBand congestion control
-        (:func:`~fabric_engine.backpressure.cc.cc_rates`, capacities in Gbit/s) with ``sl`` per row (default 0).
+        (:func:`~fabric_engine.backpressure.cc.cc_rates`, capacities in Gbit/s) with ``sl`` per flow (default 0).
+        The result's ``live`` is the flow of each of its paths.
         """
         dem = np.asarray(demand, dtype=np.float64)
         n = len(dem)
         if n != self.rows:
-            raise FabricEngineError(f"congestion: {n} demands for {self.rows} rows")
+            raise FabricEngineError(f"congestion: {n} demands for {self.rows} flows")
         hops = self.hops(vl, None if vl_weight is None else len(vl_weight))
-        live = self.hop_rows
-        hop_dem = dem[live]
+        live = self.hop_owner
+        hop_dem = dem[live] * self.hop_share
         cap = np.asarray(capacity, dtype=np.float64)[:self.n_links]
         with_cc = cc is not None and cc.enabled
         solve = {}
@@ -179,10 +192,9 @@ class CreditTick:
             res = base
         if self.budget is not None:  # carried on from tick to tick
             self._last, self._last_cc, self._last_dem = base, cc_res, hop_dem
-        rate = np.zeros(n)
-        rate[live] = res.rate
-        # Rows without links (a host to itself) are held by nothing.
-        alone = (dem > 0) & (np.diff(self.indptr) == 0)
+        rate = np.bincount(live, weights=res.rate, minlength=n)  # a flow's paths add up
+        # Flows without links (a host to itself) are held by nothing.
+        alone = (dem > 0) & ~self._has_path
         rate[alone] = np.minimum(dem[alone], cap.max(initial=0.0))
         g = np.asarray(group, dtype=np.int64)
         bits = np.asarray(gbits, dtype=np.float64)
@@ -193,11 +205,17 @@ class CreditTick:
             pace = np.where(grouped & (bits > 0), bits / group_dur, rate)
         rate = np.where(grouped, np.minimum(rate, np.nan_to_num(pace, nan=0.0)), rate)
         bott = np.full(n, -1, np.int64)
-        bott[live] = limiting_links(hops, res, cap, hop_dem)
+        path_bott = limiting_links(hops, res, cap, hop_dem)
+        if self._split:  # a flow's limiting link is its slowest path's
+            order = np.lexsort((res.rate, live))
+            first = np.r_[True, live[order][1:] != live[order][:-1]]
+            bott[live[order][first]] = path_bott[order][first]
+        else:
+            bott[live] = path_bott
         return CreditSolve(rate, bott, dur, res, live, cc_res)
 
     def _start(self, last: CreditResult | None, hop_dem: np.ndarray) -> CreditResult | None:
-        """The last solve's state to start from, its rows that start running now reset to their demand (a row
+        """The last solve's state to start from, its paths that start running now reset to their demand (a path
         that did not run has departed nothing: its hops would take as many ticks as it has hops to fill)."""
         if last is None or self._last_dem is None:
             return None
@@ -211,6 +229,21 @@ class CreditTick:
         idx = np.repeat(first - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
         depart[idx] = np.inf  # credit_rates puts every hop no faster than its row's demand
         return replace(last, depart=depart)
+
+
+def storage_links(link_src: np.ndarray, link_dst: np.ndarray, n_nodes: int,
+                  servers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """End nodes of the links then of a storage model's backends (its columns: read backends, then write backends,
+    one of each per server in ``servers``), for :class:`CreditTick`.
+
+    A read backend is a link into its server from a node of its own, a write backend a link from its server to a
+    node of its own: reads start and writes end there, and a backend slower than what its server is sent holds the
+    server's input buffers back as a slow link would (the checkpoint's congestion tree has its root there).
+    """
+    srv = np.asarray(servers, dtype=np.int64)
+    own = int(n_nodes) + np.arange(2 * len(srv), dtype=np.int64)
+    return (np.concatenate([np.asarray(link_src, dtype=np.int64), own[:len(srv)], srv]),
+            np.concatenate([np.asarray(link_dst, dtype=np.int64), srv, own[len(srv):]]))
 
 
 def limiting_links(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.ndarray) -> np.ndarray:

@@ -67,6 +67,7 @@ from .credit_tick import (
     check_congestion,
     credit_xmit_wait_carried,
     marked_fraction,
+    storage_links,
 )
 from .errors import FabricEngineError
 from .flows import group_max, max_min_fair_alone, slowest_bottlenecks, solve_paced
@@ -77,10 +78,11 @@ from .sharp.session import SharpSession
 from .state import HOTSPOTS, FabricState, JobState
 from .storage import StorageModel
 from .storage.session import StorageSession
-from .storage.traffic import ROLE_CHECKPOINT
+from .storage.traffic import ROLE_CHECKPOINT, StorageFlows
 from .topology import KIND_HOST
 from .workload import (
     KIND_BACKGROUND,
+    KIND_STORAGE_WRITE,
     Flows,
     Job,
     JobFlows,
@@ -171,7 +173,7 @@ class Emulator:
                  congestion_control: CongestionControl | None = None) -> None:
         if tick_s <= 0:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
-        check_congestion(congestion, routing.fabric.num_hosts, adaptive=paths is not None, storage=storage is not None)
+        check_congestion(congestion, routing.fabric.num_hosts, adaptive=paths is not None)
         self.congestion = congestion
         self.set_congestion_control(congestion_control)
         #: The credit model's result of the last tick (its live rows' rates, links held back, roots, iterations).
@@ -300,7 +302,7 @@ class Emulator:
         self._bg_pool = []
         if self.congestion == CREDIT:  # the credit model's paths, in order, and its hops, once per flow set
             report(0.9, f"ordering the paths of {n_f:,} flows for the credit model")
-            self._load_credit(jf, fp)
+            self._load_credit(jf, fp, sf if self.storage is not None else None)
         # Rows of job k: _job_rows[k]:_job_rows[k + 1] (expand_jobs stacks the flows job after job).
         ordered = bool(n_f == 0 or (np.diff(self._flow_job) >= 0).all())
         self._job_rows = np.searchsorted(self._flow_job, np.arange(n + 1)) if ordered else None
@@ -316,26 +318,44 @@ class Emulator:
                 for field, value in zip(_TIME_FIELDS, keep[name], strict=True):
                     getattr(self, field)[k] = value
 
-    def _load_credit(self, jf: JobFlows, fp) -> None:
-        """The credit model's rows: the fixed rows, then a pool of :data:`CREDIT_BACKGROUND_DRAWS` background draws
-        that the ticks take in turn (a tick's rows must be in the hop table, built once per flow set)."""
+    def _load_credit(self, jf: JobFlows, fp, sf: StorageFlows | None) -> None:
+        """The credit model's flows: the fixed rows (a storage flow one path per server port, its backend a link:
+        :func:`~fabric_engine.credit_tick.storage_links`), then a pool of :data:`CREDIT_BACKGROUND_DRAWS`
+        background draws that the ticks take in turn (a tick's rows must be in the hop table, built once per flow
+        set)."""
         if self.background is not None:
             self._bg_pool = [self._draw_background(seq) for seq in range(1, CREDIT_BACKGROUND_DRAWS + 1)]
-        pool = [self._policy_inputs(flows)[3] for flows, _ in self._bg_pool]
-        rows = sp.vstack([self._fixed.fixed.csr(), *[inc for _, inc in self._bg_pool]], format="csr")
-        routed = np.concatenate([~jf.broken, np.zeros(len(self._dem) - len(jf.broken), bool),
-                                 *[flows.demand_gbps > 0 for flows, _ in self._bg_pool]])
+        n_f, n_fixed = len(jf.broken), len(self._dem)
         f = self.fabric
-        self._credit = CreditTick(f.dl_src, f.dl_dst, rows, routed, budget=CREDIT_TICK_HOP_ITERATIONS)
-        self._vl = self._lanes(fp, len(self._dem))
-        if self._vl is not None:
-            self._vl = np.concatenate([self._vl, *[self._lanes(p, len(fl)) for p, (fl, _) in zip(pool, self._bg_pool,
-                                                                                                  strict=True)]])
-        self._sl = None
+        src, dst = f.dl_src, f.dl_dst
+        parts, routed, owner = [self._fixed.fixed.csr()[:n_f]], [~jf.broken], [np.arange(n_f)]
+        if sf is not None and len(sf):  # its backends are links too, after the fabric's
+            model = self.storage.model
+            src, dst = storage_links(src, dst, f.num_nodes, model.servers)
+            write = sf.flows.kind == KIND_STORAGE_WRITE
+            server = np.searchsorted(model.servers, np.where(write, sf.flows.dst, sf.flows.src))
+            paths, path_flow, broken = model.transfer_paths(np.where(write, sf.flows.src, sf.flows.dst), server, write)
+            parts.append(paths)
+            routed.append(~broken)
+            owner.append(n_f + path_flow)
+        at = n_fixed
+        for flows, inc in self._bg_pool:
+            parts.append(inc)
+            routed.append(flows.demand_gbps > 0)
+            owner.append(at + np.arange(len(flows)))
+            at += len(flows)
+        self._credit = CreditTick(src, dst, sp.vstack(parts, format="csr"), np.concatenate(routed),
+                                  owner=np.concatenate(owner), n_flows=at, budget=CREDIT_TICK_HOP_ITERATIONS)
+        # Each flow's lane and SL: the policy's outcome for the job flows, the storage flows and each draw.
+        outcomes = [(fp, n_f)]
+        if sf is not None and len(sf):
+            outcomes.append((self._policy_inputs(sf.flows)[3], len(sf)))
+        outcomes += [(self._policy_inputs(flows)[3], len(flows)) for flows, _ in self._bg_pool]
+        self._vl, self._sl = None, None
         if fp is not None:
-            self._sl = np.concatenate([fp.sl.astype(np.int64)[:len(self._dem)],
-                                       *[np.zeros(len(fl), np.int64) if p is None else p.sl.astype(np.int64)
-                                         for p, (fl, _) in zip(pool, self._bg_pool, strict=True)]])
+            lanes = [self._lanes(p, size) for p, size in outcomes]
+            self._vl = None if lanes[0] is None else np.concatenate(lanes)
+            self._sl = np.concatenate([p.sl.astype(np.int64)[:size] for p, size in outcomes])
         self._credit.hops(self._vl, None if self._vl is None else len(self.policy.qos.weight))  # now, not at a tick
 
     def _lanes(self, fp, rows: int) -> np.ndarray | None:
@@ -556,17 +576,16 @@ class Emulator:
         if credit is None:
             wait = xmit_wait_ticks(link_offered, link_rate, self.capacity, self._width, tick, self.xmit_wait_tick)
         else:  # ports wait for credits on the held branches of the congestion trees
-            res = credit.result
-            carried_wait = credit_xmit_wait_carried(link_offered, res.link_cap, res.held)
+            res = credit.result  # over the links, then the storage backends (not in the frame's links)
+            carried_wait = credit_xmit_wait_carried(link_offered, res.link_cap[:e], res.held[:e])
             wait = xmit_wait_ticks(link_offered, carried_wait, self.capacity, self._width, tick, self.xmit_wait_tick)
-            tree = {"model": CREDIT, "roots": np.flatnonzero(res.root).tolist(),
-                    "held": np.flatnonzero(res.held).tolist(), "converged": res.converged,
+            tree = {"model": CREDIT, "roots": np.flatnonzero(res.root[:e]).tolist(),
+                    "held": np.flatnonzero(res.held[:e]).tolist(), "converged": res.converged,
                     "iterations": res.iterations}
             if credit.cc is not None:
-                tree["marking"] = np.flatnonzero(credit.cc.marking).tolist()
+                tree["marking"] = np.flatnonzero(credit.cc.marking[:e]).tolist()
         if credit is not None and credit.cc is not None:  # the ports' FECN marks, of the packets they send
-            ecn = np.zeros(e)
-            ecn[:len(res.link_rate)] = marked_fraction(credit.cc.fecn_marked, res.link_rate)
+            ecn = marked_fraction(credit.cc.fecn_marked[:e], res.link_rate[:e])
         else:
             ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
         util = link_rate / np.maximum(self.capacity, 1e-12)

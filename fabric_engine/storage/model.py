@@ -112,14 +112,12 @@ class StorageModel:
         """Columns of the extended incidence: ``2L + 2S``."""
         return 2 * self.fabric.num_links + self.columns
 
-    def transfers(self, clients: np.ndarray, server: np.ndarray, write: np.ndarray, *,
-                  demand: np.ndarray, nbytes: np.ndarray | None = None, job: np.ndarray | int = -1,
-                  tenant: np.ndarray | int = -1, sl: np.ndarray | int = 0) -> tuple[Flows, sp.csr_matrix]:
-        """Flows between ``clients`` (host nodes) and servers (indices into :attr:`servers`).
+    def transfer_paths(self, clients: np.ndarray, server: np.ndarray,
+                       write: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+        """The paths of :meth:`transfers`' flows, one per server port: incidence float64 ``(P, 2L + 2S)`` (the
+        route and the backend, entries of 1), each path's flow ``(P,)`` and whether it has no route ``(P,)``.
 
-        ``write`` True: client -> server through the write backend; False: server -> client
-        through the read backend. Returns the flows (kind ``storage_read``/``storage_write``;
-        flows without a route get demand 0) and their incidence, float64 ``(F, 2L + 2S)``.
+        A flow to or from a server of several ports is split evenly over them (a path each).
         """
         f = self.fabric
         c = np.asarray(clients, dtype=np.int64)
@@ -128,7 +126,6 @@ class StorageModel:
         n = len(c)
         if n and (s.min() < 0 or s.max() >= self.num_servers):
             raise FabricEngineError(f"storage: server index outside 0..{self.num_servers - 1}")
-        # One sub-flow per server port.
         first_slot = np.searchsorted(self._slot_server, np.arange(self.num_servers))
         nports = np.bincount(self._slot_server, minlength=self.num_servers)
         k = nports[s]
@@ -139,7 +136,26 @@ class StorageModel:
         first = np.where(ws, f.port_out_link[client_slot], f.port_out_link[slot])
         lid = np.where(ws, f.port_lid[slot], f.port_lid[client_slot])
         sub, broken_sub = self.routing.port_paths(first, lid)
-        net = split_incidence(sub, owner, n)
+        col = np.where(ws, self.num_servers + s[owner], s[owner])
+        backend = sp.csr_matrix((np.ones(len(owner)), (np.arange(len(owner)), col)), shape=(len(owner), self.columns))
+        paths = sp.hstack([sp.csr_matrix(sub, dtype=np.float64), backend], format="csr")
+        return paths, owner, np.asarray(broken_sub, dtype=bool)
+
+    def transfers(self, clients: np.ndarray, server: np.ndarray, write: np.ndarray, *,
+                  demand: np.ndarray, nbytes: np.ndarray | None = None, job: np.ndarray | int = -1,
+                  tenant: np.ndarray | int = -1, sl: np.ndarray | int = 0) -> tuple[Flows, sp.csr_matrix]:
+        """Flows between ``clients`` (host nodes) and servers (indices into :attr:`servers`).
+
+        ``write`` True: client -> server through the write backend; False: server -> client
+        through the read backend. Returns the flows (kind ``storage_read``/``storage_write``;
+        flows without a route get demand 0) and their incidence, float64 ``(F, 2L + 2S)``.
+        """
+        c = np.asarray(clients, dtype=np.int64)
+        s = np.asarray(server, dtype=np.int64)
+        w = np.asarray(write, dtype=bool)
+        n = len(c)
+        paths, owner, broken_sub = self.transfer_paths(c, s, w)
+        net = split_incidence(paths[:, :2 * self.fabric.num_links], owner, n)
         broken = np.bincount(owner, weights=broken_sub, minlength=n) > 0
         col = np.where(w, self.num_servers + s, s)
         backend = sp.csr_matrix((np.ones(n), (np.arange(n), col)), shape=(n, self.columns))

@@ -133,8 +133,7 @@ class Fabric(models.Model):
             except FabricEngineError as exc:
                 raise ValidationError({"spec": str(exc)}) from exc
             try:
-                check_congestion(self.congestion_model, fabric.num_hosts, adaptive=bool(self.spec.get("adaptive")),
-                                 storage=self.spec.get("storage") is not None)
+                check_congestion(self.congestion_model, fabric.num_hosts, adaptive=bool(self.spec.get("adaptive")))
             except FabricEngineError as exc:
                 raise ValidationError({"congestion_model": str(exc)}) from exc
 

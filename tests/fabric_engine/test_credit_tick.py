@@ -125,8 +125,6 @@ def test_congestion_choice_errors():
         check_congestion("fair", 4)
     with pytest.raises(FabricEngineError, match="static routes"):
         check_congestion("credit", 4, adaptive=True)
-    with pytest.raises(FabricEngineError, match="storage"):
-        check_congestion("credit", 4, storage=True)
 
 
 def test_scenario_key_chooses_the_model():
@@ -326,3 +324,61 @@ def test_congestion_control_carried_on_from_tick_to_tick_lands_where_a_full_solv
         calm = tick(carried, quiet)
     assert not calm.cc.marking.any()
     np.testing.assert_allclose(calm.rate[5:], f.capacity_gbps.max(), rtol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def storage_fabric():
+    """Leaves of 3 GPU hosts with one 400 Gb/s up-link each to a single spine; one 2-port server on sleaf01."""
+    f = fat_tree(hosts=6, radix=4, oversubscription=3, storage_servers=1, storage_ports=2)
+    return f, route(f)
+
+
+def _storage_tick(storage_fabric, clients, write, **config):
+    from fabric_engine.storage import StorageConfig, StorageModel
+
+    f, r = storage_fabric
+    model = StorageModel(r, StorageConfig(**config))
+    n = len(clients)
+    paths, owner, broken = model.transfer_paths(np.asarray(clients), np.zeros(n, int), np.full(n, write))
+    src, dst = credit_tick.storage_links(f.dl_src, f.dl_dst, f.num_nodes, model.servers)
+    tick = credit_tick.CreditTick(src, dst, paths, ~broken, owner=owner, n_flows=n)
+    cap = np.concatenate([f.capacity_gbps, model.backend_gbps])
+    return tick.solve(cap, np.full(n, np.inf), np.zeros(n), np.full(n, -1), 1), 2 * f.num_links
+
+
+def test_storage_backends_are_links_of_the_credit_model(storage_fabric):
+    f, _ = storage_fabric
+    clients = f.hosts[[0, 1, 3, 4]]
+    # Four checkpoint writers into a 100 Gb/s write backend: it is the root of their congestion tree, each flow
+    # is split over the server's two ports (two paths from one send queue) and their rates add up to it.
+    solved, e = _storage_tick(storage_fabric, clients, True, read_gbps=1000.0, write_gbps=100.0)
+    write_backend = e + 1
+    assert solved.rate.sum() == pytest.approx(100.0, rel=1e-3)
+    np.testing.assert_allclose(solved.rate, 25.0, rtol=1e-3)
+    assert solved.result.root[write_backend] and not solved.result.root[:e].any()
+    assert (solved.bottleneck == write_backend).all()
+    assert len(solved.live) == 2 * len(clients) and (np.bincount(solved.live) == 2).all()
+    # The server's two links carry half of it each, and the buffers before the backend are held back.
+    server_in = np.flatnonzero(f.dl_dst == f.node("stor001"))
+    np.testing.assert_allclose(solved.result.link_rate[server_in], 50.0, rtol=1e-3)
+    assert solved.result.held[server_in].all()
+    # A read from a fast backend is bound by the 400 Gb/s links the server's two paths (200 each) merge onto: the
+    # root is the first of them, not the backend.
+    read, _ = _storage_tick(storage_fabric, f.hosts[:1], False, read_gbps=1000.0)
+    assert read.rate[0] == pytest.approx(400.0, rel=1e-3)
+    roots = np.flatnonzero(read.result.root)
+    assert len(roots) == 1 and roots[0] < e and read.result.link_rate[roots[0]] == pytest.approx(400.0)
+
+
+def test_the_demo_runs_with_the_credit_model_storage_included():
+    from fabric_engine.scenario import DEMO_SPEC
+
+    emu = build_emulator({**DEMO_SPEC, "congestion": "credit"})
+    assert emu.storage is not None
+    s = emu.step(now=0.0)
+    e = len(s.util)
+    tree = s.congestion_tree
+    assert tree["roots"] and max(tree["roots"] + tree["held"]) < e  # backends are not the frame's links
+    assert s.storage is not None and s.storage["totals"]
+    n = emu._credit.n_links
+    assert n == e + 2 * emu.storage.model.num_servers  # the backends are links of the model

@@ -10,6 +10,10 @@
  * group (a group's rounds stop when its set of members below the level no longer changes; at most 64),
  * and the damping, the stop test and the tolerance are the same. Only Python's buffer protocol is
  * used (no numpy headers). The GIL is released while iterating.
+ *
+ * A solve that does not stop returns the mean of its iterates from ``avg_from`` on (a limit cycle's centre, not
+ * its last point): from that iteration the departures pass adds each hop's departure to a sum, and the caps are
+ * summed per lane; the means are divided out once at the end, the arrivals recomputed from them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -80,13 +84,14 @@ enum {
 
 static PyObject *py_solve(PyObject *self, PyObject *args) {
     PyObject *obj[N_ARGS];
-    long long n_vls, max_iter, min_iter;
+    long long n_vls, max_iter, min_iter, avg_from;
     double tol_abs, damping;
     int start_mode, checked;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOOLLLddip", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOOLLLddipL", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
                           &obj[5], &obj[6], &obj[7], &obj[8], &obj[9], &obj[10], &obj[11], &obj[12], &obj[13],
                           &obj[14], &obj[15], &obj[16], &obj[17], &obj[18], &obj[19], &obj[20], &obj[21], &obj[22],
-                          &obj[23], &n_vls, &max_iter, &min_iter, &tol_abs, &damping, &start_mode, &checked))
+                          &obj[23], &n_vls, &max_iter, &min_iter, &tol_abs, &damping, &start_mode, &checked,
+                          &avg_from))
         return NULL;
     static const char *names[N_ARGS] = {"hop_pair", "hop_prev", "hop_input", "hop_row", "hop_out", "row_dem", "last",
                                         "pair_input",
@@ -98,7 +103,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     memset(a, 0, sizeof(a));
     PyObject *result = NULL;
     double *d = NULL, *k = NULL, *level = NULL, *total_in = NULL, *factor_in = NULL,
-           *drain_in = NULL, *new_cap = NULL, *asked = NULL, *new_rate = NULL;
+           *drain_in = NULL, *new_cap = NULL, *asked = NULL, *new_rate = NULL, *sum_depart = NULL, *sum_cap = NULL;
     unsigned char *below = NULL;
     for (int i = 0; i < N_ARGS; i++)
         if (get_buffer(obj[i], &a[i], kinds[i], i >= A_DEPART, names[i])) goto done;
@@ -159,12 +164,17 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     asked = malloc(l1 * sizeof(double));
     new_rate = malloc(r1 * sizeof(double));
     below = malloc((size_t)widest);
+    const int averaging = avg_from >= 1 && avg_from <= max_iter;
+    if (averaging) {
+        sum_depart = calloc((size_t)(H ? H : 1), sizeof(double));
+        sum_cap = calloc(l1, sizeof(double));
+    }
     if (!d || !k || !level || !total_in || !factor_in || !drain_in || !new_cap || !asked ||
-        !new_rate || !below) {
+        !new_rate || !below || (averaging && (!sum_depart || !sum_cap))) {
         PyErr_NoMemory();
         goto done;
     }
-    long long iterations = 0;
+    long long iterations = 0, averaged = 0;
     int converged = 0;
     Py_BEGIN_ALLOW_THREADS
     double damp = 0.0, last_moved = INFINITY;
@@ -229,11 +239,19 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
             factor_in[i] = f_min;
             drain_in[i] = t_min;
         }
-        /* departures: each row from its last hop back, so that depart[h - 1] is still the arrival at h */
+        /* departures: each row from its last hop back, so that depart[h - 1] is still the arrival at h;
+         * summed from avg_from on */
+        const int summing = averaging && iterations >= avg_from;
         for (int64_t r = 0; r < R; r++) {
             int64_t h0 = r ? last[r - 1] + 1 : 0;
-            for (int64_t h = last[r]; h > h0; h--) depart[h] = depart[h - 1] * factor_in[hop_input[h]];
-            depart[h0] = row_dem[r] * factor_in[hop_input[h0]];
+            if (summing) {
+                for (int64_t h = last[r]; h > h0; h--)
+                    sum_depart[h] += (depart[h] = depart[h - 1] * factor_in[hop_input[h]]);
+                sum_depart[h0] += (depart[h0] = row_dem[r] * factor_in[hop_input[h0]]);
+            } else {
+                for (int64_t h = last[r]; h > h0; h--) depart[h] = depart[h - 1] * factor_in[hop_input[h]];
+                depart[h0] = row_dem[r] * factor_in[hop_input[h0]];
+            }
         }
         memcpy(new_cap, lane_cap, l1 * sizeof(double));
         for (int64_t i = 0; i < I; i++) {
@@ -256,6 +274,8 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         }
         if (L) memcpy(held_cap, new_cap, (size_t)L * sizeof(double));
         if (R) memcpy(rate, new_rate, (size_t)R * sizeof(double));
+        if (summing)
+            for (int64_t l = 0; l < L; l++) sum_cap[l] += held_cap[l];
         if (moved <= tol_abs && iterations >= min_iter) {
             converged = 1;
             break;
@@ -264,10 +284,24 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         last_moved = moved;
     }
     if (iterations > max_iter) iterations = max_iter;
+    if (!converged && averaging) {
+        /* a limit cycle: the window's mean iterate, and the arrivals at its departures (as the loop sums them) */
+        averaged = max_iter - avg_from + 1;
+        for (int64_t h = 0; h < H; h++) depart[h] = sum_depart[h] / (double)averaged;
+        for (int64_t l = 0; l < L; l++) held_cap[l] = sum_cap[l] / (double)averaged;
+        for (int64_t r = 0; r < R; r++) rate[r] = depart[last[r]];
+        if (P) memset(d, 0, (size_t)P * sizeof(double));
+        for (int64_t r = 0, h = 0; r < R; r++) {
+            d[hop_pair[h]] += row_dem[r];
+            for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
+        }
+        if (L) memset(lane_dem, 0, (size_t)L * sizeof(double));
+        for (int64_t p = 0; p < P; p++) lane_dem[pair_lane[p]] += d[p];
+    }
     if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
     for (int64_t h = 0; h < H; h++) link_rate[hop_out[h]] += depart[h];
     Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(Li)", iterations, converged);
+    result = Py_BuildValue("(LiL)", iterations, converged, averaged);
 done:
     for (int i = 0; i < N_ARGS; i++)
         if (a[i].held) PyBuffer_Release(&a[i].view);
@@ -281,12 +315,15 @@ done:
     free(asked);
     free(new_rate);
     free(below);
+    free(sum_depart);
+    free(sum_cap);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"solve", py_solve, METH_VARARGS,
-     "solve(hop tables..., n_vls, max_iter, min_iter, tol_abs, damping, start_mode, checked) -> (iterations, converged); state arrays in place"},
+     "solve(hop tables..., n_vls, max_iter, min_iter, tol_abs, damping, start_mode, checked, avg_from) -> "
+     "(iterations, converged, averaged); state arrays in place"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_credit",

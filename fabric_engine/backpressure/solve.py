@@ -22,6 +22,12 @@ before) and back-pressure one hop up (each buffer's drain rate caps the lane fee
 when no flow rate and no binding cap moves by more than ``tol`` of the fastest link. Once an iteration
 stops contracting (arbiters and buffers taking turns), caps move only ``1 - damping`` of the way.
 
+Some cases never stop: the iterates run round a limit cycle (a congestion tree's feedback runs one hop an
+iteration, with a delay of several iterations, and overshoots). A solve that has not stopped returns the mean of
+its last half of iterates (``average_from``: the first iterate summed), not its last iterate, which can be a cycle's
+extreme: sums of the departures and caps are kept from then on (one more add per hop in the iteration's
+departures pass), and if the stop test is met meanwhile the converged iterate is returned as before.
+
 The iteration runs in C (``fabric_engine/_credit.c``) when it is built, else in numpy
 (:func:`_iterate_numpy`, the same steps and the same order of sums). ``start``: the result of an earlier
 solve of the same hops (a live tick whose demands moved) starts from its departures and caps.
@@ -56,7 +62,10 @@ class CreditResult:
     where none is full); a link with ``link_cap < capacity`` is held back by credits (a branch of a
     congestion tree). ``root``: links saturated by their own capacity whose input buffers hold back
     traffic (where congestion trees start). ``iterations``/``converged``: of the fixed point.
-    ``depart`` per hop ``[H]`` and ``lane_cap`` per lane: the iteration's state, for ``start=``.
+    ``depart`` per hop ``[H]`` and ``lane_cap`` per lane: the iteration's state, for ``start=``. ``averaged``: the
+    number of iterates whose mean this is when the iteration did not stop (``converged`` False): ``rate``,
+    ``depart``, ``lane_cap`` are their means and the per-link figures follow from those (``held``: held back on
+    average, i.e. in some iterate of the window); 0 for a converged (or last) iterate.
     """
 
     rate: np.ndarray
@@ -68,18 +77,21 @@ class CreditResult:
     converged: bool
     depart: np.ndarray | None = None
     lane_cap: np.ndarray | None = None
+    averaged: int = 0
 
 
 def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight: np.ndarray | None = None,
                  *, max_iter: int = 400, tol: float = 1e-4, damping: float = 0.5, start: CreditResult | None = None,
-                 compiled: bool | None = None) -> CreditResult:
+                 compiled: bool | None = None, average_from: int | None = None) -> CreditResult:
     """Steady-state rates of ``hops``' rows with credit flow control, round-robin and VL arbitration.
 
     ``capacity`` per link ``[E]`` (any unit, > 0 on used links); ``demand`` per row ``[R]`` (same unit;
     ``inf`` for as fast as it can); ``vl_weight`` per VL ``[V]`` (default equal). ``converged`` is False
-    when ``max_iter`` iterations did not settle (the last iterate is returned). ``start``: an earlier
-    result on the same hops to iterate on from (warm start). ``compiled``: force the C (True) or numpy
-    (False) iteration; default C when built.
+    when ``max_iter`` iterations did not settle: then the mean of iterates ``average_from`` to ``max_iter`` is
+    returned (``averaged`` of them; default ``average_from``: ``max_iter // 2 + 1``, the last half; not before the
+    longest row's length of iterations), or the last iterate when that leaves fewer than two (``average_from`` >
+    ``max_iter - 1`` turns averaging off). ``start``: an earlier result on the same hops to iterate on from (warm
+    start). ``compiled``: force the C (True) or numpy (False) iteration; default C when built.
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -94,6 +106,8 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
         raise SolverError(f"vl_weight needs {hops.n_vls} weights > 0")
     if max_iter < 1:
         raise SolverError("max_iter must be >= 1")
+    if average_from is not None and average_from < 1:
+        raise SolverError("average_from must be >= 1")
     if compiled and _credit is None:
         raise SolverError("compiled: fabric_engine._credit is not built")
     dem = np.minimum(dem, cap[hops.out[hops.first]])  # a row sends no faster than its first link
@@ -108,6 +122,10 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     # reaches its last hop after as many iterations as the row has hops, and the stop test looks at the last hops:
     # no stop before that, cold or warm.
     min_iter = hops.longest
+    # A solve that does not stop returns the mean of its iterates from here on (none: fewer than two to average).
+    avg_from = max(max_iter // 2 + 1, min_iter) if average_from is None else int(average_from)
+    if avg_from >= max_iter:
+        avg_from = max_iter + 1
     w_lane = w[hops.lane_vl]
     use_c = _credit is not None if compiled is None else bool(compiled)
     if use_c:
@@ -115,26 +133,29 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
         depart = np.empty(len(hops.row)) if start is None else start.depart.astype(np.float64, copy=True)
         rate, link_rate = np.empty(hops.rows), np.empty(hops.n_links)
         t = hops.tables
-        iterations, converged = _credit.solve(
+        iterations, converged, averaged = _credit.solve(
             hops.pair, t["prev"], t["hop_input"], hops.row, hops.out, dem, hops.last, hops.pair_input, hops.pair_lane,
             t["lane_pairs"], t["lane_ptr"], t["input_ptr"], hops.input_lane, lane_cap, w_lane, hops.lane_link, cap,
             t["link_lanes"], t["link_ptr"], depart, held_cap, rate, lane_dem, link_rate, hops.n_vls, int(max_iter),
-            min_iter, float(tol * scale), float(damping), 2 if start is None else 1, bool(t.get("checked")))
+            min_iter, float(tol * scale), float(damping), 2 if start is None else 1, bool(t.get("checked")), avg_from)
         t["checked"] = True  # the C side has checked the index tables: not again for these hops
     else:
         row_dem = dem[hops.row]
         # a hop departs no faster than its row's (new) demand; the rest is carried on from the last result
         depart = row_dem.copy() if start is None else np.minimum(start.depart, row_dem)
         rate = depart[hops.last].copy()
-        iterations, converged = _iterate_numpy(hops, cap, row_dem, lane_cap, w_lane, depart, held_cap, rate, lane_dem,
-                                               max_iter, min_iter, tol * scale, damping)
+        iterations, converged, averaged = _iterate_numpy(hops, cap, row_dem, lane_cap, w_lane, depart, held_cap, rate,
+                                                         lane_dem, max_iter, min_iter, tol * scale, damping, avg_from)
         link_rate = np.bincount(hops.out, weights=depart, minlength=hops.n_links).astype(np.float64, copy=False)
-    return _result(hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_rate, iterations, converged)
+    return _result(hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_rate, iterations, converged, averaged)
 
 
 def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap, rate, lane_dem, max_iter, min_iter,
-                   tol_abs, damping) -> tuple[int, bool]:
-    """The fixed point's iterations in numpy; ``depart``, ``held_cap``, ``rate``, ``lane_dem`` updated in place."""
+                   tol_abs, damping, avg_from) -> tuple[int, bool, int]:
+    """The fixed point's iterations in numpy; ``depart``, ``held_cap``, ``rate``, ``lane_dem`` updated in place.
+
+    ``(iterations, converged, averaged)``: when it does not stop, the state is the mean of iterates ``avg_from`` to
+    ``max_iter`` (``averaged`` of them; ``lane_dem`` the arrivals at the mean departures), if there are any."""
     n_pairs, n_lanes, n_inputs = hops.n_pairs, hops.n_lanes, hops.n_inputs
     t = hops.tables
     buffers = hops.input_lane >= 0
@@ -147,6 +168,9 @@ def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap,
     input_starts = t["input_ptr"][:-1]
     converged = False
     iterations, damp, last_moved = 0, 0.0, np.inf
+    averaging = avg_from <= max_iter
+    sum_depart = np.zeros(len(depart)) if averaging else None
+    sum_cap = np.zeros(n_lanes) if averaging else None
     for iterations in range(1, max_iter + 1):  # noqa: B007 (the count is reported)
         arrive = np.where(first, row_dem, depart[prev])
         d = np.bincount(hops.pair, weights=arrive, minlength=n_pairs)
@@ -181,18 +205,31 @@ def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap,
         moved = max(float(np.abs(new_rate - rate).max(initial=0.0)),
                     float(np.abs(np.minimum(new_cap, lane_dem) - np.minimum(held_cap, lane_dem)).max(initial=0.0)))
         held_cap[:], rate[:] = new_cap, new_rate
+        if averaging and iterations >= avg_from:
+            sum_depart += depart
+            sum_cap += held_cap
         if moved <= tol_abs and iterations >= min_iter:
             converged = True
             break
         if moved >= last_moved * 0.9:  # not contracting: arbiters and buffers taking turns; damp the caps
             damp = damping
         last_moved = moved
-    return iterations, converged
+    if converged or not averaging:
+        return iterations, converged, 0
+    # A limit cycle: the mean of the window's iterates, and the arrivals at its departures.
+    averaged = max_iter - avg_from + 1
+    depart[:] = sum_depart / averaged
+    held_cap[:] = sum_cap / averaged
+    rate[:] = depart[hops.last]
+    arrive = np.where(first, row_dem, depart[prev])
+    lane_dem[:] = np.bincount(pair_lane, weights=np.bincount(hops.pair, weights=arrive, minlength=n_pairs),
+                              minlength=n_lanes)
+    return iterations, converged, averaged
 
 
-def _result(hops: Hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_rate, iterations,
-            converged) -> CreditResult:
-    """Per-link figures of the last iterate."""
+def _result(hops: Hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_rate, iterations, converged,
+            averaged) -> CreditResult:
+    """Per-link figures of the last (or mean) iterate."""
     n_inputs = hops.n_inputs
     buffers = hops.input_lane >= 0
     feeding = hops.input_lane[buffers]
@@ -209,4 +246,5 @@ def _result(hops: Hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_ra
     holds[hops.lane_link[hops.pair_lane[held_inputs[hops.pair_input]]]] = True
     root = full & ~held & holds
     return CreditResult(rate=rate, link_rate=link_rate, link_cap=link_cap, held=held, root=root,
-                        iterations=int(iterations), converged=bool(converged), depart=depart, lane_cap=held_cap)
+                        iterations=int(iterations), converged=bool(converged), depart=depart, lane_cap=held_cap,
+                        averaged=int(averaged))

@@ -581,7 +581,7 @@ class Emulator:
             wait = xmit_wait_ticks(link_offered, carried_wait, self.capacity, self._width, tick, self.xmit_wait_tick)
             tree = {"model": CREDIT, "roots": np.flatnonzero(res.root[:e]).tolist(),
                     "held": np.flatnonzero(res.held[:e]).tolist(), "converged": res.converged,
-                    "iterations": res.iterations}
+                    "iterations": res.iterations, "averaged": res.averaged}
             if credit.cc is not None:
                 tree["marking"] = np.flatnonzero(credit.cc.marking[:e]).tolist()
         if credit is not None and credit.cc is not None:  # the ports' FECN marks, of the packets they send

@@ -20,10 +20,11 @@ const isLinks = (x, n) => Array.isArray(x) && x.every((d) => Number.isInteger(d)
  * @param {object|null|undefined} section the frame's `congestion_tree`
  * @param {number} L the fabric's cables (directed links d and d + L are cable d's two directions)
  * @returns {{model: string, roots: Int32Array, held: Int32Array, marking: Int32Array, converged: boolean,
- *   iterations: number|null}|null} the cables of the roots, and the held cables that are not roots (a cable held one
- *   way and a root the other is drawn as a root), in cable order; the cables whose ports mark FECN (congestion
- *   control; empty without it); whether the model settled (true when the engine does not say) and its iterations;
- *   null when absent (max-min: no congestion tree is modelled)
+ *   iterations: number|null, averaged: number}|null} the cables of the roots, and the held cables that are not roots
+ *   (a cable held one way and a root the other is drawn as a root), in cable order; the cables whose ports mark FECN
+ *   (congestion control; empty without it); whether the model settled (true when the engine does not say), its
+ *   iterations and how many of them its rates are the mean of (0: its last); null when absent (max-min: no
+ *   congestion tree is modelled)
  * @throws {FeedFormatError} naming the field that does not follow the protocol
  */
 export function decodeCongestionTree(section, L) {
@@ -39,8 +40,10 @@ export function decodeCongestionTree(section, L) {
   if (section.converged !== undefined && typeof section.converged !== "boolean") {
     fail("frame.congestion_tree.converged: expected a boolean");
   }
-  if (section.iterations !== undefined && !(Number.isInteger(section.iterations) && section.iterations >= 0)) {
-    fail("frame.congestion_tree.iterations: expected a count");
+  for (const key of ["iterations", "averaged"]) {
+    if (section[key] !== undefined && !(Number.isInteger(section[key]) && section[key] >= 0)) {
+      fail(`frame.congestion_tree.${key}: expected a count`);
+    }
   }
   const cable = (d) => (d < L ? d : d - L);
   const roots = new Set(section.roots.map(cable));
@@ -48,7 +51,7 @@ export function decodeCongestionTree(section, L) {
   const sorted = (s) => Int32Array.from([...s].sort((a, b) => a - b));
   return {model: section.model, roots: sorted(roots), held: sorted(held),
     marking: sorted(new Set((section.marking ?? []).map(cable))), converged: section.converged ?? true,
-    iterations: section.iterations ?? null};
+    iterations: section.iterations ?? null, averaged: section.averaged ?? 0};
 }
 
 const has = (sorted, c) => {
@@ -86,8 +89,9 @@ export function treeSummary(tree) {
   const n = (k, one, many) => `${k} ${k === 1 ? one : many}`;
   const marking = tree.marking?.length ? ` Congestion control: ${n(tree.marking.length, "cable", "cables")} ` +
     "marking FECN." : "";
+  const rates = tree.averaged > 1 ? `the mean of its last ${tree.averaged} iterates` : "its last iterate";
   const unsettled = tree.converged === false ? ` The model did not settle this tick (${tree.iterations ?? "?"} ` +
-    "iterations): its rates are its last iterate." : "";
+    `iterations): its rates are ${rates}.` : "";
   return ` Credit flow control: ${n(tree.roots.length, "congestion root", "congestion roots")}, ` +
     `${n(tree.held.length, "cable", "cables")} held back.${marking}${unsettled}`;
 }

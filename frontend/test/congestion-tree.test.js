@@ -62,6 +62,12 @@ test("congestion control's marking ports and a tick the model did not settle are
   assert.match(treeLine(tree, 3), /^congestion root: .*; its port marks FECN/);
   assert.equal(treeLine(tree, 6), "its port marks FECN (congestion control)");
   assert.equal(treeLine(tree, 2), "");
+  const averaged = decodeCongestionTree({model: "credit", roots: [], held: [], converged: false, iterations: 400,
+    averaged: 200}, L);
+  assert.equal(averaged.averaged, 200);
+  assert.match(treeSummary(averaged), /\(400 iterations\): its rates are the mean of its last 200 iterates\.$/);
+  assert.throws(() => decodeCongestionTree({model: "credit", roots: [], held: [], averaged: -1}, L),
+    /congestion_tree\.averaged/);
   const old = decodeCongestionTree({model: "credit", roots: [], held: []}, L);
   assert.equal(old.converged, true, "an engine that does not say is taken as settled");
   assert.deepEqual([...old.marking], []);

@@ -92,6 +92,7 @@ def test_congestion_tree_and_xmit_wait_on_held_ports(fabric, incast_jobs):
     assert up_h4.rate[0] == pytest.approx(f.capacity_gbps.max())  # alone it runs at link rate
     tree = s.congestion_tree
     assert tree["model"] == "credit"
+    assert tree["converged"] and tree["averaged"] == 0  # settled: its rates are its last iterate, not a mean
     assert into_h0 in tree["roots"]
     assert leaf_up in tree["held"] and into_h0 not in tree["held"]
     # XmitWait: the held uplink's port waits for credits; the root sends at full rate and does not.

@@ -23,14 +23,15 @@ or too wide for its counter is a :class:`~fabric_engine.errors.FormatError` nami
 
 Blocks of other counter sets (port counters, ``-E``, ``-T``, ...) are left to :mod:`.perfquery`; captured-terminal
 noise (prompts, ``ibwarn`` lines, other tools' output) is skipped with warnings as :mod:`.perfquery` does.
-:func:`.perfquery.parse_perfquery` hands the blocks here when given a ``cc`` list.
+:func:`.perfquery.parse_perfquery` hands the blocks here when given a ``cc`` list. The push API's sample records
+may carry these counters beside the port counters, under the same names: :func:`split_cc_records` takes them out.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,7 @@ from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
 
 __all__ = ["CC_ATTRIBUTES", "CC_COLUMNS", "CC_COLUMN", "CCSamples", "parse_perfquery_cc", "parse_perfquery_cc_many",
-           "has_cc_blocks", "is_cc_attribute"]
+           "has_cc_blocks", "is_cc_attribute", "split_cc_records"]
 
 #: Counters of each congestion control attribute and their width in bits (libibmad ``fields.c``).
 CC_ATTRIBUTES: dict[str, tuple[tuple[str, ...], int]] = {
@@ -107,6 +108,8 @@ class CCSamples:
         parts = [p for p in parts if len(p)]
         if not parts:
             return cls.empty()
+        if len(parts) == 1:  # a push's samples: no copy
+            return parts[0]
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("lid", "port", "values", "bits", "t")))
 
     @property
@@ -118,7 +121,10 @@ class CCSamples:
         """One row per port: the counters each block of it read (a later block's winning), its newest time."""
         if not len(self):
             return self
-        keys, inverse = np.unique(self.keys, return_inverse=True)
+        keys = self.keys
+        if (keys[1:] > keys[:-1]).all():  # one row per port in key order already (a push's, as a rule): no copy
+            return self
+        keys, inverse = np.unique(keys, return_inverse=True)
         n, c = keys.size, len(CC_COLUMNS)
         values, bits = np.zeros((n, c), np.uint64), np.zeros((n, c), np.uint8)
         r, col = np.nonzero(self.bits)  # row order: a later block's value is written last and wins
@@ -302,3 +308,101 @@ def parse_perfquery_cc_many(outputs: Iterable[tuple[str, float, str]], warnings:
     """The congestion control counters of many ``(text, t, source)`` outputs, one row per port
     (:meth:`CCSamples.merged`: ``--rcvcc``, ``--slrcvfecn`` ... runs of a port meet)."""
     return CCSamples.concat(parse_perfquery_cc(text, t, src, warnings) for text, t, src in outputs).merged()
+
+
+def _count(value) -> int | None:
+    """A counter value from JSON: an int (not a bool), or a decimal string of at most 20 digits (as
+    :meth:`.counters.CounterSamples.from_records` takes them); else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
+        return int(value)
+    return None
+
+
+def split_cc_records(records: Sequence, names: Iterable[str] = CC_COLUMNS,
+                     source: str = "records") -> tuple[list, CCSamples, np.ndarray]:
+    """The congestion control counters ``names`` (of :data:`CC_COLUMNS`) of the push API's sample records.
+
+    A record (``{"lid", "port", "t", "counters": {name: value}}``, as
+    :meth:`.counters.CounterSamples.from_records` reads it) may hold them in its ``counters``, cumulative as perfquery
+    reads them. Returns the records with them taken out (a record without any is the same object; for
+    ``from_records``, which reads the rest and refuses what it does not know), the counters as one
+    :class:`CCSamples` row per record that held some (in record order, timed by its ``t``), and the index of each
+    row's record. Records that are not objects, or whose ``counters`` is not one, are passed on for
+    ``from_records`` to refuse.
+
+    Raises
+    ------
+    FormatError
+        More records than a subnet has ports (no line); line ``i + 1`` for record ``i`` holding these counters: a
+        LID outside 1..0xBFFF, a port outside 0..255, a ``t`` that is not a time, a value that is not a non-negative
+        integer or does not fit its counter (the messages of ``from_records``).
+
+    Examples
+    --------
+    >>> recs, cc, rows = split_cc_records([{"lid": 2, "port": 3, "t": 1.0, "counters": {"PortXmitData": 9}},
+    ...     {"lid": 2, "port": 4, "t": 1.0, "counters": {"PortXmitData": 9, "PortPktRcvFECN": 7}}])
+    >>> recs[1]["counters"], rows.tolist(), int(cc.port[0]), float(cc.fecn[0])
+    ({'PortXmitData': 9}, [1], 4, 7.0)
+    """
+    wanted = tuple(names)
+    unknown = [n for n in wanted if n not in CC_COLUMN]
+    if unknown:
+        raise ValueError(f"not congestion control counters: {unknown}")
+    if len(records) > MAX_FABRIC_PORTS:
+        raise FormatError(source, None, f"{len(records):,} samples: more ports than a subnet has "
+                                        f"({MAX_FABRIC_PORTS:,})")
+    width = {n: int(_COL_BITS[CC_COLUMN[n]]) for n in wanted}
+    out = list(records)
+    rows: list[int] = []
+    lids: list[int] = []
+    ports: list[int] = []
+    stamps: list[float] = []
+    got: dict[str, tuple[list[int], list[int]]] = {n: ([], []) for n in wanted}  # rows and values of each counter
+    for i, rec in enumerate(records):  # input decoding; the arithmetic stays vectorized
+        counters = rec.get("counters") if type(rec) is dict or isinstance(rec, Mapping) else None
+        if not (type(counters) is dict or isinstance(counters, Mapping)):
+            continue
+        held = [n for n in wanted if n in counters]
+        if not held:
+            continue
+        try:
+            lid, port, stamp = rec["lid"], rec["port"], rec["t"]
+        except KeyError as exc:
+            raise FormatError(source, i + 1, f"sample needs lid, port, t and counters (no {exc})") from None
+        lid = lid if type(lid) is int else _count(lid)
+        port = port if type(port) is int else _count(port)
+        if lid is None or not 0 < lid <= MAX_UNICAST_LID or port is None or not 0 <= port <= 255:
+            raise FormatError(source, i + 1, f"lid {rec['lid']!r} or port {rec['port']!r} out of range "
+                                             f"(LIDs 1..{MAX_UNICAST_LID}, ports 0..255)")
+        if isinstance(stamp, bool) or not isinstance(stamp, int | float) or not 0 <= stamp < float("inf"):
+            raise FormatError(source, i + 1, f"t: {stamp!r} is not a time in seconds since the epoch")
+        rest = dict(counters)
+        for name in held:
+            bits = width[name]
+            raw = rest.pop(name)
+            v = raw if type(raw) is int else _count(raw)
+            if v is None:
+                raise FormatError(source, i + 1, f"{name}: {str(raw)[:40]!r} is not an integer")
+            if not 0 <= v < 1 << bits:
+                raise FormatError(source, i + 1, f"{name}: {v} does not fit in {bits} bits")
+            at, vals = got[name]
+            at.append(len(rows))
+            vals.append(v)
+        out[i] = {**rec, "counters": rest}
+        rows.append(i)
+        lids.append(lid)
+        ports.append(port)
+        stamps.append(float(stamp))
+    if not rows:
+        return out, CCSamples.empty(), np.zeros(0, np.int64)
+    c = len(CC_COLUMNS)
+    values, bits = np.zeros((len(rows), c), np.uint64), np.zeros((len(rows), c), np.uint8)
+    for name, (at, vals) in got.items():
+        col = CC_COLUMN[name]
+        values[at, col], bits[at, col] = np.array(vals, np.uint64), _COL_BITS[col]
+    return (out, CCSamples(np.array(lids, np.int32), np.array(ports, np.int16), values, bits,
+                           np.array(stamps, np.float64)), np.array(rows, np.int64))

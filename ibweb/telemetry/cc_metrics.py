@@ -2,10 +2,10 @@
 
 ``ibweb_port_fecn_per_second{fabric,node,port}`` and ``ibweb_port_becn_per_second{fabric,node,port}``: packets
 received marked FECN / BECN per second over the two newest congestion readings of the port
-(:mod:`.cc_readings`: the collector's ``perfquery --rcvcc``, or a drop directory's), gauges; a port without a rate
-(read once, a counter that went down) has no series. The readings are keyed by LID and port as perfquery addresses
-them, matched here to the nodes of the fabric's runtime record. As for the counters, a port of a host the view may
-not name is left out with the switch port facing it.
+(:mod:`.cc_readings`: the collector's ``perfquery --rcvcc``, a drop directory's, or a push's), gauges; a port
+without a rate (read once, a counter that went down) has no series. The readings are keyed by LID and port as
+perfquery addresses them, matched here to the nodes of the fabric's runtime record. As for the counters, a port of
+a host the view may not name is left out with the switch port facing it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """The congestion control counters of a telemetry-fed fabric's ports, and their rates between sweeps (issue 41).
 
-Each sweep that read some (the collector's ``perfquery --rcvcc`` per switch port, or the congestion control blocks
-of a drop directory's ``perfquery*.txt``) puts them here: ``PortPktRcvFECN`` and ``PortPktRcvBECN`` per port,
-addressed as perfquery addresses it (``lid * 256 + port``), each timed when its command returned. The newest and
-the previous readings are kept (cache keys ``cc`` and ``cc_prev`` under ``ibweb:telemetry:<fabric id>:``), as the
-sweeps' counters are (:mod:`.store`); rates per second are the deltas over the two readings of a port, over the
-interval between their times: unknown (NaN) for a port read once, a counter not read, no time between the reads,
-or a counter that went down (cleared, or wrapped at its 32 bits).
+Each sweep that read some (the collector's ``perfquery --rcvcc`` per switch port, the congestion control blocks
+of a drop directory's ``perfquery*.txt``, or a push's samples holding them) puts them here: ``PortPktRcvFECN`` and
+``PortPktRcvBECN`` per port, addressed as perfquery addresses it (``lid * 256 + port``), each timed when its command
+returned (a pushed sample: its ``t``). The newest and the previous readings are kept (cache keys ``cc`` and
+``cc_prev`` under ``ibweb:telemetry:<fabric id>:``), as the sweeps' counters are (:mod:`.store`); rates per second
+are the deltas over the two readings of a port, over the interval between their times: unknown (NaN) for a port
+read once, a counter not read, no time between the reads, or a counter that went down (cleared, or wrapped at its
+32 bits).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ without congestion control counters) is one warning of the sweep, and its other 
 failure, the counters of the sweep stand. The outputs cross the shard task's boundary as text
 (``[text, t, source]``, a few hundred bytes per port) and are read at the merge
 (:func:`fabric_engine.telemetry.perfquery_cc.parse_perfquery_cc_many`). A drop directory's ``perfquery*.txt`` with
-congestion control blocks are read the same way, whatever ``cc_counters`` says.
+congestion control blocks are read the same way, whatever ``cc_counters`` says. A push's counters (``PortPktRcvFECN``,
+``PortPktRcvBECN`` of its samples, read and checked by the push API) join the merge read already (:func:`pushed_cc`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fabric_engine.telemetry.perfquery_cc import CCSamples, has_cc_blocks, parse
 from . import cc_readings
 from .collector import CollectorError, CommandRunner, Output, SwitchTarget, rcvcc_commands
 
-__all__ = ["read_rcvcc", "cc_outputs", "store_cc"]
+__all__ = ["read_rcvcc", "cc_outputs", "pushed_cc", "store_cc"]
 
 
 def read_rcvcc(run: CommandRunner, target: SwitchTarget, warnings: list[dict]) -> list[list]:
@@ -40,11 +41,22 @@ def cc_outputs(outputs: list[Output]) -> list[list]:
     return [[o.text, o.t, o.source] for o in outputs if has_cc_blocks(o.text)]
 
 
+def pushed_cc(samples: CCSamples) -> list:
+    """A push's congestion control counters, read already, as an output of a shard result's ``cc`` for
+    :func:`store_cc` (``[samples, t, "samples"]``). In-process only: a push is merged where it is received, so this
+    never crosses a task boundary as the outputs' text does."""
+    return [samples, float(samples.t.max(initial=0.0)), "samples"]
+
+
 def store_cc(fabric_id: int, outputs: list, warnings: list[dict]) -> int:
-    """Read ``outputs`` (``[text, t, source]``) and make them the fabric's newest congestion reading; an output the
-    reader refuses is a warning. None read is a reading too: no port has rates then. The number of ports kept."""
+    """Read ``outputs`` (``[text, t, source]``, or a push's :func:`pushed_cc`) and make them the fabric's newest
+    congestion reading; an output the reader refuses is a warning. None read is a reading too: no port has rates
+    then. The number of ports kept."""
     parts = []
     for text, t, source in outputs:
+        if isinstance(text, CCSamples):  # a push's, read and checked by the push API
+            parts.append(text)
+            continue
         try:
             parts.append(parse_perfquery_cc(str(text), float(t), str(source), warnings))
         except FabricEngineError as exc:

@@ -7,7 +7,7 @@ threshold per minute (:meth:`~ibweb.telemetry.models.CollectorConfig.alert_thres
 none) and ``above`` (the rate reaches it), and the active conditions naming the port
 (:func:`~.conditions_views.condition_payload`). ``congestion``: the port's congestion control counters
 (``PortPktRcvFECN``/``PortPktRcvBECN`` as ``fecn``/``becn``, read when the collector's ``cc_counters`` is on or a
-drop directory has them) and their rates per second between the two newest readings (``fecn_per_s``,
+drop directory or a push has them) and their rates per second between the two newest readings (``fecn_per_s``,
 ``becn_per_s``; ``null`` without two good reads), timed ``t`` (:mod:`..cc_readings`); ``null``: the port was not
 read. ``node``: a node as :mod:`ibweb.access.node_names` takes it, of the
 discovery the engine runs on (its runtime record). Counters of a port are fabric-wide data, like

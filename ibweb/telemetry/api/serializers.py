@@ -7,9 +7,10 @@ from rest_framework import serializers
 
 from fabric_engine.errors import FabricEngineError, FormatError
 from fabric_engine.telemetry import FUTURE_MARGIN_S, CounterSamples, read_discovery
+from fabric_engine.telemetry.perfquery_cc import split_cc_records
 from fabric_engine.topology.limits import MAX_FABRIC_PORTS
 
-from .. import store
+from .. import cc_readings, store
 from ..models import CollectorConfig, Sweep
 
 
@@ -57,6 +58,9 @@ class SweepSerializer(serializers.ModelSerializer):
 
 #: Most samples in one push: one per port of the largest subnet (a sample carries basic and extended counters).
 MAX_PUSH_SAMPLES = MAX_FABRIC_PORTS
+#: The congestion control counters a sample's ``counters`` may hold (perfquery's names, as the fabric's congestion
+#: readings keep them): the rest of its counters are the port counters.
+PUSHED_CC = tuple(counter for _, counter in cc_readings.COUNTERS)
 
 
 @extend_schema_field({"type": "array", "items": {"type": "object"}})
@@ -92,7 +96,12 @@ class SamplePushSerializer(serializers.Serializer):
     """Body of a push: counter samples (as ``CounterSamples.from_records`` reads them), optional discovery.
 
     ``{"samples": [{"lid": 2, "port": 3, "t": 1700000000.0, "extended": true,
-    "counters": {"PortXmitData": 123, ...}}, ...], "iblinkinfo": "<iblinkinfo output>"}``
+    "counters": {"PortXmitData": 123, ..., "PortPktRcvFECN": 7, "PortPktRcvBECN": 1}}, ...],
+    "iblinkinfo": "<iblinkinfo output>"}``
+
+    ``PortPktRcvFECN`` and ``PortPktRcvBECN`` (:data:`PUSHED_CC`, optional; 32 bits, cumulative as ``perfquery
+    --rcvcc`` reads them) become the fabric's congestion readings (``cc``: a
+    :class:`~fabric_engine.telemetry.perfquery_cc.CCSamples`, None when no sample has them), as the collector's.
 
     Everything is checked before anything is stored (issue 14): every sample (LID
     1..0xBFFF, port 0..255, a finite time no more than ``FUTURE_MARGIN_S`` (300 s) ahead of
@@ -101,7 +110,8 @@ class SamplePushSerializer(serializers.Serializer):
     the engine could not use is a 400 naming its line, never a stored sweep.
     """
 
-    samples = _ParsedJSON(help_text=f"1..{MAX_PUSH_SAMPLES:,} sample objects (one per port).")
+    samples = _ParsedJSON(help_text=f"1..{MAX_PUSH_SAMPLES:,} sample objects (one per port); a sample's counters may "
+                                    f"include {' and '.join(PUSHED_CC)}.")
     iblinkinfo = serializers.CharField(required=False, allow_blank=False, trim_whitespace=False)
 
     def validate_samples(self, value) -> list:
@@ -114,19 +124,23 @@ class SamplePushSerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         try:
-            raw = CounterSamples.from_records(attrs["samples"], source="samples")
+            records, cc, cc_rows = split_cc_records(attrs["samples"], PUSHED_CC, source="samples")
+            raw = CounterSamples.from_records(records, source="samples")
         except FormatError as exc:
             where = f"samples[{exc.line - 1}]" if exc.line is not None else "samples"
             raise serializers.ValidationError({"samples": f"{where}: {exc.message}"}) from exc
         # issue 26: a sample from the future would be held by the engine anyway; refuse it here, naming it
         now = time.time()
-        ahead = np.flatnonzero((raw.t > now + FUTURE_MARGIN_S).any(axis=1))
+        t_of = raw.t.max(axis=1, initial=0.0)  # per sample: its counters' time, or its congestion counters'
+        t_of[cc_rows] = np.maximum(t_of[cc_rows], cc.t)
+        ahead = np.flatnonzero(t_of > now + FUTURE_MARGIN_S)
         if ahead.size:
             i = int(ahead[0])
-            t = float(raw.t[i].max())
+            t = float(t_of[i])
             raise serializers.ValidationError({"samples": f"samples[{i}]: t: {t!r} is {t - now:,.0f} s ahead of "
                                                           f"this server's clock (at most {FUTURE_MARGIN_S:g} s)"})
         attrs["parsed"] = raw.merged()
+        attrs["cc"] = cc if len(cc) else None
         if "iblinkinfo" in attrs:
             try:
                 read_discovery(attrs["iblinkinfo"], source="iblinkinfo")

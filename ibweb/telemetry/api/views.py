@@ -11,6 +11,7 @@ from ibweb.auth.bearer import BearerAuthentication, BearerRoute, TokenThrottle
 from ibweb.auth.permissions import AllTenantsRead
 
 from .. import store, sweeps
+from ..cc_sweep import pushed_cc
 from ..choices import CollectorSource
 from ..filtersets import SweepFilterSet
 from ..models import CollectorConfig, PushToken, Sweep
@@ -99,6 +100,8 @@ class SamplePushView(PushView):
             linkinfo = newest["linkinfo"]
         sweep = Sweep.objects.create(config=config, source=CollectorSource.PUSH)
         result = shard_result(0, body.validated_data["parsed"], [])
+        if body.validated_data["cc"] is not None:  # FECN/BECN: the fabric's congestion readings, as a sweep's
+            result["cc"] = [pushed_cc(body.validated_data["cc"])]
         sweeps.merge(config, sweep, linkinfo, [result])
         self.token_used(request)
         return Response(SweepSerializer(sweep).data, status=status.HTTP_201_CREATED)

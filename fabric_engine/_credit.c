@@ -48,11 +48,14 @@ static int get_buffer(PyObject *obj, arg_t *a, char kind, int writable, const ch
     return 0;
 }
 
-/* Water level of one group (members m[0..n), demands dem[m], weights w[m] or 1): waterfill.water_levels. */
+/* Water level of one group (members m[0..n), demands dem[m], weights w[m] or 1): waterfill.water_levels.
+ * extra_w > 0: with one more member of that weight that asks for everything (summed after the others, as
+ * water_levels sums a member numbered after them). */
 static double level_of(const int64_t *m, int64_t n, const double *dem, const double *w, double cap,
-                       unsigned char *below) {
+                       unsigned char *below, double extra_w) {
     double total_w = 0.0;
     for (int64_t j = 0; j < n; j++) total_w += w ? w[m[j]] : 1.0;
+    if (extra_w > 0.0) total_w += extra_w;
     double level = total_w > 0 ? cap / total_w : INFINITY;
     for (int64_t j = 0; j < n; j++) below[j] = 0;
     for (int r = 0; r < MAX_ROUNDS; r++) {
@@ -70,6 +73,7 @@ static double level_of(const int64_t *m, int64_t n, const double *dem, const dou
             if (below[j]) kept += dem[m[j]];
             else left_w += wj;
         }
+        if (extra_w > 0.0) left_w += extra_w;
         double room = cap - kept;
         level = left_w > 0 ? (room > 0.0 ? room : 0.0) / left_w : INFINITY;
     }
@@ -103,7 +107,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     memset(a, 0, sizeof(a));
     PyObject *result = NULL;
     double *d = NULL, *k = NULL, *level = NULL, *total_in = NULL, *factor_in = NULL,
-           *drain_in = NULL, *new_cap = NULL, *asked = NULL, *new_rate = NULL, *sum_depart = NULL, *sum_cap = NULL;
+           *drain_in = NULL, *new_cap = NULL, *asked = NULL, *more = NULL, *new_rate = NULL, *sum_depart = NULL, *sum_cap = NULL;
     unsigned char *below = NULL;
     for (int i = 0; i < N_ARGS; i++)
         if (get_buffer(obj[i], &a[i], kinds[i], i >= A_DEPART, names[i])) goto done;
@@ -162,6 +166,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     drain_in = malloc(i1 * sizeof(double));
     new_cap = malloc(l1 * sizeof(double));
     asked = malloc(l1 * sizeof(double));
+    more = malloc(l1 * sizeof(double));
     new_rate = malloc(r1 * sizeof(double));
     below = malloc((size_t)widest);
     const int averaging = avg_from >= 1 && avg_from <= max_iter;
@@ -169,7 +174,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         sum_depart = calloc((size_t)(H ? H : 1), sizeof(double));
         sum_cap = calloc(l1, sizeof(double));
     }
-    if (!d || !k || !level || !total_in || !factor_in || !drain_in || !new_cap || !asked ||
+    if (!d || !k || !level || !total_in || !factor_in || !drain_in || !new_cap || !asked || !more ||
         !new_rate || !below || (averaging && (!sum_depart || !sum_cap))) {
         PyErr_NoMemory();
         goto done;
@@ -202,21 +207,32 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
             for (int64_t e = 0; e < E; e++) {
                 int64_t lo = link_ptr[e], n = link_ptr[e + 1] - lo;
                 if (!n) continue;
-                double lev = level_of(link_lanes + lo, n, asked, lane_w, link_cap[e], below);
+                double lev = level_of(link_lanes + lo, n, asked, lane_w, link_cap[e], below, 0.0);
                 double sum = 0.0;
                 for (int64_t j = 0; j < n; j++) sum += asked[link_lanes[lo + j]];
                 double slack = link_cap[e] - sum;
                 if (slack < 0.0) slack = 0.0;
                 for (int64_t j = 0; j < n; j++) {
                     int64_t l = link_lanes[lo + j];
-                    double v = isfinite(lev) ? lane_w[l] * lev : asked[l] + slack;
+                    double v = lane_w[l] * lev;
+                    if (!isfinite(lev)) {  /* the link has room: its slack, or the lane's share if it asked for all */
+                        double share = lane_w[l] * level_of(link_lanes + lo, n, asked, lane_w, link_cap[e], below,
+                                                            lane_w[l]);
+                        v = asked[l] + slack;
+                        if (share > v) v = share;
+                    }
                     k[l] = held_cap[l] < v ? held_cap[l] : v;
                 }
             }
         }
         /* round robin among the input buffers of each lane */
-        for (int64_t l = 0; l < L; l++)
-            level[l] = level_of(lane_pairs + lane_ptr[l], lane_ptr[l + 1] - lane_ptr[l], d, NULL, k[l], below);
+        for (int64_t l = 0; l < L; l++) {
+            level[l] = level_of(lane_pairs + lane_ptr[l], lane_ptr[l + 1] - lane_ptr[l], d, NULL, k[l], below, 0.0);
+            /* an input's share if it asked for all (round robin takes it from the others): where the lane has room */
+            more[l] = isfinite(level[l]) ? level[l]
+                                         : level_of(lane_pairs + lane_ptr[l], lane_ptr[l + 1] - lane_ptr[l], d, NULL,
+                                                    k[l], below, 1.0);
+        }
         memset(total_in, 0, i1 * sizeof(double));
         for (int64_t p = 0; p < P; p++) total_in[pair_input[p]] += d[p];
         /* head of line: a buffer moves at the pace of its most held output; it accepts what it drains */
@@ -230,6 +246,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
                     double slack = k[l] - lane_dem[l];
                     if (slack < 0.0) slack = 0.0;
                     double avail = isfinite(lev) ? lev : d[p] + slack;
+                    if (!isfinite(lev) && more[l] > avail) avail = more[l];
                     f = grant / d[p];
                     t = avail * total_in[i] / d[p];
                 }
@@ -242,15 +259,15 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         /* departures: each row from its last hop back, so that depart[h - 1] is still the arrival at h;
          * summed from avg_from on */
         const int summing = averaging && iterations >= avg_from;
+        double hop_moved = 0.0;  /* the most a departure moved: a change on its way to the last hops */
         for (int64_t r = 0; r < R; r++) {
             int64_t h0 = r ? last[r - 1] + 1 : 0;
-            if (summing) {
-                for (int64_t h = last[r]; h > h0; h--)
-                    sum_depart[h] += (depart[h] = depart[h - 1] * factor_in[hop_input[h]]);
-                sum_depart[h0] += (depart[h0] = row_dem[r] * factor_in[hop_input[h0]]);
-            } else {
-                for (int64_t h = last[r]; h > h0; h--) depart[h] = depart[h - 1] * factor_in[hop_input[h]];
-                depart[h0] = row_dem[r] * factor_in[hop_input[h0]];
+            for (int64_t h = last[r]; h >= h0; h--) {
+                double v = (h > h0 ? depart[h - 1] : row_dem[r]) * factor_in[hop_input[h]];
+                double m = fabs(v - depart[h]);
+                if (m > hop_moved || isnan(m)) hop_moved = m;
+                depart[h] = v;
+                if (summing) sum_depart[h] += v;
             }
         }
         memcpy(new_cap, lane_cap, l1 * sizeof(double));
@@ -276,7 +293,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (R) memcpy(rate, new_rate, (size_t)R * sizeof(double));
         if (summing)
             for (int64_t l = 0; l < L; l++) sum_cap[l] += held_cap[l];
-        if (moved <= tol_abs && iterations >= min_iter) {
+        if (moved <= tol_abs && !(hop_moved > tol_abs) && iterations >= min_iter) {
             converged = 1;
             break;
         }
@@ -313,6 +330,7 @@ done:
     free(drain_in);
     free(new_cap);
     free(asked);
+    free(more);
     free(new_rate);
     free(below);
     free(sum_depart);

@@ -72,6 +72,17 @@ class Hops:
         return int(np.diff(self.last, prepend=-1).max(initial=1))
 
     @cached_property
+    def lane_siblings(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lane, sibling)`` for every lane and every lane of its link (itself too), by lane then by sibling
+        ascending: the members of each lane's VL arbiter, for what a lane gets if it asks for all."""
+        t = self.tables
+        link_ptr = t["link_ptr"]
+        count = np.diff(link_ptr)[self.lane_link]
+        group = np.repeat(np.arange(self.n_lanes, dtype=np.int64), count)
+        at = np.repeat(link_ptr[self.lane_link] - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+        return group, t["link_lanes"][at]
+
+    @cached_property
     def tables(self) -> dict[str, np.ndarray | bool]:
         """Index tables the iteration walks (int64): ``prev``, ``hop_input`` per hop; ``lane_pairs``/``lane_ptr``
         (the pairs of each lane, ascending), ``input_ptr`` (pairs are sorted by input), ``link_lanes``/``link_ptr``

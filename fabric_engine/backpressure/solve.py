@@ -182,12 +182,21 @@ def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap,
             asked = np.minimum(lane_dem, held_cap)
             mu = water_levels(hops.lane_link, asked, lane_w, cap, hops.n_links)[hops.lane_link]
             slack = np.maximum(cap - np.bincount(hops.lane_link, weights=asked, minlength=hops.n_links), 0.0)
-            k = np.minimum(held_cap, np.where(np.isfinite(mu), lane_w * mu, asked + slack[hops.lane_link]))
+            # where the link has room: its slack, or the lane's share if it asked for all (the others' give way)
+            sib_group, sib_lane = hops.lane_siblings
+            share = lane_w * water_levels(np.r_[sib_group, np.arange(n_lanes)],
+                                          np.r_[asked[sib_lane], np.full(n_lanes, np.inf)],
+                                          np.r_[lane_w[sib_lane], lane_w], cap[hops.lane_link], n_lanes)
+            k = np.minimum(held_cap, np.where(np.isfinite(mu), lane_w * mu,
+                                              np.maximum(asked + slack[hops.lane_link], share)))
         # Round robin among the input buffers of each lane.
         level = water_levels(pair_lane, d, None, k, n_lanes)
         grant = np.minimum(d, level[pair_lane])
         lane_slack = np.maximum(k - lane_dem, 0.0)
-        avail = np.where(np.isfinite(level[pair_lane]), level[pair_lane], d + lane_slack[pair_lane])
+        # An input's share if it asked for all (round robin takes it from the others), where the lane has room.
+        more = water_levels(np.r_[pair_lane, np.arange(n_lanes)], np.r_[d, np.full(n_lanes, np.inf)], None, k, n_lanes)
+        avail = np.where(np.isfinite(level[pair_lane]), level[pair_lane],
+                         np.maximum(d + lane_slack[pair_lane], more[pair_lane]))
         total_in = np.bincount(pair_input, weights=d, minlength=n_inputs)
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = np.where(d > 0, grant / d, 1.0)
@@ -195,7 +204,9 @@ def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap,
         # Head of line: a buffer moves at the pace of its most held output; it accepts what it drains.
         factor_in = np.minimum.reduceat(factor, input_starts) if n_pairs else factor
         drain_in = np.minimum.reduceat(drain, input_starts) if n_pairs else drain
-        depart[:] = arrive * factor_in[hop_input]
+        departed = arrive * factor_in[hop_input]
+        hop_moved = float(np.abs(departed - depart).max(initial=0.0))  # a change on its way to the last hops
+        depart[:] = departed
         new_cap = lane_cap.copy()
         new_cap[feeding] = np.minimum(lane_cap[feeding], drain_in[buffers])
         if damp:
@@ -208,7 +219,7 @@ def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap,
         if averaging and iterations >= avg_from:
             sum_depart += depart
             sum_cap += held_cap
-        if moved <= tol_abs and iterations >= min_iter:
+        if moved <= tol_abs and not hop_moved > tol_abs and iterations >= min_iter:
             converged = True
             break
         if moved >= last_moved * 0.9:  # not contracting: arbiters and buffers taking turns; damp the caps

@@ -11,9 +11,9 @@ from fabric_engine.backpressure import Hops, credit_rates
 from tests.fabric_engine.backpressure.test_compiled_and_warm import random_case
 from tests.reference.congestion import scenarios as S
 
-# 83 flows on one lane: from its 977th iteration on the iterates repeat every 12 (caps swinging by 0.3 of a link,
-# rates by 0.03); before that the cycle drifts
-LIMIT_CYCLE = (9, 83, 1)
+# 123 flows on one lane: by its 1,000th iteration the iterates repeat every 10 (caps swinging by 0.43 of a link,
+# rates by 0.08)
+LIMIT_CYCLE = (169, 123, 1)
 
 
 @pytest.mark.parametrize("compiled", [None, False], ids=["default", "numpy"])
@@ -21,20 +21,20 @@ def test_a_limit_cycle_returns_the_mean_of_its_iterates(compiled: bool | None):
     hops, cap, dem, w = random_case(*LIMIT_CYCLE)
     res = credit_rates(hops, cap, dem, w, max_iter=1000, compiled=compiled)
     last = credit_rates(hops, cap, dem, w, max_iter=1000, average_from=1001, compiled=compiled)
-    after = credit_rates(hops, cap, dem, w, max_iter=1012, average_from=1013, compiled=compiled)
-    assert np.allclose(after.lane_cap, last.lane_cap, atol=1e-9)  # a cycle of 12 iterations
+    after = credit_rates(hops, cap, dem, w, max_iter=1010, average_from=1011, compiled=compiled)
+    assert np.allclose(after.lane_cap, last.lane_cap, atol=1e-9)  # a cycle of 10 iterations
     assert not np.allclose(
-        credit_rates(hops, cap, dem, w, max_iter=1006, average_from=1007, compiled=compiled).lane_cap,
-        last.lane_cap, atol=0.05)
+        credit_rates(hops, cap, dem, w, max_iter=1005, average_from=1006, compiled=compiled).lane_cap,
+        last.lane_cap, atol=0.3)
     assert not res.converged and res.iterations == 1000 and res.averaged == 500
     assert not last.converged and last.averaged == 0
     # the long run: the mean of iterates 1,001-3,000
     long = credit_rates(hops, cap, dem, w, max_iter=3000, average_from=1001, compiled=compiled)
     assert long.averaged == 2000
-    assert np.abs(res.rate - long.rate).max() < 0.002  # 0.0006 of a link
-    assert np.abs(last.rate - long.rate).max() > 0.01  # 0.013
-    assert np.abs(res.lane_cap - long.lane_cap).max() < 0.01  # 0.004
-    assert np.abs(last.lane_cap - long.lane_cap).max() > 0.1  # 0.126
+    assert np.abs(res.rate - long.rate).max() < 0.002  # 3e-12 of a link: the window holds 50 whole cycles
+    assert np.abs(last.rate - long.rate).max() > 0.05  # 0.077
+    assert np.abs(res.lane_cap - long.lane_cap).max() < 0.01  # 2e-11
+    assert np.abs(last.lane_cap - long.lane_cap).max() > 0.1  # 0.176
 
 
 def test_the_mean_is_one_state():
@@ -48,7 +48,7 @@ def test_the_mean_is_one_state():
     assert np.array_equal(res.held, np.bincount(hops.lane_link, weights=res.lane_cap < lane_cap * (1 - 1e-9),
                                                 minlength=hops.n_links) > 0)
     assert (res.link_cap <= cap).all() and (res.link_rate <= cap + 1e-9).all()
-    assert res.held.any() and res.root.any()
+    assert res.held.any()  # (a root needs its link full in the mean: a cycle's roots take turns)
 
 
 def test_no_averaging_before_there_are_two_iterates_or_the_longest_path_is_crossed():

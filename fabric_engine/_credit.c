@@ -106,7 +106,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     arg_t a[N_ARGS];
     memset(a, 0, sizeof(a));
     PyObject *result = NULL;
-    double *d = NULL, *k = NULL, *level = NULL, *total_in = NULL, *factor_in = NULL,
+    double *d = NULL, *d_next = NULL, *k = NULL, *level = NULL, *total_in = NULL, *factor_in = NULL,
            *drain_in = NULL, *new_cap = NULL, *asked = NULL, *more = NULL, *new_rate = NULL, *sum_depart = NULL, *sum_cap = NULL;
     unsigned char *below = NULL;
     for (int i = 0; i < N_ARGS; i++)
@@ -159,6 +159,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (link_ptr[e + 1] - link_ptr[e] > widest) widest = link_ptr[e + 1] - link_ptr[e];
     size_t p1 = P ? P : 1, l1 = L ? L : 1, i1 = I ? I : 1, r1 = R ? R : 1;
     d = malloc(p1 * sizeof(double));
+    d_next = malloc(p1 * sizeof(double));
     k = malloc(l1 * sizeof(double));
     level = malloc(l1 * sizeof(double));
     total_in = malloc(i1 * sizeof(double));
@@ -174,7 +175,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         sum_depart = calloc((size_t)(H ? H : 1), sizeof(double));
         sum_cap = calloc(l1, sizeof(double));
     }
-    if (!d || !k || !level || !total_in || !factor_in || !drain_in || !new_cap || !asked || !more ||
+    if (!d || !d_next || !k || !level || !total_in || !factor_in || !drain_in || !new_cap || !asked || !more ||
         !new_rate || !below || (averaging && (!sum_depart || !sum_cap))) {
         PyErr_NoMemory();
         goto done;
@@ -190,13 +191,15 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (start_mode == 2 || depart[h] > dem) depart[h] = dem;
     }
     for (int64_t r = 0; start_mode && r < R; r++) rate[r] = depart[last[r]];
+    /* arrivals: the previous hop's departures (of the last iteration), the row's demand at its first hop; the
+     * departures pass makes the next iteration's (a row crosses a pair once: each pair's sum runs over rows in order,
+     * as a pass over the hops in order would) */
+    if (P) memset(d, 0, (size_t)P * sizeof(double));
+    for (int64_t r = 0, h = 0; r < R; r++) {  /* rows' hops are contiguous, in path order (checked above) */
+        d[hop_pair[h]] += row_dem[r];
+        for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
+    }
     for (iterations = 1; iterations <= max_iter; iterations++) {
-        /* arrivals: the previous hop's departures (of the last iteration), the row's demand at its first hop */
-        if (P) memset(d, 0, (size_t)P * sizeof(double));
-        for (int64_t r = 0, h = 0; r < R; r++) {  /* rows' hops are contiguous, in path order (checked above) */
-            d[hop_pair[h]] += row_dem[r];
-            for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
-        }
         if (L) memset(lane_dem, 0, (size_t)L * sizeof(double));
         for (int64_t p = 0; p < P; p++) lane_dem[pair_lane[p]] += d[p];
         /* VL arbitration: what each lane could carry if it asked for more */
@@ -260,16 +263,22 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
          * summed from avg_from on */
         const int summing = averaging && iterations >= avg_from;
         double hop_moved = 0.0;  /* the most a departure moved: a change on its way to the last hops */
+        if (P) memset(d_next, 0, (size_t)P * sizeof(double));
         for (int64_t r = 0; r < R; r++) {
-            int64_t h0 = r ? last[r - 1] + 1 : 0;
-            for (int64_t h = last[r]; h >= h0; h--) {
+            int64_t h0 = r ? last[r - 1] + 1 : 0, hl = last[r];
+            for (int64_t h = hl; h >= h0; h--) {
                 double v = (h > h0 ? depart[h - 1] : row_dem[r]) * factor_in[hop_input[h]];
                 double m = fabs(v - depart[h]);
                 if (m > hop_moved || isnan(m)) hop_moved = m;
                 depart[h] = v;
                 if (summing) sum_depart[h] += v;
+                if (h < hl) d_next[hop_pair[h + 1]] += v;
             }
+            d_next[hop_pair[h0]] += row_dem[r];
         }
+        double *swap = d;
+        d = d_next;
+        d_next = swap;
         memcpy(new_cap, lane_cap, l1 * sizeof(double));
         for (int64_t i = 0; i < I; i++) {
             int64_t l = input_lane[i];
@@ -323,6 +332,7 @@ done:
     for (int i = 0; i < N_ARGS; i++)
         if (a[i].held) PyBuffer_Release(&a[i].view);
     free(d);
+    free(d_next);
     free(k);
     free(level);
     free(total_in);

@@ -46,7 +46,7 @@ CONGESTION_MODELS = {MAXMIN: "max-min (ideal congestion control)", CREDIT: "cred
 CREDIT_MAX_HOSTS = 32_768
 #: Hop-iterations one tick's credit solve may spend (an iteration walks every hop twice, a few ns a hop): past that
 #: the tick stops and the next one carries the iteration on (:class:`CreditTick`'s ``budget``).
-CREDIT_TICK_HOP_ITERATIONS = 10_000_000
+CREDIT_TICK_HOP_ITERATIONS = 7_000_000
 #: Background draws the credit model's ticks take in turn: its hop table is built once per flow set, so a tick's
 #: background rows come from this pool (tick ``seq`` takes draw ``(seq - 1) % n``, as max-min would draw it).
 CREDIT_BACKGROUND_DRAWS = 8
@@ -119,7 +119,7 @@ class CreditTick:
         #: The paths in the hop table (those with a route and a link), in order, and the flow of each.
         self.hop_rows = np.flatnonzero(length > 0)
         self.hop_owner = own[self.hop_rows]
-        self._split = owner is not None
+        self._split = bool(n_paths and (np.diff(own) == 0).any())  # some flow has several paths
         #: Each hop-table path's part of its flow: an even split over the flow's routed paths.
         self.hop_share = 1.0 / np.bincount(self.hop_owner, minlength=self.rows)[self.hop_owner]
         self._has_path = np.bincount(self.hop_owner, minlength=self.rows) > 0
@@ -129,6 +129,7 @@ class CreditTick:
         self._last: CreditResult | None = None
         self._last_cc: CCResult | None = None
         self._last_dem: np.ndarray | None = None
+        self._fair: dict = {}  # congestion control's max-min rates, solved again when the demands change
 
     def _ordered(self, rows: sp.csr_matrix, ok: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``rows`` in path order; rows not ``ok`` (no route) are left empty."""
@@ -186,7 +187,7 @@ class CreditTick:
             carry = self._last_cc if self.budget is not None else None  # one round a tick, carried on
             cc_res = cc_rates(hops, cap, hop_dem, cc, vl_weight, sl=row_sl, unit_gbps=1.0, credit=base,
                               start=self._start(None if carry is None else carry.credit, hop_dem), carry=carry,
-                              **solve)
+                              fair_cache=self._fair, **solve)
             res = cc_res.credit
         else:
             res = base
@@ -207,9 +208,8 @@ class CreditTick:
         bott = np.full(n, -1, np.int64)
         path_bott = limiting_links(hops, res, cap, hop_dem)
         if self._split:  # a flow's limiting link is its slowest path's
-            order = np.lexsort((res.rate, live))
-            first = np.r_[True, live[order][1:] != live[order][:-1]]
-            bott[live[order][first]] = path_bott[order][first]
+            pick = _slowest_path(live, res.rate)
+            bott[live[pick]] = path_bott[pick]
         else:
             bott[live] = path_bott
         return CreditSolve(rate, bott, dur, res, live, cc_res)
@@ -229,6 +229,15 @@ class CreditTick:
         idx = np.repeat(first - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
         depart[idx] = np.inf  # credit_rates puts every hop no faster than its row's demand
         return replace(last, depart=depart)
+
+
+def _slowest_path(flow: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """Each flow's slowest path (its first at the lowest rate), as an index into ``flow``/``rate`` (per path; ``flow``
+    ascending: a flow's paths are contiguous)."""
+    new = np.r_[True, flow[1:] != flow[:-1]]
+    low = np.minimum.reduceat(rate, np.flatnonzero(new))[np.cumsum(new) - 1]
+    at = np.flatnonzero(rate <= low)
+    return at[np.r_[True, flow[at][1:] != flow[at][:-1]]]
 
 
 def storage_links(link_src: np.ndarray, link_dst: np.ndarray, n_nodes: int,

@@ -34,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import SolverError
 from ..flows import max_min_fair
@@ -80,7 +79,8 @@ class CCResult:
 def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: CongestionControl,
              vl_weight: np.ndarray | None = None, *, sl: np.ndarray | None = None, unit_gbps: float = 1.0,
              packet_bytes: int = 4096, victim: np.ndarray | None = None, credit: CreditResult | None = None,
-             start: CreditResult | None = None, carry: CCResult | None = None, **solve) -> CCResult:
+             start: CreditResult | None = None, carry: CCResult | None = None, fair_cache: dict | None = None,
+             **solve) -> CCResult:
     """Steady-state rates of ``hops``' rows with congestion control ``cc`` (module docstring).
 
     ``capacity``/``demand``/``vl_weight`` as for :func:`credit_rates`, in units of ``unit_gbps`` Gbit/s;
@@ -91,7 +91,9 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     round is solved cold. ``carry``: the last result on the same hops, for a live tick that carries the rounds on from
     tick to tick: the congestion roots of its throttled solve mark, with those of this input's solve without CC, and
     one round is made (default: rounds from none marking until no new row is throttled, at most ``MAX_ROUNDS``).
-    ``solve``: passed on to :func:`credit_rates` (``max_iter``, ``tol``, ...).
+    ``fair_cache``: a dict the caller keeps between calls on the same hops: the rows' max-min rates are solved again
+    only when the capacities or the demands changed. ``solve``: passed on to :func:`credit_rates` (``max_iter``,
+    ``tol``, ...).
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -117,8 +119,7 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     with np.errstate(divide="ignore", invalid="ignore"):
         balance = np.where(on, 1.0 / (inc * timer_s), 0.0)  # BECNs a second that hold a CCTI still
         x_cc = np.where(on, (cc.marking_rate + 1) * balance / packets * line, np.inf)
-    fair = max_min_fair(sp.csr_matrix((np.ones(len(hops.row)), (hops.row, hops.out)),
-                                      shape=(hops.rows, hops.n_links)), cap, np.minimum(dem, top))
+    fair = _fair(hops, cap, np.minimum(dem, top), fair_cache)
     is_switch = np.ones(hops.n_links, bool)
     is_switch[hops.out[hops.first]] = False  # a host's own link: its port is a CA's, it does not mark
     victim_ports = np.zeros(hops.n_links, bool) if victim is None else np.asarray(victim, dtype=bool)
@@ -135,7 +136,8 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
         marking = is_switch & (carry.credit.root | (carry.credit.held & victim_ports))
     for rounds in range(1, (1 if carry is not None else MAX_ROUNDS) + 1):  # noqa: B007 (reported)
         marking |= is_switch & (result.root | (result.held & victim_ports))
-        crosses = np.bincount(hops.row, weights=marking[hops.out], minlength=hops.rows) > 0
+        crosses = np.zeros(hops.rows, bool)
+        crosses[hops.row[np.flatnonzero(marking[hops.out])]] = True
         now = throttled | (crosses & on)
         if rounds > 1 and (now == throttled).all():
             break
@@ -152,9 +154,9 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     becn = np.where(throttled, np.where(held_by == TABLE, np.maximum(balance, result.rate / line * packets
                                                                      / (cc.marking_rate + 1)), balance), 0.0)
     # A packet is marked once, at the first marking port of its path.
-    on_mark = marking[hops.out] & throttled[hops.row]
+    at_mark = np.flatnonzero(marking[hops.out])
     first_mark = np.full(hops.rows, -1, np.int64)
-    idx = np.flatnonzero(on_mark)[::-1]  # last write wins: reversed, the first hop of each row stays
+    idx = at_mark[throttled[hops.row[at_mark]]][::-1]  # last write wins: reversed, the first hop of each row stays
     first_mark[hops.row[idx]] = hops.out[idx]
     marked = first_mark >= 0
     fecn_marked = np.bincount(first_mark[marked], weights=becn[marked], minlength=hops.n_links)
@@ -163,6 +165,18 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     return CCResult(credit=result, target=target, held_by=held_by.astype(np.int8), ccti=ccti.astype(np.int64),
                     becn=becn, fecn_marked=fecn_marked, fecn_rcv=fecn_rcv, becn_rcv=becn_rcv, marking=marking,
                     rounds=rounds)
+
+
+def _fair(hops: Hops, cap: np.ndarray, demand: np.ndarray, cache: dict | None) -> np.ndarray:
+    """The rows' max-min rates (every flow its fair share: where effective CC holds them), kept in ``cache`` with
+    the capacities and demands they were solved for."""
+    if cache is not None and cache.get("hops") is hops and np.array_equal(cache["cap"], cap) \
+            and np.array_equal(cache["demand"], demand):
+        return cache["fair"]
+    fair = max_min_fair(hops.incidence, cap, demand)
+    if cache is not None:
+        cache.update(hops=hops, cap=cap.copy(), demand=demand.copy(), fair=fair)
+    return fair
 
 
 def _port_rate(group: np.ndarray, throttled: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -72,6 +72,11 @@ class Hops:
         return int(np.diff(self.last, prepend=-1).max(initial=1))
 
     @cached_property
+    def incidence(self) -> sp.csr_matrix:
+        """Rows x links, 1 where a row crosses a link (for max-min on the same rows)."""
+        return sp.csr_matrix((np.ones(len(self.row)), (self.row, self.out)), shape=(self.rows, self.n_links))
+
+    @cached_property
     def lane_siblings(self) -> tuple[np.ndarray, np.ndarray]:
         """``(lane, sibling)`` for every lane and every lane of its link (itself too), by lane then by sibling
         ascending: the members of each lane's VL arbiter, for what a lane gets if it asks for all."""

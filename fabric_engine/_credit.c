@@ -348,7 +348,51 @@ done:
     return result;
 }
 
+/* limiting(last, out, link_score, best): each row's hop of the highest link score, the first of equals (rows' hops
+ * contiguous, row r ending at hop last[r]); best[r] its link. credit_tick.limiting_links in one pass over the hops. */
+static PyObject *py_limiting(PyObject *self, PyObject *args) {
+    PyObject *o_last, *o_out, *o_score, *o_best;
+    if (!PyArg_ParseTuple(args, "OOOO", &o_last, &o_out, &o_score, &o_best)) return NULL;
+    arg_t a[4];
+    memset(a, 0, sizeof(a));
+    PyObject *result = NULL;
+    if (get_buffer(o_last, &a[0], 'q', 0, "last") || get_buffer(o_out, &a[1], 'q', 0, "out") ||
+        get_buffer(o_score, &a[2], 'd', 0, "link_score") || get_buffer(o_best, &a[3], 'q', 1, "best"))
+        goto done;
+    const int64_t R = a[0].n, H = a[1].n, E = a[2].n;
+    const int64_t *last = a[0].view.buf, *out = a[1].view.buf;
+    const double *score = a[2].view.buf;
+    int64_t *best = a[3].view.buf;
+    int ok = a[3].n == R && (R ? last[R - 1] == H - 1 : H == 0);
+    for (int64_t r = 0; ok && r < R; r++) ok = last[r] >= (r ? last[r - 1] + 1 : 0);
+    for (int64_t h = 0; ok && h < H; h++) ok = out[h] >= 0 && out[h] < E;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "limiting: inconsistent hop tables");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t r = 0, h = 0; r < R; r++) {
+        int64_t arg = out[h];
+        double top = score[arg];
+        for (h++; h <= last[r]; h++)
+            if (score[out[h]] > top) {
+                top = score[out[h]];
+                arg = out[h];
+            }
+        best[r] = arg;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (int i = 0; i < 4; i++)
+        if (a[i].held) PyBuffer_Release(&a[i].view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"limiting", py_limiting, METH_VARARGS,
+     "limiting(last, out, link_score, best): each row's link of the highest score, the first of equals"},
     {"solve", py_solve, METH_VARARGS,
      "solve(hop tables..., n_vls, max_iter, min_iter, tol_abs, damping, start_mode, checked, avg_from) -> "
      "(iterations, converged, averaged); state arrays in place"},

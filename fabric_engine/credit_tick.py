@@ -32,6 +32,11 @@ from .backpressure.cc_params import CongestionControl
 from .errors import FabricEngineError
 from .flows import group_duration
 
+try:
+    from . import _credit
+except ImportError:  # pragma: no cover - limiting_links' numpy path does the same
+    _credit = None
+
 __all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "check_congestion", "CreditTick",
            "CreditSolve", "CREDIT_TICK_HOP_ITERATIONS", "CREDIT_BACKGROUND_DRAWS", "credit_xmit_wait_carried",
            "marked_fraction", "limiting_links", "storage_links"]
@@ -43,7 +48,7 @@ CONGESTION_MODELS = {MAXMIN: "max-min (ideal congestion control)", CREDIT: "cred
 #: Largest fabric (hosts) the credit model runs on: the size its tick is measured at (``tests/bench/
 #: bench_credit_tick.py``: within the live tick's 250 ms on the 2-core reference machine; docs/workloads-and-
 #: congestion.md). A tick's solve is bounded by :data:`CREDIT_TICK_HOP_ITERATIONS`, not by this.
-CREDIT_MAX_HOSTS = 32_768
+CREDIT_MAX_HOSTS = 16_384
 #: Hop-iterations one tick's credit solve may spend (an iteration walks every hop twice, a few ns a hop): past that
 #: the tick stops and the next one carries the iteration on (:class:`CreditTick`'s ``budget``).
 CREDIT_TICK_HOP_ITERATIONS = 7_000_000
@@ -262,9 +267,12 @@ def limiting_links(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(cap > 0, res.link_cap / cap, 0.0)  # below 1: held back by credits
         util = np.where(cap > 0, res.link_rate / cap, 0.0)
-    score = (np.where(res.root, 3.0, 0.0) + np.where(res.held, 2.0 - room, util))[out]  # per link, then per hop
+    link_score = np.where(res.root, 3.0, 0.0) + np.where(res.held, 2.0 - room, util)
     best = np.full(hops.rows, -1, np.int64)
-    if hops.rows:  # a row's hops are contiguous: its first hop of the row's highest score
+    if _credit is not None:  # one pass over the hops
+        _credit.limiting(hops.last, out, np.ascontiguousarray(link_score, dtype=np.float64), best)
+    elif hops.rows:  # a row's hops are contiguous: its first hop of the row's highest score
+        score = link_score[out]
         top = np.flatnonzero(score >= np.maximum.reduceat(score, hops.first)[hops.row])
         row = hops.row[top]
         first = np.r_[True, row[1:] != row[:-1]]

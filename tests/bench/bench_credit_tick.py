@@ -1,8 +1,8 @@
 """The emulator's tick with the credit flow control model beside max-min, at a few fabric sizes (issue 41).
 
 Run: ``python tests/bench/bench_credit_tick.py [--gpus 512 4096 32768] [--ticks 5]`` (default: 512, 4,096 and
-32,768 GPUs, and the limit). The fabric and jobs are
-``loaded_rail_spec`` (every GPU in a job of 64, 10% background); each size is built three times, with
+32,768 GPUs, and the limit). The fabric and jobs are ``bench_scale.py``'s, the live tick's scale targets'
+(``loaded_rail_spec``: every GPU in a job of 256, 10% background); each size is built three times, with
 ``congestion: maxmin``, ``congestion: credit`` and ``credit`` with InfiniBand congestion control on
 (``CongestionControl.typical()``, every packet of a root marked), and stepped ``--ticks`` times after a first tick.
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.bench.targets import deployed_allocator, machine, target  # noqa: E402
 
-JOB_GPUS = 64
+JOB_GPUS = 256  # loaded_rail_spec's default: bench_scale.py's fabric
 
 
 

@@ -266,7 +266,10 @@ def test_a_row_that_starts_running_starts_from_its_demand(fabric):
     assert _tick(tick, fabric, on).rate[5] > 0.0
 
 
-def test_limiting_links_picks_a_root_then_the_most_held_link_then_the_fullest():
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_limiting_links_picks_a_root_then_the_most_held_link_then_the_fullest(compiled, monkeypatch):
+    if not compiled:
+        monkeypatch.setattr(credit_tick, "_credit", None)
     # three rows over five links: row 0 crosses a root, row 1 two held links, row 2 only free links
     hops = Hops.from_paths(np.array([0, 3, 5, 7]), np.array([0, 1, 2, 3, 4, 0, 3]), 5)
     cap = np.full(5, 100.0)

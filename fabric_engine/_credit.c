@@ -186,19 +186,21 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     double damp = 0.0, last_moved = INFINITY;
     /* start_mode 0: depart as given; 1: a start's departures, no faster than the row's (new) demand;
      * 2: cold, every hop at its row's demand. Rates and held caps are then the start's. */
-    for (int64_t h = 0; start_mode && h < H; h++) {
-        double dem = row_dem[hop_row[h]];
-        if (start_mode == 2 || depart[h] > dem) depart[h] = dem;
-    }
-    for (int64_t r = 0; start_mode && r < R; r++) rate[r] = depart[last[r]];
     /* arrivals: the previous hop's departures (of the last iteration), the row's demand at its first hop; the
      * departures pass makes the next iteration's (a row crosses a pair once: each pair's sum runs over rows in order,
-     * as a pass over the hops in order would) */
+     * as a pass over the hops in order would). The start is set in the same pass. */
     if (P) memset(d, 0, (size_t)P * sizeof(double));
     for (int64_t r = 0, h = 0; r < R; r++) {  /* rows' hops are contiguous, in path order (checked above) */
+        int64_t h0 = h;
+        for (; start_mode && h <= last[r]; h++)
+            if (start_mode == 2 || depart[h] > row_dem[r]) depart[h] = row_dem[r];
+        if (start_mode) rate[r] = depart[last[r]];
+        h = h0;
         d[hop_pair[h]] += row_dem[r];
         for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
     }
+    int link_rate_done = 0;  /* summed in the last iteration's departures pass */
+    if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
     for (iterations = 1; iterations <= max_iter; iterations++) {
         if (L) memset(lane_dem, 0, (size_t)L * sizeof(double));
         for (int64_t p = 0; p < P; p++) lane_dem[pair_lane[p]] += d[p];
@@ -262,6 +264,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         /* departures: each row from its last hop back, so that depart[h - 1] is still the arrival at h;
          * summed from avg_from on */
         const int summing = averaging && iterations >= avg_from;
+        const int final = iterations == max_iter && !averaging;  /* the last iterate is the result: sum its links */
         double hop_moved = 0.0;  /* the most a departure moved: a change on its way to the last hops */
         if (P) memset(d_next, 0, (size_t)P * sizeof(double));
         for (int64_t r = 0; r < R; r++) {
@@ -272,6 +275,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
                 if (m > hop_moved || isnan(m)) hop_moved = m;
                 depart[h] = v;
                 if (summing) sum_depart[h] += v;
+                if (final) link_rate[hop_out[h]] += v;
                 if (h < hl) d_next[hop_pair[h + 1]] += v;
             }
             d_next[hop_pair[h0]] += row_dem[r];
@@ -279,6 +283,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         double *swap = d;
         d = d_next;
         d_next = swap;
+        link_rate_done = final;
         memcpy(new_cap, lane_cap, l1 * sizeof(double));
         for (int64_t i = 0; i < I; i++) {
             int64_t l = input_lane[i];
@@ -324,8 +329,10 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (L) memset(lane_dem, 0, (size_t)L * sizeof(double));
         for (int64_t p = 0; p < P; p++) lane_dem[pair_lane[p]] += d[p];
     }
-    if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
-    for (int64_t h = 0; h < H; h++) link_rate[hop_out[h]] += depart[h];
+    if (!link_rate_done || averaged) {
+        if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
+        for (int64_t h = 0; h < H; h++) link_rate[hop_out[h]] += depart[h];
+    }
     Py_END_ALLOW_THREADS
     result = Py_BuildValue("(LiL)", iterations, converged, averaged);
 done:

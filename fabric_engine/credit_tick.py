@@ -21,7 +21,7 @@ the model takes several ticks to settle after a change, and at fabric scale it m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -184,15 +184,21 @@ class CreditTick:
         solve = {}
         if self.budget is not None:  # with CC the budget is shared by the base solve and the tick's throttled round
             share = self.budget // (max(len(hops.row), 1) * (2 if with_cc else 1))  # with CC: base and one round
-            solve["max_iter"] = max(1, min(400, share))
-        base = credit_rates(hops, cap, hop_dem, vl_weight, start=self._start(self._last, hop_dem), **solve)
+            # the last states are this object's, kept for the next start only: iterated in place
+            solve.update(max_iter=max(1, min(400, share)), overwrite_start=True)
+        prev = self._last
+        base = credit_rates(hops, cap, hop_dem, vl_weight, start=self._start(prev, hop_dem), **solve)
         cc_res = None
         if with_cc:
             row_sl = None if sl is None else np.asarray(sl, dtype=np.int64)[live]
             carry = self._last_cc if self.budget is not None else None  # one round a tick, carried on
+            cc_start, cc_solve = None, solve
+            if carry is not None and carry.credit is prev:  # nothing was throttled: its state is the base's now
+                cc_start, cc_solve = base, {**solve, "overwrite_start": False}
+            elif carry is not None:
+                cc_start = self._start(carry.credit, hop_dem)
             cc_res = cc_rates(hops, cap, hop_dem, cc, vl_weight, sl=row_sl, unit_gbps=1.0, credit=base,
-                              start=self._start(None if carry is None else carry.credit, hop_dem), carry=carry,
-                              fair_cache=self._fair, **solve)
+                              start=cc_start, carry=carry, fair_cache=self._fair, **cc_solve)
             res = cc_res.credit
         else:
             res = base
@@ -229,11 +235,10 @@ class CreditTick:
             return last
         hops = self._hops
         first, end = hops.first[fresh], hops.last[fresh] + 1
-        depart = last.depart.copy()
         length = end - first
         idx = np.repeat(first - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
-        depart[idx] = np.inf  # credit_rates puts every hop no faster than its row's demand
-        return replace(last, depart=depart)
+        last.depart[idx] = np.inf  # (this object's: only a start from here on) no faster than the row's demand
+        return last
 
 
 def _slowest_path(flow: np.ndarray, rate: np.ndarray) -> np.ndarray:

@@ -82,7 +82,8 @@ class CreditResult:
 
 def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight: np.ndarray | None = None,
                  *, max_iter: int = 400, tol: float = 1e-4, damping: float = 0.5, start: CreditResult | None = None,
-                 compiled: bool | None = None, average_from: int | None = None) -> CreditResult:
+                 compiled: bool | None = None, average_from: int | None = None,
+                 overwrite_start: bool = False) -> CreditResult:
     """Steady-state rates of ``hops``' rows with credit flow control, round-robin and VL arbitration.
 
     ``capacity`` per link ``[E]`` (any unit, > 0 on used links); ``demand`` per row ``[R]`` (same unit;
@@ -91,7 +92,8 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     returned (``averaged`` of them; default ``average_from``: ``max_iter // 2 + 1``, the last half; not before the
     longest row's length of iterations), or the last iterate when that leaves fewer than two (``average_from`` >
     ``max_iter - 1`` turns averaging off). ``start``: an earlier result on the same hops to iterate on from (warm
-    start). ``compiled``: force the C (True) or numpy (False) iteration; default C when built.
+    start; ``overwrite_start``: its departures may be iterated in place, not copied, for a caller that keeps only
+    the new result). ``compiled``: force the C (True) or numpy (False) iteration; default C when built.
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -130,7 +132,8 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     use_c = _credit is not None if compiled is None else bool(compiled)
     if use_c:
         # the C iteration sets the start itself (no temporaries of the hops' size here)
-        depart = np.empty(len(hops.row)) if start is None else start.depart.astype(np.float64, copy=True)
+        depart = np.empty(len(hops.row)) if start is None else start.depart.astype(np.float64,
+                                                                                   copy=not overwrite_start)
         rate, link_rate = np.empty(hops.rows), np.empty(hops.n_links)
         t = hops.tables
         iterations, converged, averaged = _credit.solve(

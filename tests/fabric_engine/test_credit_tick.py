@@ -386,3 +386,18 @@ def test_the_demo_runs_with_the_credit_model_storage_included():
     assert s.storage is not None and s.storage["totals"]
     n = emu._credit.n_links
     assert n == e + 2 * emu.storage.model.num_servers  # the backends are links of the model
+
+
+def test_congestion_control_that_throttles_nothing_carries_the_solve_without_it_on(fabric):
+    """No SL of the adapters runs CC: each tick's result is the solve without CC, carried on as that solve is."""
+    f, _ = fabric
+    dem = np.full(7, np.inf)
+    n = len(dem)
+    hops = _incast_tick(fabric, None).hops()
+    with_cc, without = _incast_tick(fabric, len(hops.row)), _incast_tick(fabric, len(hops.row))
+    idle = _control(ca_control_map=0)
+    for _ in range(12):
+        a = with_cc.solve(f.capacity_gbps, dem, np.zeros(n), np.full(n, -1), 1, cc=idle)
+        b = without.solve(f.capacity_gbps, dem, np.zeros(n), np.full(n, -1), 1)
+        assert a.cc.rounds == 0 and not a.cc.marking.any()
+        np.testing.assert_array_equal(a.rate, b.rate)

@@ -26,7 +26,7 @@ from ..errors import FormatError
 __all__ = [
     "COLUMNS", "COLUMN", "BASIC_BITS", "DETAIL_ATTRIBUTES", "DETAIL_BITS", "DETAIL_COLUMNS", "EXTENDED_COLUMNS",
     "DATA_COLUMNS", "ERROR_COUNTERS", "WORD_BYTES",
-    "CounterSamples", "port_key",
+    "CounterSamples", "port_key", "json_integer",
 ]
 
 #: Every counter ibweb reads, in column order.
@@ -183,7 +183,7 @@ class CounterSamples:
                 counters = rec["counters"]
             except KeyError as exc:
                 raise FormatError(source, i + 1, f"sample needs lid, port, t and counters (no {exc})") from None
-            rec_lid, rec_port = _integer(rec_lid), _integer(rec_port)
+            rec_lid, rec_port = json_integer(rec_lid), json_integer(rec_port)
             # Ports 0..254 and 255 (perfquery -a's aggregate of all ports); unicast LIDs 1..0xBFFF.
             if rec_lid is None or not 0 < rec_lid < 0xC000 or rec_port is None or not 0 <= rec_port <= 255:
                 raise FormatError(source, i + 1, f"lid {rec['lid']!r} or port {rec['port']!r} out of range "
@@ -202,7 +202,7 @@ class CounterSamples:
                 if col is None:
                     raise FormatError(source, i + 1, f"unknown counter {str(name)[:40]!r}")
                 width = 64 if extended and name in EXTENDED_COLUMNS else _WIDTH.get(name, 64)
-                v = _integer(value)
+                v = json_integer(value)
                 if v is None:
                     raise FormatError(source, i + 1, f"{name}: {str(value)[:40]!r} is not an integer")
                 if not 0 <= v < (1 << width):
@@ -211,7 +211,7 @@ class CounterSamples:
         return cls(lid, port, values, bits, t)
 
 
-def _integer(value) -> int | None:
+def json_integer(value) -> int | None:
     """An integer from JSON: an int (not a bool), or a decimal string of at most 20 digits; else ``None``."""
     if isinstance(value, bool):
         return None

@@ -39,6 +39,7 @@ import numpy as np
 from ..captured import Session, noise, plain_lines, source_warning
 from ..errors import FormatError
 from ..topology.limits import MAX_FABRIC_PORTS, MAX_NODE_PORTS, MAX_UNICAST_LID
+from .counters import json_integer
 
 __all__ = ["CC_ATTRIBUTES", "CC_COLUMNS", "CC_COLUMN", "CCSamples", "parse_perfquery_cc", "parse_perfquery_cc_many",
            "has_cc_blocks", "is_cc_attribute", "split_cc_records"]
@@ -310,18 +311,6 @@ def parse_perfquery_cc_many(outputs: Iterable[tuple[str, float, str]], warnings:
     return CCSamples.concat(parse_perfquery_cc(text, t, src, warnings) for text, t, src in outputs).merged()
 
 
-def _count(value) -> int | None:
-    """A counter value from JSON: an int (not a bool), or a decimal string of at most 20 digits (as
-    :meth:`.counters.CounterSamples.from_records` takes them); else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
-        return int(value)
-    return None
-
-
 def split_cc_records(records: Sequence, names: Iterable[str] = CC_COLUMNS,
                      source: str = "records") -> tuple[list, CCSamples, np.ndarray]:
     """The congestion control counters ``names`` (of :data:`CC_COLUMNS`) of the push API's sample records.
@@ -373,8 +362,8 @@ def split_cc_records(records: Sequence, names: Iterable[str] = CC_COLUMNS,
             lid, port, stamp = rec["lid"], rec["port"], rec["t"]
         except KeyError as exc:
             raise FormatError(source, i + 1, f"sample needs lid, port, t and counters (no {exc})") from None
-        lid = lid if type(lid) is int else _count(lid)
-        port = port if type(port) is int else _count(port)
+        lid = lid if type(lid) is int else json_integer(lid)
+        port = port if type(port) is int else json_integer(port)
         if lid is None or not 0 < lid <= MAX_UNICAST_LID or port is None or not 0 <= port <= 255:
             raise FormatError(source, i + 1, f"lid {rec['lid']!r} or port {rec['port']!r} out of range "
                                              f"(LIDs 1..{MAX_UNICAST_LID}, ports 0..255)")
@@ -384,7 +373,7 @@ def split_cc_records(records: Sequence, names: Iterable[str] = CC_COLUMNS,
         for name in held:
             bits = width[name]
             raw = rest.pop(name)
-            v = raw if type(raw) is int else _count(raw)
+            v = raw if type(raw) is int else json_integer(raw)
             if v is None:
                 raise FormatError(source, i + 1, f"{name}: {str(raw)[:40]!r} is not an integer")
             if not 0 <= v < 1 << bits:

@@ -9,8 +9,9 @@ congestion upstream; ``docs/workloads-and-congestion.md``).
 With ``credit`` one tick solves every row that runs greedily with the credit model (the congestion tree of the
 collectives while they run): a job's collective takes ``T = max(gbits / rate)`` over its flows, its flows are
 paced at ``gbits / T`` as with max-min, independent flows (background, storage reads) get the model's rates.
-The model's rates are row rates on the directed links: rows are put in path order once per flow set
-(:func:`~fabric_engine.backpressure.order_paths`), a tick's background rows once per tick.
+The model's rates are path rates on the directed links (a storage backend is a link too): paths are put in order
+(:func:`~fabric_engine.backpressure.order_paths`) and made into one hop table once per flow set, the background
+rows from a pool of draws the ticks take in turn (:data:`CREDIT_BACKGROUND_DRAWS`).
 
 A tick's solve spends at most :data:`CREDIT_TICK_HOP_ITERATIONS` hop-iterations and the next tick carries the
 iteration on from where it stopped (:class:`CreditTick`), so the tick's time is bounded at any size; on large fabrics

@@ -10,7 +10,9 @@ at once:
 * **Head-of-line blocking.** An input buffer (one per port and VL) is a FIFO: when the packet at its
   head waits for a saturated output, everything behind it waits too. In steady state a full buffer
   drains at ``T = share(o) / q(o)`` for the output ``o`` that holds it (``q(o)``: the part of the
-  buffer's traffic going to ``o``), and every flow in it moves at its part of ``T``.
+  buffer's traffic going to ``o``), and every flow in it moves at its part of ``T``. ``share(o)`` is what the
+  arbiter would give the buffer if it asked for all (an output with room takes it from its other inputs by round
+  robin), so a buffer that sends little is not held to what it sends.
 * **Credit back-pressure.** A full buffer returns credits at the rate it drains, so the link feeding it
   (on that lane) carries at most ``T``: the upstream output port becomes a bottleneck in its turn and
   its input buffers fill. Congestion spreads hop by hop up the tree for as long as the root saturates.
@@ -19,8 +21,8 @@ at once:
 
 One iteration moves rates one hop down every path (arrivals at a hop are the departures of the hop
 before) and back-pressure one hop up (each buffer's drain rate caps the lane feeding it). Iterations stop
-when no flow rate and no binding cap moves by more than ``tol`` of the fastest link. Once an iteration
-stops contracting (arbiters and buffers taking turns), caps move only ``1 - damping`` of the way.
+when no flow rate, no binding cap and no hop's departure moves by more than ``tol`` of the fastest link. Once an
+iteration stops contracting (arbiters and buffers taking turns), caps move only ``1 - damping`` of the way.
 
 Some cases never stop: the iterates run round a limit cycle (a congestion tree's feedback runs one hop an
 iteration, with a delay of several iterations, and overshoots). A solve that has not stopped returns the mean of

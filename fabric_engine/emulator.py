@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -178,6 +179,7 @@ class Emulator:
         self.set_congestion_control(congestion_control)
         #: The credit model's result of the last tick (its live rows' rates, links held back, roots, iterations).
         self.credit_result = None
+        self._pool: ThreadPoolExecutor | None = None
         self.routing = routing
         self.fabric = routing.fabric
         self.background = background
@@ -522,14 +524,20 @@ class Emulator:
         if self.health is not None:  # link health at the tick's start; a flapping cable down in the flows
             self.health_readings = self.health.readings(t0, now)
             cap = self._capacity_now(t0)
-        # Two passes: greedy (collective durations, limiting links), then flows paced to their collective.
-        rate, bott, dur = solve_paced(inc, cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio,
-                                      out=(buf["rate"], buf["bott"]),
-                                      paced_load=self._paced_load(reach, buf["rate"], group))
+        def max_min() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            # Two passes: greedy (collective durations, limiting links), then flows paced to their collective.
+            return solve_paced(inc, cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio,
+                               out=(buf["rate"], buf["bott"]), paced_load=self._paced_load(reach, buf["rate"], group))
+
         credit = None
-        comm_ideal = dur[:n_jobs].copy()  # the collectives with ideal congestion control (max-min)
-        if self._credit is not None:  # credit flow control: the model's rates, durations and limiting links
+        if self._credit is None:
+            rate, bott, dur = max_min()
+            comm_ideal = dur[:n_jobs].copy()
+        else:  # credit flow control: the model's rates, durations and limiting links; max-min beside it, for spreading
+            ideal = self._beside().submit(max_min)  # the two solves share no array: max-min's runs on another core
             credit = self._credit_solve(bg, cap, dem, gbits, group, 2 * n_jobs)
+            rate, bott, dur = ideal.result()
+            comm_ideal = dur[:n_jobs].copy()  # the collectives with ideal congestion control (max-min)
             self.credit_result = credit.result
             rate[:], bott[:], dur = credit.rate, credit.bottleneck, credit.duration
         comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
@@ -607,6 +615,12 @@ class Emulator:
                            offered_gbps=link_offered.astype(np.float32), xmit_wait=wait.astype(np.float32),
                            ecn=ecn.astype(np.float32), hotspots=hotspots, capacity_gbps=self.capacity,
                            sharp=self.sharp.frame(self.fabric, running), storage=storage, congestion_tree=tree)
+
+    def _beside(self) -> ThreadPoolExecutor:
+        """The thread the credit model's tick solves max-min in (made at its first use)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-min")
+        return self._pool
 
     def _credit_solve(self, bg, cap, dem, gbits, group, n_groups) -> CreditSolve:
         """The credit model's solve of the tick's rows (:meth:`fabric_engine.credit_tick.CreditTick.solve`): the

@@ -401,3 +401,28 @@ def test_congestion_control_that_throttles_nothing_carries_the_solve_without_it_
         b = without.solve(f.capacity_gbps, dem, np.zeros(n), np.full(n, -1), 1)
         assert a.cc.rounds == 0 and not a.cc.marking.any()
         np.testing.assert_array_equal(a.rate, b.rate)
+
+
+def test_the_credit_ticks_max_min_solve_runs_beside_it_on_another_thread(fabric, incast_jobs, monkeypatch):
+    """Max-min (for each job's spreading) shares no array with the credit solve: it runs on its own thread, on the
+    other core, while the credit model solves; the tick's figures are those of the two solves one after the other."""
+    import threading
+
+    import fabric_engine.emulator as emulator_module
+
+    f, r = fabric
+    threads = []
+    solve_paced = emulator_module.solve_paced
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return solve_paced(*args, **kwargs)
+
+    ideal = Emulator(r, incast_jobs, tick_s=1.0).step(0.0)
+    monkeypatch.setattr(emulator_module, "solve_paced", recording)
+    s = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit").step(0.0)
+    assert threads and threads[0].startswith("max-min") and threads[0] != threading.main_thread().name
+    assert s.job("victim").spreading == pytest.approx(s.job("victim").comm_s / ideal.job("victim").comm_s, rel=1e-9)
+    threads.clear()
+    Emulator(r, incast_jobs, tick_s=1.0).step(0.0)
+    assert threads == [threading.current_thread().name]  # max-min alone: in the tick's own thread

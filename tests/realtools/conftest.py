@@ -13,6 +13,7 @@ when the test ends::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,5 +49,10 @@ def ibsim(tmp_path: Path) -> Callable[..., IbSim]:
         return sim.start()
 
     yield make
+    # A collector's validation reads run off its sweep, on this process's one thread: let them end before their
+    # simulator does, so that none outlives it into the next test's wait (each of its tools would time out there).
+    sweeps = sys.modules.get("ibweb.telemetry.device_sweep")
+    if sweeps is not None:
+        sweeps.wait_idle(240)
     for sim in sims:
         sim.stop()

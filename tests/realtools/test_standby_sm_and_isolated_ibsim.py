@@ -57,7 +57,7 @@ def test_master_and_standby_sms_and_a_disabled_port_on_ibsim(ibsim):
     try:
         sweep = run_sweep(config)
         assert sweep.status == "ok", sweep.failures
-        assert device_sweep.wait_idle()  # the validation reads run off the sweep
+        assert device_sweep.wait_idle(240)  # the validation reads run off the sweep (ibsim answers slowly under load)
         sweep.refresh_from_db()
         assert not [w for w in sweep.warnings if w["text"].startswith(("sminfo", "saquery"))], sweep.warnings
         r = device_readings.read(row.pk)

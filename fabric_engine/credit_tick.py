@@ -126,9 +126,10 @@ class CreditTick:
         self.hop_rows = np.flatnonzero(length > 0)
         self.hop_owner = own[self.hop_rows]
         self._split = bool(n_paths and (np.diff(own) == 0).any())  # some flow has several paths
+        paths_of = np.bincount(self.hop_owner, minlength=self.rows)  # each flow's routed paths
         #: Each hop-table path's part of its flow: an even split over the flow's routed paths.
-        self.hop_share = 1.0 / np.bincount(self.hop_owner, minlength=self.rows)[self.hop_owner]
-        self._has_path = np.bincount(self.hop_owner, minlength=self.rows) > 0
+        self.hop_share = 1.0 / paths_of[self.hop_owner]
+        self._has_path = paths_of > 0
         self._hop_indptr = np.concatenate([[0], np.cumsum(length[self.hop_rows])])
         self._hops: Hops | None = None
         self._hops_vl: np.ndarray | None = None

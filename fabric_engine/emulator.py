@@ -258,7 +258,7 @@ class Emulator:
         s_dem, s_prio, s_weight = np.zeros(0), None if prio is None else np.zeros(0, np.int64), np.zeros(0)
         if self.storage is not None:
             sf = self.storage.load(jobs, self.tenants, self.seed, keep.get(_STORAGE_KEY, {}))
-            s_dem, s_prio, s_weight, _ = self._policy_inputs(sf.flows)
+            s_dem, s_prio, s_weight, s_fp = self._policy_inputs(sf.flows)
             is_ck = sf.role == ROLE_CHECKPOINT
             s_bits = _bits(np.where(is_ck, sf.flows.nbytes, 0.0))
             s_owner = sf.flows.job.astype(np.int64)
@@ -304,7 +304,7 @@ class Emulator:
         self._bg_pool = []
         if self.congestion == CREDIT:  # the credit model's paths, in order, and its hops, once per flow set
             report(0.9, f"ordering the paths of {n_f:,} flows for the credit model")
-            self._load_credit(jf, fp, sf if self.storage is not None else None)
+            self._load_credit(jf, fp, (sf, s_fp) if self.storage is not None else None)
         # Rows of job k: _job_rows[k]:_job_rows[k + 1] (expand_jobs stacks the flows job after job).
         ordered = bool(n_f == 0 or (np.diff(self._flow_job) >= 0).all())
         self._job_rows = np.searchsorted(self._flow_job, np.arange(n + 1)) if ordered else None
@@ -320,11 +320,12 @@ class Emulator:
                 for field, value in zip(_TIME_FIELDS, keep[name], strict=True):
                     getattr(self, field)[k] = value
 
-    def _load_credit(self, jf: JobFlows, fp, sf: StorageFlows | None) -> None:
+    def _load_credit(self, jf: JobFlows, fp, storage: tuple[StorageFlows, object] | None) -> None:
         """The credit model's flows: the fixed rows (a storage flow one path per server port, its backend a link:
         :func:`~fabric_engine.credit_tick.storage_links`), then a pool of :data:`CREDIT_BACKGROUND_DRAWS`
         background draws that the ticks take in turn (a tick's rows must be in the hop table, built once per flow
-        set)."""
+        set). ``fp``: the job flows' policy outcome; ``storage``: the storage flows and theirs."""
+        sf, s_fp = storage if storage is not None else (None, None)
         if self.background is not None:
             self._bg_pool = [self._draw_background(seq) for seq in range(1, CREDIT_BACKGROUND_DRAWS + 1)]
         n_f, n_fixed = len(jf.broken), len(self._dem)
@@ -351,7 +352,7 @@ class Emulator:
         # Each flow's lane and SL: the policy's outcome for the job flows, the storage flows and each draw.
         outcomes = [(fp, n_f)]
         if sf is not None and len(sf):
-            outcomes.append((self._policy_inputs(sf.flows)[3], len(sf)))
+            outcomes.append((s_fp, len(sf)))
         outcomes += [(self._policy_inputs(flows)[3], len(flows)) for flows, _ in self._bg_pool]
         self._vl, self._sl = None, None
         if fp is not None:

@@ -80,6 +80,21 @@ static double level_of(const int64_t *m, int64_t n, const double *dem, const dou
     return level;
 }
 
+/* The arrivals d at every pair: each row's demand at its first hop, the previous hop's departure at the others
+ * (rows' hops contiguous, in path order). start_mode 1: each departure first cut to its row's demand, 2: set to it;
+ * then each row's rate read from its last hop. */
+static void arrivals(int64_t R, int64_t P, const int64_t *last, const int64_t *hop_pair, const double *row_dem,
+                     double *depart, double *d, int start_mode, double *rate) {
+    if (P) memset(d, 0, (size_t)P * sizeof(double));
+    for (int64_t r = 0, h = 0; r < R; r++) {
+        for (int64_t g = h; start_mode && g <= last[r]; g++)
+            if (start_mode == 2 || depart[g] > row_dem[r]) depart[g] = row_dem[r];
+        if (start_mode) rate[r] = depart[last[r]];
+        d[hop_pair[h]] += row_dem[r];
+        for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
+    }
+}
+
 enum {
     A_HOP_PAIR, A_HOP_PREV, A_HOP_INPUT, A_HOP_ROW, A_HOP_OUT, A_ROW_DEM, A_LAST, A_PAIR_INPUT, A_PAIR_LANE, A_LANE_PAIRS, A_LANE_PTR,
     A_INPUT_PTR, A_INPUT_LANE, A_LANE_CAP, A_LANE_W, A_LANE_LINK, A_LINK_CAP, A_LINK_LANES, A_LINK_PTR,
@@ -189,16 +204,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     /* arrivals: the previous hop's departures (of the last iteration), the row's demand at its first hop; the
      * departures pass makes the next iteration's (a row crosses a pair once: each pair's sum runs over rows in order,
      * as a pass over the hops in order would). The start is set in the same pass. */
-    if (P) memset(d, 0, (size_t)P * sizeof(double));
-    for (int64_t r = 0, h = 0; r < R; r++) {  /* rows' hops are contiguous, in path order (checked above) */
-        int64_t h0 = h;
-        for (; start_mode && h <= last[r]; h++)
-            if (start_mode == 2 || depart[h] > row_dem[r]) depart[h] = row_dem[r];
-        if (start_mode) rate[r] = depart[last[r]];
-        h = h0;
-        d[hop_pair[h]] += row_dem[r];
-        for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
-    }
+    arrivals(R, P, last, hop_pair, row_dem, depart, d, start_mode, rate);  /* rows' hops checked above */
     int link_rate_done = 0;  /* summed in the last iteration's departures pass */
     if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
     for (iterations = 1; iterations <= max_iter; iterations++) {
@@ -321,11 +327,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         for (int64_t h = 0; h < H; h++) depart[h] = sum_depart[h] / (double)averaged;
         for (int64_t l = 0; l < L; l++) held_cap[l] = sum_cap[l] / (double)averaged;
         for (int64_t r = 0; r < R; r++) rate[r] = depart[last[r]];
-        if (P) memset(d, 0, (size_t)P * sizeof(double));
-        for (int64_t r = 0, h = 0; r < R; r++) {
-            d[hop_pair[h]] += row_dem[r];
-            for (h++; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
-        }
+        arrivals(R, P, last, hop_pair, row_dem, depart, d, 0, NULL);
         if (L) memset(lane_dem, 0, (size_t)L * sizeof(double));
         for (int64_t p = 0; p < P; p++) lane_dem[pair_lane[p]] += d[p];
     }

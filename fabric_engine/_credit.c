@@ -98,7 +98,7 @@ static void arrivals(int64_t R, int64_t P, const int64_t *last, const int64_t *h
 enum {
     A_HOP_PAIR, A_HOP_PREV, A_HOP_INPUT, A_HOP_ROW, A_HOP_OUT, A_ROW_DEM, A_LAST, A_PAIR_INPUT, A_PAIR_LANE, A_LANE_PAIRS, A_LANE_PTR,
     A_INPUT_PTR, A_INPUT_LANE, A_LANE_CAP, A_LANE_W, A_LANE_LINK, A_LINK_CAP, A_LINK_LANES, A_LINK_PTR,
-    A_DEPART, A_HELD_CAP, A_RATE, A_LANE_DEM, A_LINK_RATE, N_ARGS
+    A_DEPART, A_HELD_CAP, A_RATE, A_LANE_DEM, A_LINK_RATE, A_WORK, N_ARGS
 };
 
 static PyObject *py_solve(PyObject *self, PyObject *args) {
@@ -106,24 +106,24 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     long long n_vls, max_iter, min_iter, avg_from;
     double tol_abs, damping;
     int start_mode, checked;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOOLLLddipL", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOOOLLLddipL", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
                           &obj[5], &obj[6], &obj[7], &obj[8], &obj[9], &obj[10], &obj[11], &obj[12], &obj[13],
                           &obj[14], &obj[15], &obj[16], &obj[17], &obj[18], &obj[19], &obj[20], &obj[21], &obj[22],
-                          &obj[23], &n_vls, &max_iter, &min_iter, &tol_abs, &damping, &start_mode, &checked,
+                          &obj[23], &obj[24], &n_vls, &max_iter, &min_iter, &tol_abs, &damping, &start_mode, &checked,
                           &avg_from))
         return NULL;
     static const char *names[N_ARGS] = {"hop_pair", "hop_prev", "hop_input", "hop_row", "hop_out", "row_dem", "last",
                                         "pair_input",
                                         "pair_lane", "lane_pairs", "lane_ptr", "input_ptr", "input_lane",
                                         "lane_cap", "lane_w", "lane_link", "link_cap", "link_lanes", "link_ptr",
-                                        "depart", "held_cap", "rate", "lane_dem", "link_rate"};
-    static const char kinds[N_ARGS] = "qqqqqdqqqqqqqddqdqqddddd";
+                                        "depart", "held_cap", "rate", "lane_dem", "link_rate", "work"};
+    static const char kinds[N_ARGS] = "qqqqqdqqqqqqqddqdqqdddddd";
     arg_t a[N_ARGS];
     memset(a, 0, sizeof(a));
     PyObject *result = NULL;
-    double *d = NULL, *d_next = NULL, *k = NULL, *level = NULL, *total_in = NULL, *factor_in = NULL,
-           *drain_in = NULL, *new_cap = NULL, *asked = NULL, *more = NULL, *new_rate = NULL, *sum_depart = NULL, *sum_cap = NULL;
-    unsigned char *below = NULL;
+    double *d, *d_next, *k, *level, *factor_in, *drain_in, *new_cap, *asked, *more, *new_rate, *sum_depart = NULL,
+           *sum_cap = NULL, *owned = NULL;
+    unsigned char *below;
     for (int i = 0; i < N_ARGS; i++)
         if (get_buffer(obj[i], &a[i], kinds[i], i >= A_DEPART, names[i])) goto done;
     const int64_t H = a[A_HOP_PAIR].n, R = a[A_LAST].n, P = a[A_PAIR_INPUT].n, L = a[A_LANE_CAP].n,
@@ -172,28 +172,32 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (lane_ptr[l + 1] - lane_ptr[l] > widest) widest = lane_ptr[l + 1] - lane_ptr[l];
     for (int64_t e = 0; e < E; e++)
         if (link_ptr[e + 1] - link_ptr[e] > widest) widest = link_ptr[e + 1] - link_ptr[e];
-    size_t p1 = P ? P : 1, l1 = L ? L : 1, i1 = I ? I : 1, r1 = R ? R : 1;
-    d = malloc(p1 * sizeof(double));
-    d_next = malloc(p1 * sizeof(double));
-    k = malloc(l1 * sizeof(double));
-    level = malloc(l1 * sizeof(double));
-    total_in = malloc(i1 * sizeof(double));
-    factor_in = malloc(i1 * sizeof(double));
-    drain_in = malloc(i1 * sizeof(double));
-    new_cap = malloc(l1 * sizeof(double));
-    asked = malloc(l1 * sizeof(double));
-    more = malloc(l1 * sizeof(double));
-    new_rate = malloc(r1 * sizeof(double));
-    below = malloc((size_t)widest);
+    size_t p1 = P ? P : 1, l1 = L ? L : 1, i1 = I ? I : 1, r1 = R ? R : 1, h1 = H ? H : 1;
     const int averaging = avg_from >= 1 && avg_from <= max_iter;
-    if (averaging) {
-        sum_depart = calloc((size_t)(H ? H : 1), sizeof(double));
-        sum_cap = calloc(l1, sizeof(double));
-    }
-    if (!d || !d_next || !k || !level || !total_in || !factor_in || !drain_in || !new_cap || !asked || !more ||
-        !new_rate || !below || (averaging && (!sum_depart || !sum_cap))) {
+    /* working memory: the caller's ``work`` when it is large enough (kept between solves: no page is faulted in
+     * again), else allocated here */
+    size_t need = 2 * p1 + 5 * l1 + 2 * i1 + r1 + ((size_t)widest + 7) / 8 + (averaging ? h1 + l1 : 0);
+    double *base = a[A_WORK].view.buf;
+    if ((size_t)a[A_WORK].n < need) base = owned = malloc(need * sizeof(double));
+    if (!base) {
         PyErr_NoMemory();
         goto done;
+    }
+    d = base;
+    d_next = d + p1;
+    k = d_next + p1;
+    level = k + l1;
+    new_cap = level + l1;
+    asked = new_cap + l1;
+    more = asked + l1;
+    factor_in = more + l1;
+    drain_in = factor_in + i1;
+    new_rate = drain_in + i1;
+    below = (unsigned char *)(new_rate + r1);
+    if (averaging) {
+        sum_depart = new_rate + r1 + ((size_t)widest + 7) / 8;
+        sum_cap = sum_depart + h1;
+        memset(sum_depart, 0, (h1 + l1) * sizeof(double));
     }
     long long iterations = 0, averaged = 0;
     int converged = 0;
@@ -244,11 +248,10 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
                                          : level_of(lane_pairs + lane_ptr[l], lane_ptr[l + 1] - lane_ptr[l], d, NULL,
                                                     k[l], below, 1.0);
         }
-        memset(total_in, 0, i1 * sizeof(double));
-        for (int64_t p = 0; p < P; p++) total_in[pair_input[p]] += d[p];
         /* head of line: a buffer moves at the pace of its most held output; it accepts what it drains */
         for (int64_t i = 0; i < I; i++) {
-            double f_min = INFINITY, t_min = INFINITY;
+            double f_min = INFINITY, t_min = INFINITY, total_in = 0.0;  /* pairs sorted by input: bincount's order */
+            for (int64_t p = input_ptr[i]; p < input_ptr[i + 1]; p++) total_in += d[p];
             for (int64_t p = input_ptr[i]; p < input_ptr[i + 1]; p++) {
                 int64_t l = pair_lane[p];
                 double lev = level[l], f = 1.0, t = INFINITY;
@@ -259,7 +262,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
                     double avail = isfinite(lev) ? lev : d[p] + slack;
                     if (!isfinite(lev) && more[l] > avail) avail = more[l];
                     f = grant / d[p];
-                    t = avail * total_in[i] / d[p];
+                    t = avail * total_in / d[p];
                 }
                 if (f < f_min) f_min = f;
                 if (t < t_min) t_min = t;
@@ -340,20 +343,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
 done:
     for (int i = 0; i < N_ARGS; i++)
         if (a[i].held) PyBuffer_Release(&a[i].view);
-    free(d);
-    free(d_next);
-    free(k);
-    free(level);
-    free(total_in);
-    free(factor_in);
-    free(drain_in);
-    free(new_cap);
-    free(asked);
-    free(more);
-    free(new_rate);
-    free(below);
-    free(sum_depart);
-    free(sum_cap);
+    free(owned);
     return result;
 }
 

@@ -8,9 +8,16 @@ counts the faults; ``make bench`` times routing): ``minhop`` took 3,556 page fau
 time per call of 26 ms, ``ftree`` 1,662 faults and 5 ms. With :func:`keep_freed_memory` (a trim
 threshold of :data:`TRIM_BYTES`, a top pad of :data:`PAD_BYTES`) neither faults once warm.
 
+Setting either turns off glibc's sliding mmap threshold (it otherwise rises to the size of the largest block freed,
+up to 32 MiB on 64-bit), so every block over 128 kB would be mapped and faulted in afresh at each allocation: the
+threshold is set to :data:`MMAP_BYTES`, the sliding threshold's own ceiling. Measured on the credit model's tick at
+32,768 GPUs (``tests/bench/bench_credit_tick.py``, most of its arrays 17-21 MB): 41,000 page faults and 150 ms of
+system time a tick with the trim threshold alone, 12,000 and 35 ms with the mmap threshold too.
+
 The cost is that up to :data:`TRIM_BYTES` of freed memory stays resident. Processes that run the engine
 call it once at start (the CLI, and every Django process through ``ibweb.fabrics``); an operator's own
-``MALLOC_TRIM_THRESHOLD_`` / ``MALLOC_TOP_PAD_`` (or ``GLIBC_TUNABLES``) settings are left alone.
+``MALLOC_TRIM_THRESHOLD_`` / ``MALLOC_TOP_PAD_`` / ``MALLOC_MMAP_THRESHOLD_`` (or ``GLIBC_TUNABLES``) settings are
+left alone.
 
 The other way, :func:`release_freed_memory`: an engine process that drops a whole fabric (a hand-over to
 another process) gives what it freed back at once. Measured on two 16,384-host planes built and stepped in one
@@ -23,22 +30,26 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["TRIM_BYTES", "PAD_BYTES", "keep_freed_memory", "release_freed_memory"]
+__all__ = ["TRIM_BYTES", "PAD_BYTES", "MMAP_BYTES", "keep_freed_memory", "release_freed_memory"]
 
 #: Freed memory at the top of the heap kept for reuse, bytes.
 TRIM_BYTES = 128 << 20
 #: Extra memory asked of the kernel whenever the heap grows, bytes (address space; resident once used).
 PAD_BYTES = 32 << 20
+#: Blocks up to this size come from the heap (reused once freed); larger ones are mapped, bytes.
+MMAP_BYTES = 32 << 20
 
 _M_TRIM_THRESHOLD = -1
 _M_TOP_PAD = -2
-_OPERATOR_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
+_M_MMAP_THRESHOLD = -3
+_OPERATOR_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_")
 
 
-def keep_freed_memory(trim_bytes: int = TRIM_BYTES, pad_bytes: int = PAD_BYTES) -> bool:
-    """Set glibc's trim threshold and top pad for this process; False where that is not possible or not wanted.
+def keep_freed_memory(trim_bytes: int = TRIM_BYTES, pad_bytes: int = PAD_BYTES, mmap_bytes: int = MMAP_BYTES) -> bool:
+    """Set glibc's trim threshold, top pad and mmap threshold for this process; False where that is not possible or
+    not wanted.
 
-    Not wanted: the operator set either through the environment. Not possible: no glibc (musl, macOS).
+    Not wanted: the operator set any of them through the environment. Not possible: no glibc (musl, macOS).
     """
     if any(name in os.environ for name in _OPERATOR_SETTINGS) or "malloc." in os.environ.get("GLIBC_TUNABLES", ""):
         return False
@@ -48,7 +59,8 @@ def keep_freed_memory(trim_bytes: int = TRIM_BYTES, pad_bytes: int = PAD_BYTES) 
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_TRIM_THRESHOLD, int(trim_bytes))) and bool(mallopt(_M_TOP_PAD, int(pad_bytes)))
+    return (bool(mallopt(_M_TRIM_THRESHOLD, int(trim_bytes))) and bool(mallopt(_M_TOP_PAD, int(pad_bytes)))
+            and bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_bytes))))
 
 
 def release_freed_memory() -> bool:

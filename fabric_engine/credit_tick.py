@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .backpressure import CreditResult, Hops, credit_rates, order_paths
+from .backpressure import CreditResult, Hops, Scratch, credit_rates, order_paths
 from .backpressure.cc import CCResult, cc_rates
 from .backpressure.cc_params import CongestionControl
 from .errors import FabricEngineError
@@ -137,6 +137,7 @@ class CreditTick:
         self._last_cc: CCResult | None = None
         self._last_dem: np.ndarray | None = None
         self._fair: dict = {}  # congestion control's max-min rates, solved again when the demands change
+        self._scratch = Scratch()  # the C iteration's working memory, kept from tick to tick
 
     def _ordered(self, rows: sp.csr_matrix, ok: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``rows`` in path order; rows not ``ok`` (no route) are left empty."""
@@ -187,7 +188,7 @@ class CreditTick:
         if self.budget is not None:  # with CC the budget is shared by the base solve and the tick's throttled round
             share = self.budget // (max(len(hops.row), 1) * (2 if with_cc else 1))  # with CC: base and one round
             # the last states are this object's, kept for the next start only: iterated in place
-            solve.update(max_iter=max(1, min(400, share)), overwrite_start=True)
+            solve.update(max_iter=max(1, min(400, share)), overwrite_start=True, scratch=self._scratch)
         prev = self._last
         base = credit_rates(hops, cap, hop_dem, vl_weight, start=self._start(prev, hop_dem), **solve)
         cc_res = None

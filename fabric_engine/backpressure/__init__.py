@@ -7,14 +7,14 @@ back-pressure that spreads it upstream hop by hop, and virtual lanes with weight
 
 * :mod:`.hops` -- paths as hops (input buffer, output port, lane): :class:`Hops`, :func:`order_paths`
 * :mod:`.waterfill` -- arbiters' water levels, many at once: :func:`water_levels`
-* :mod:`.solve` -- the fixed point: :func:`credit_rates` -> :class:`CreditResult`
+* :mod:`.solve` -- the fixed point: :func:`credit_rates` -> :class:`CreditResult`; :class:`Scratch`, its kept memory
 
 Validated against BookSim 2 (``tests/reference/congestion``); model, assumptions and error:
 ``docs/workloads-and-congestion.md``.
 """
 
 from .hops import Hops, order_paths
-from .solve import CreditResult, credit_rates
+from .solve import CreditResult, Scratch, credit_rates
 from .waterfill import water_levels
 
-__all__ = ["Hops", "order_paths", "CreditResult", "credit_rates", "water_levels"]
+__all__ = ["Hops", "order_paths", "CreditResult", "Scratch", "credit_rates", "water_levels"]

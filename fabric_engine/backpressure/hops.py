@@ -91,16 +91,17 @@ class Hops:
     def tables(self) -> dict[str, np.ndarray | bool]:
         """Index tables the iteration walks (int64): ``prev``, ``hop_input`` per hop; ``lane_pairs``/``lane_ptr``
         (the pairs of each lane, ascending), ``input_ptr`` (pairs are sorted by input), ``link_lanes``/``link_ptr``
-        (the lanes of each link). Built once per hop table."""
+        (the lanes of each link), ``widest`` (the most members of an arbiter). Built once per hop table."""
         lane_pairs = np.argsort(self.pair_lane, kind="stable").astype(np.int64)
         link_lanes = np.argsort(self.lane_link, kind="stable").astype(np.int64)
         def ptr(group: np.ndarray, n: int) -> np.ndarray:
             return np.r_[0, np.cumsum(np.bincount(group, minlength=n))].astype(np.int64)
 
+        lane_ptr, link_ptr = ptr(self.pair_lane, self.n_lanes), ptr(self.lane_link, self.n_links)
         return {"prev": np.ascontiguousarray(self.prev, dtype=np.int64), "hop_input": self.pair_input[self.pair],
-                "lane_pairs": lane_pairs, "lane_ptr": ptr(self.pair_lane, self.n_lanes),
-                "input_ptr": ptr(self.pair_input, self.n_inputs), "link_lanes": link_lanes,
-                "link_ptr": ptr(self.lane_link, self.n_links)}
+                "lane_pairs": lane_pairs, "lane_ptr": lane_ptr, "input_ptr": ptr(self.pair_input, self.n_inputs),
+                "link_lanes": link_lanes, "link_ptr": link_ptr,
+                "widest": np.int64(max(1, np.diff(lane_ptr).max(initial=0), np.diff(link_ptr).max(initial=0)))}
 
     @staticmethod
     def from_paths(indptr: np.ndarray, links: np.ndarray, n_links: int, vl: np.ndarray | None = None,

@@ -50,10 +50,30 @@ try:
 except ImportError:  # pragma: no cover - the numpy iteration below does the same
     _credit = None
 
-__all__ = ["CreditResult", "credit_rates", "COMPILED"]
+__all__ = ["CreditResult", "credit_rates", "COMPILED", "Scratch"]
 
 #: The compiled iteration is available (``fabric_engine._credit``).
 COMPILED = _credit is not None
+
+
+_NO_SCRATCH = np.empty(0)  # the C iteration allocates its own
+
+
+class Scratch:
+    """Working memory of the C iteration, kept between the solves of one owner (a live tick's, run one after
+    another): at fabric scale it is some 100 MB, which a fresh allocation faults in page by page at every solve."""
+
+    def __init__(self) -> None:
+        self._buffer = np.empty(0)
+
+    def take(self, hops: Hops, averaging: bool) -> np.ndarray:
+        """A buffer of at least what :func:`credit_rates`' C iteration of ``hops`` uses (the C side's own sum)."""
+        p, lanes, i, r, h = (max(n, 1) for n in (hops.n_pairs, hops.n_lanes, hops.n_inputs, hops.rows,
+                                                    len(hops.row)))
+        need = 2 * p + 5 * lanes + 2 * i + r + (int(hops.tables["widest"]) + 7) // 8 + (h + lanes if averaging else 0)
+        if len(self._buffer) < need:
+            self._buffer = np.empty(need)
+        return self._buffer
 
 
 @dataclass(frozen=True)
@@ -85,7 +105,7 @@ class CreditResult:
 def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight: np.ndarray | None = None,
                  *, max_iter: int = 400, tol: float = 1e-4, damping: float = 0.5, start: CreditResult | None = None,
                  compiled: bool | None = None, average_from: int | None = None,
-                 overwrite_start: bool = False) -> CreditResult:
+                 overwrite_start: bool = False, scratch: Scratch | None = None) -> CreditResult:
     """Steady-state rates of ``hops``' rows with credit flow control, round-robin and VL arbitration.
 
     ``capacity`` per link ``[E]`` (any unit, > 0 on used links); ``demand`` per row ``[R]`` (same unit;
@@ -95,7 +115,8 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     longest row's length of iterations), or the last iterate when that leaves fewer than two (``average_from`` >
     ``max_iter - 1`` turns averaging off). ``start``: an earlier result on the same hops to iterate on from (warm
     start; ``overwrite_start``: its departures may be iterated in place, not copied, for a caller that keeps only
-    the new result). ``compiled``: force the C (True) or numpy (False) iteration; default C when built.
+    the new result). ``compiled``: force the C (True) or numpy (False) iteration; default C when built. ``scratch``:
+    working memory for the C iteration kept by a caller that solves again and again (not shared between threads).
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -141,7 +162,8 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
         iterations, converged, averaged = _credit.solve(
             hops.pair, t["prev"], t["hop_input"], hops.row, hops.out, dem, hops.last, hops.pair_input, hops.pair_lane,
             t["lane_pairs"], t["lane_ptr"], t["input_ptr"], hops.input_lane, lane_cap, w_lane, hops.lane_link, cap,
-            t["link_lanes"], t["link_ptr"], depart, held_cap, rate, lane_dem, link_rate, hops.n_vls, int(max_iter),
+            t["link_lanes"], t["link_ptr"], depart, held_cap, rate, lane_dem, link_rate,
+            _NO_SCRATCH if scratch is None else scratch.take(hops, avg_from <= max_iter), hops.n_vls, int(max_iter),
             min_iter, float(tol * scale), float(damping), 2 if start is None else 1, bool(t.get("checked")), avg_from)
         t["checked"] = True  # the C side has checked the index tables: not again for these hops
     else:

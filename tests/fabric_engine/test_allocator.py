@@ -46,8 +46,36 @@ def test_every_django_process_of_ibweb_keeps_freed_memory():
     assert _run("django")["faults"] < 50
 
 
+_TEMPORARIES = """
+import json, resource, sys
+import numpy as np
+from fabric_engine.allocator import keep_freed_memory
+
+kept = keep_freed_memory() if sys.argv[1] == "keep" else None
+def tick():  # temporaries of a few MB to 20 MB, as a large fabric's tick makes them
+    a = np.ones(2_500_000)
+    return float((a * 2.0 + np.arange(len(a))).sum())
+for _ in range(2):
+    tick()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(5):
+    tick()
+print(json.dumps({"kept": kept, "faults": (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 5}))
+"""
+
+
+def test_large_temporaries_come_from_the_kept_heap_not_fresh_mappings():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", _TEMPORARIES, "keep"], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    kept = json.loads(out.splitlines()[-1])
+    # a trim threshold alone fixes glibc's mmap threshold at 128 kB: each 20 MB array is mapped and faulted afresh
+    assert kept["kept"] is True and kept["faults"] < 50, kept
+
+
 def test_an_operators_malloc_settings_are_left_alone():
     assert _run("keep", MALLOC_TRIM_THRESHOLD_="131072")["kept"] is False
+    assert _run("keep", MALLOC_MMAP_THRESHOLD_="131072")["kept"] is False
 
 
 _FREE_AND_RELEASE = """

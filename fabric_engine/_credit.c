@@ -95,6 +95,32 @@ static void arrivals(int64_t R, int64_t P, const int64_t *last, const int64_t *h
     }
 }
 
+/* The arrivals of a solve carried on from the last one on the same departures (start_mode 3): ``d`` holds the
+ * arrivals the last solve left, for its rows' demands ``old_dem``. Only the rows whose demand changed move: their
+ * contributions for the old demand are taken out of their pairs' sums (a row that did not run departed nothing), their
+ * departures cut to the new demand (a row that starts running: its departures set above it by the caller, it is cut
+ * too), their new ones added; each row's rate read from its last hop. The sums differ from a fresh pass by rounding
+ * only. */
+static void carried_arrivals(int64_t R, const int64_t *last, const int64_t *hop_pair, const double *row_dem,
+                             const double *old_dem, double *depart, double *d, double *rate) {
+    for (int64_t r = 0, h0 = 0; r < R; h0 = last[r] + 1, r++) {
+        const double was = old_dem[r], now = row_dem[r];
+        if (was != now || depart[h0] > now) {  /* (a row the caller starts from its demand: departures set above it) */
+            if (was > 0.0) {
+                d[hop_pair[h0]] -= was;
+                for (int64_t h = h0 + 1; h <= last[r]; h++) d[hop_pair[h]] -= depart[h - 1];
+                for (int64_t h = h0; h <= last[r]; h++)
+                    if (d[hop_pair[h]] < 0.0) d[hop_pair[h]] = 0.0;
+            }
+            for (int64_t g = h0; g <= last[r]; g++)
+                if (depart[g] > now) depart[g] = now;
+            d[hop_pair[h0]] += now;
+            for (int64_t h = h0 + 1; h <= last[r]; h++) d[hop_pair[h]] += depart[h - 1];
+        }
+        rate[r] = depart[last[r]];
+    }
+}
+
 enum {
     A_HOP_PAIR, A_HOP_PREV, A_HOP_INPUT, A_HOP_ROW, A_HOP_OUT, A_ROW_DEM, A_LAST, A_PAIR_INPUT, A_PAIR_LANE, A_LANE_PAIRS, A_LANE_PTR,
     A_INPUT_PTR, A_INPUT_LANE, A_LANE_CAP, A_LANE_W, A_LANE_LINK, A_LINK_CAP, A_LINK_LANES, A_LINK_PTR,
@@ -103,14 +129,14 @@ enum {
 
 static PyObject *py_solve(PyObject *self, PyObject *args) {
     PyObject *obj[N_ARGS];
-    long long n_vls, max_iter, min_iter, avg_from;
+    long long n_vls, max_iter, min_iter, avg_from, slot;
     double tol_abs, damping;
     int start_mode, checked;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOOOLLLddipL", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOOOLLLddipLL", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
                           &obj[5], &obj[6], &obj[7], &obj[8], &obj[9], &obj[10], &obj[11], &obj[12], &obj[13],
                           &obj[14], &obj[15], &obj[16], &obj[17], &obj[18], &obj[19], &obj[20], &obj[21], &obj[22],
                           &obj[23], &obj[24], &n_vls, &max_iter, &min_iter, &tol_abs, &damping, &start_mode, &checked,
-                          &avg_from))
+                          &avg_from, &slot))
         return NULL;
     static const char *names[N_ARGS] = {"hop_pair", "hop_prev", "hop_input", "hop_row", "hop_out", "row_dem", "last",
                                         "pair_input",
@@ -147,22 +173,22 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
              a[A_DEPART].n == H && a[A_HELD_CAP].n == L && a[A_RATE].n == R && a[A_LANE_DEM].n == L &&
              lane_ptr[0] == 0 && lane_ptr[L] == P && input_ptr[0] == 0 && input_ptr[I] == P && link_ptr[0] == 0 &&
              link_ptr[E] == L && n_vls >= 1;
-    /* the index tables' contents (O(hops)): once per hop table (``checked``: the caller has them checked) */
+    /* the index tables' contents: once per hop table (``checked``: the caller has them checked) */
     for (int64_t h = 0; ok && !checked && h < H; h++)
         ok = hop_pair[h] >= 0 && hop_pair[h] < P && hop_prev[h] < h && hop_input[h] >= 0 && hop_input[h] < I &&
              hop_row[h] >= 0 && hop_row[h] < R && hop_out[h] >= 0 && hop_out[h] < E;
-    for (int64_t r = 0; ok && r < R; r++) ok = last[r] >= (r ? last[r - 1] + 1 : 0) && last[r] < H;
+    for (int64_t r = 0; ok && !checked && r < R; r++) ok = last[r] >= (r ? last[r - 1] + 1 : 0) && last[r] < H;
     ok = ok && (R ? last[R - 1] == H - 1 : H == 0);
     for (int64_t r = 0, h = 0; ok && !checked && r < R; r++)
         for (int64_t h0 = h; ok && h <= last[r]; h++) ok = hop_row[h] == r && hop_prev[h] == (h == h0 ? -1 : h - 1);
     for (int64_t p = 0; ok && !checked && p < P; p++)
         ok = pair_input[p] >= 0 && pair_input[p] < I && pair_lane[p] >= 0 && pair_lane[p] < L && lane_pairs[p] >= 0 &&
              lane_pairs[p] < P;
-    for (int64_t i = 0; ok && i < I; i++) ok = input_lane[i] < L && input_ptr[i] <= input_ptr[i + 1];
-    for (int64_t l = 0; ok && l < L; l++)
+    for (int64_t i = 0; ok && !checked && i < I; i++) ok = input_lane[i] < L && input_ptr[i] <= input_ptr[i + 1];
+    for (int64_t l = 0; ok && !checked && l < L; l++)
         ok = lane_link[l] >= 0 && lane_link[l] < E && link_lanes[l] >= 0 && link_lanes[l] < L &&
              lane_ptr[l] <= lane_ptr[l + 1];
-    for (int64_t e = 0; ok && e < E; e++) ok = link_ptr[e] <= link_ptr[e + 1];
+    for (int64_t e = 0; ok && !checked && e < E; e++) ok = link_ptr[e] <= link_ptr[e + 1];
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "credit solve: inconsistent hop tables");
         goto done;
@@ -176,16 +202,25 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     const int averaging = avg_from >= 1 && avg_from <= max_iter;
     /* working memory: the caller's ``work`` when it is large enough (kept between solves: no page is faulted in
      * again), else allocated here */
-    size_t need = 2 * p1 + 5 * l1 + 2 * i1 + r1 + ((size_t)widest + 7) / 8 + (averaging ? h1 + l1 : 0);
+    size_t need = 2 * p1 + 2 * r1 + 5 * l1 + 2 * i1 + ((size_t)widest + 7) / 8 + (averaging ? h1 + l1 : 0);
     double *base = a[A_WORK].view.buf;
-    if ((size_t)a[A_WORK].n < need) base = owned = malloc(need * sizeof(double));
+    if ((size_t)a[A_WORK].n < need) {
+        if (start_mode == 3) {  /* the carried arrivals live in the caller's work */
+            PyErr_SetString(PyExc_ValueError, "credit solve: a carried start needs the work it was left in");
+            goto done;
+        }
+        base = owned = malloc(need * sizeof(double));
+    }
     if (!base) {
         PyErr_NoMemory();
         goto done;
     }
-    d = base;
-    d_next = d + p1;
-    k = d_next + p1;
+    /* work: the arrivals in two slots (``slot``: the one the last solve left them in), the rows' demands of the last
+     * solve, then the iteration's own arrays */
+    d = base + (slot ? p1 : 0);
+    d_next = base + (slot ? 0 : p1);
+    double *old_dem = base + 2 * p1;
+    k = old_dem + r1;
     level = k + l1;
     new_cap = level + l1;
     asked = new_cap + l1;
@@ -204,11 +239,15 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     double damp = 0.0, last_moved = INFINITY;
     /* start_mode 0: depart as given; 1: a start's departures, no faster than the row's (new) demand;
-     * 2: cold, every hop at its row's demand. Rates and held caps are then the start's. */
+     * 2: cold, every hop at its row's demand; 3: 1 carried on from the last solve's arrivals (carried_arrivals).
+     * Rates and held caps are then the start's. */
     /* arrivals: the previous hop's departures (of the last iteration), the row's demand at its first hop; the
      * departures pass makes the next iteration's (a row crosses a pair once: each pair's sum runs over rows in order,
      * as a pass over the hops in order would). The start is set in the same pass. */
-    arrivals(R, P, last, hop_pair, row_dem, depart, d, start_mode, rate);  /* rows' hops checked above */
+    if (start_mode == 3)
+        carried_arrivals(R, last, hop_pair, row_dem, old_dem, depart, d, rate);
+    else
+        arrivals(R, P, last, hop_pair, row_dem, depart, d, start_mode, rate);  /* rows' hops checked above */
     int link_rate_done = 0;  /* summed in the last iteration's departures pass */
     if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
     for (iterations = 1; iterations <= max_iter; iterations++) {
@@ -338,8 +377,9 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (E) memset(link_rate, 0, (size_t)E * sizeof(double));
         for (int64_t h = 0; h < H; h++) link_rate[hop_out[h]] += depart[h];
     }
+    if (R) memcpy(old_dem, row_dem, (size_t)R * sizeof(double));  /* for a solve carried on from this one */
     Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(LiL)", iterations, converged, averaged);
+    result = Py_BuildValue("(LiLi)", iterations, converged, averaged, d == base ? 0 : 1);
 done:
     for (int i = 0; i < N_ARGS; i++)
         if (a[i].held) PyBuffer_Release(&a[i].view);
@@ -347,22 +387,24 @@ done:
     return result;
 }
 
-/* limiting(last, out, link_score, best): each row's hop of the highest link score, the first of equals (rows' hops
- * contiguous, row r ending at hop last[r]); best[r] its link. credit_tick.limiting_links in one pass over the hops. */
+/* limiting(last, out, link_score, rate, demand, best): each row's hop of the highest link score, the first of equals
+ * (rows' hops contiguous, row r ending at hop last[r]); best[r] its link, -1 for a row at its demand (rate at least
+ * 1 - 1e-6 of it). credit_tick.limiting_links in one pass over the hops. */
 static PyObject *py_limiting(PyObject *self, PyObject *args) {
-    PyObject *o_last, *o_out, *o_score, *o_best;
-    if (!PyArg_ParseTuple(args, "OOOO", &o_last, &o_out, &o_score, &o_best)) return NULL;
-    arg_t a[4];
+    PyObject *obj[6];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4], &obj[5])) return NULL;
+    static const char *names[6] = {"last", "out", "link_score", "rate", "demand", "best"};
+    static const char kinds[6] = "qqdddq";
+    arg_t a[6];
     memset(a, 0, sizeof(a));
     PyObject *result = NULL;
-    if (get_buffer(o_last, &a[0], 'q', 0, "last") || get_buffer(o_out, &a[1], 'q', 0, "out") ||
-        get_buffer(o_score, &a[2], 'd', 0, "link_score") || get_buffer(o_best, &a[3], 'q', 1, "best"))
-        goto done;
+    for (int i = 0; i < 6; i++)
+        if (get_buffer(obj[i], &a[i], kinds[i], i == 5, names[i])) goto done;
     const int64_t R = a[0].n, H = a[1].n, E = a[2].n;
     const int64_t *last = a[0].view.buf, *out = a[1].view.buf;
-    const double *score = a[2].view.buf;
-    int64_t *best = a[3].view.buf;
-    int ok = a[3].n == R && (R ? last[R - 1] == H - 1 : H == 0);
+    const double *score = a[2].view.buf, *rate = a[3].view.buf, *demand = a[4].view.buf;
+    int64_t *best = a[5].view.buf;
+    int ok = a[3].n == R && a[4].n == R && a[5].n == R && (R ? last[R - 1] == H - 1 : H == 0);
     for (int64_t r = 0; ok && r < R; r++) ok = last[r] >= (r ? last[r - 1] + 1 : 0);
     for (int64_t h = 0; ok && h < H; h++) ok = out[h] >= 0 && out[h] < E;
     if (!ok) {
@@ -371,6 +413,11 @@ static PyObject *py_limiting(PyObject *self, PyObject *args) {
     }
     Py_BEGIN_ALLOW_THREADS
     for (int64_t r = 0, h = 0; r < R; r++) {
+        if (!(rate[r] < demand[r] * (1 - 1e-6))) {  /* at its demand: held by nothing */
+            best[r] = -1;
+            h = last[r] + 1;
+            continue;
+        }
         int64_t arg = out[h];
         double top = score[arg];
         for (h++; h <= last[r]; h++)
@@ -384,17 +431,18 @@ static PyObject *py_limiting(PyObject *self, PyObject *args) {
     result = Py_None;
     Py_INCREF(result);
 done:
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         if (a[i].held) PyBuffer_Release(&a[i].view);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"limiting", py_limiting, METH_VARARGS,
-     "limiting(last, out, link_score, best): each row's link of the highest score, the first of equals"},
+     "limiting(last, out, link_score, rate, demand, best): each row's link of the highest score, the first of "
+     "equals; -1 for rows at their demand"},
     {"solve", py_solve, METH_VARARGS,
-     "solve(hop tables..., n_vls, max_iter, min_iter, tol_abs, damping, start_mode, checked, avg_from) -> "
-     "(iterations, converged, averaged); state arrays in place"},
+     "solve(hop tables..., work, n_vls, max_iter, min_iter, tol_abs, damping, start_mode, checked, avg_from, slot) -> "
+     "(iterations, converged, averaged, slot); state arrays in place, the arrivals left in work's slot"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_credit",

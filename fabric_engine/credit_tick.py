@@ -22,6 +22,7 @@ the model takes several ticks to settle after a change, and at fabric scale it m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ from .backpressure import CreditResult, Hops, Scratch, credit_rates, order_paths
 from .backpressure.cc import CCResult, cc_rates
 from .backpressure.cc_params import CongestionControl
 from .errors import FabricEngineError
-from .flows import group_duration
+from .flows import group_duration, paced
 
 try:
     from . import _credit
@@ -130,14 +131,16 @@ class CreditTick:
         #: Each hop-table path's part of its flow: an even split over the flow's routed paths.
         self.hop_share = 1.0 / paths_of[self.hop_owner]
         self._has_path = paths_of > 0
+        self._direct = len(self.hop_owner) == self.rows and not self._split  # every flow one path, in order
         self._hop_indptr = np.concatenate([[0], np.cumsum(length[self.hop_rows])])
         self._hops: Hops | None = None
         self._hops_vl: np.ndarray | None = None
         self._last: CreditResult | None = None
         self._last_cc: CCResult | None = None
         self._last_dem: np.ndarray | None = None
-        self._fair: dict = {}  # congestion control's max-min rates, solved again when the demands change
+        self._cc_cache: dict = {}  # what congestion control makes of each row, kept while its inputs stay
         self._scratch = Scratch()  # the C iteration's working memory, kept from tick to tick
+        self._cc_scratch = Scratch()  # that of congestion control's throttled solve, carried on beside it
 
     def _ordered(self, rows: sp.csr_matrix, ok: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``rows`` in path order; rows not ``ok`` (no route) are left empty."""
@@ -166,14 +169,16 @@ class CreditTick:
 
     def solve(self, capacity: np.ndarray, demand: np.ndarray, gbits: np.ndarray, group: np.ndarray, n_groups: int,
               vl: np.ndarray | None = None, vl_weight: np.ndarray | None = None, cc: CongestionControl | None = None,
-              sl: np.ndarray | None = None) -> CreditSolve:
+              sl: np.ndarray | None = None, fair: Callable[[], np.ndarray] | None = None) -> CreditSolve:
         """The flows' rates, as :func:`flows.solve_paced` gives them, with the credit model (greedy: every flow that
         runs as fast as it can, a group's flows then paced to its slowest).
 
         ``demand`` ``[F]`` (0: the flow does not run), ``gbits``/``group`` as for ``solve_paced``; ``vl`` per flow and
         ``vl_weight`` per VL (QoS): the model's lanes (default one). ``cc``: InfiniBand congestion control
-        (:func:`~fabric_engine.backpressure.cc.cc_rates`, capacities in Gbit/s) with ``sl`` per flow (default 0).
-        The result's ``live`` is the flow of each of its paths.
+        (:func:`~fabric_engine.backpressure.cc.cc_rates`, capacities in Gbit/s) with ``sl`` per flow (default 0);
+        ``fair()``: the flows' max-min rates ``[F]`` (ideal congestion control), where the flows are held when its
+        control is effective: called once the solve without it is made (a caller may compute them meanwhile), else
+        solved here. The result's ``live`` is the flow of each of its paths.
         """
         dem = np.asarray(demand, dtype=np.float64)
         n = len(dem)
@@ -181,7 +186,7 @@ class CreditTick:
             raise FabricEngineError(f"congestion: {n} demands for {self.rows} flows")
         hops = self.hops(vl, None if vl_weight is None else len(vl_weight))
         live = self.hop_owner
-        hop_dem = dem[live] * self.hop_share
+        hop_dem = dem.copy() if self._direct else dem[live] * self.hop_share  # (kept for the next tick)
         cap = np.asarray(capacity, dtype=np.float64)[:self.n_links]
         with_cc = cc is not None and cc.enabled
         solve = {}
@@ -196,36 +201,41 @@ class CreditTick:
             row_sl = None if sl is None else np.asarray(sl, dtype=np.int64)[live]
             carry = self._last_cc if self.budget is not None else None  # one round a tick, carried on
             cc_start, cc_solve = None, solve
+            if self.budget is not None:
+                cc_solve = {**solve, "scratch": self._cc_scratch}
             if carry is not None and carry.credit is prev:  # nothing was throttled: its state is the base's now
-                cc_start, cc_solve = base, {**solve, "overwrite_start": False}
+                cc_start, cc_solve = base, {**cc_solve, "overwrite_start": False}
             elif carry is not None:
                 cc_start = self._start(carry.credit, hop_dem)
+            shares = None if fair is None else np.asarray(fair(), dtype=np.float64)[live] * self.hop_share
             cc_res = cc_rates(hops, cap, hop_dem, cc, vl_weight, sl=row_sl, unit_gbps=1.0, credit=base,
-                              start=cc_start, carry=carry, fair_cache=self._fair, **cc_solve)
+                              start=cc_start, carry=carry, fair=shares, cache=self._cc_cache, **cc_solve)
             res = cc_res.credit
         else:
             res = base
         if self.budget is not None:  # carried on from tick to tick
             self._last, self._last_cc, self._last_dem = base, cc_res, hop_dem
-        rate = np.bincount(live, weights=res.rate, minlength=n)  # a flow's paths add up
-        # Flows without links (a host to itself) are held by nothing.
-        alone = (dem > 0) & ~self._has_path
-        rate[alone] = np.minimum(dem[alone], cap.max(initial=0.0))
-        g = np.asarray(group, dtype=np.int64)
-        bits = np.asarray(gbits, dtype=np.float64)
-        dur = group_duration(bits, rate, g, n_groups)
-        grouped = g >= 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            group_dur = dur[np.maximum(g, 0)] if n_groups else np.ones(n)  # no groups: no row is grouped
-            pace = np.where(grouped & (bits > 0), bits / group_dur, rate)
-        rate = np.where(grouped, np.minimum(rate, np.nan_to_num(pace, nan=0.0)), rate)
-        bott = np.full(n, -1, np.int64)
-        path_bott = limiting_links(hops, res, cap, hop_dem)
-        if self._split:  # a flow's limiting link is its slowest path's
-            pick = _slowest_path(live, res.rate)
-            bott[live[pick]] = path_bott[pick]
+        if self._direct:  # path i is flow i
+            rate = res.rate.copy()
         else:
-            bott[live] = path_bott
+            rate = np.bincount(live, weights=res.rate, minlength=n)  # a flow's paths add up
+            # Flows without links (a host to itself) are held by nothing.
+            alone = (dem > 0) & ~self._has_path
+            rate[alone] = np.minimum(dem[alone], cap.max(initial=0.0))
+        g = np.ascontiguousarray(group, dtype=np.int64)
+        bits = np.ascontiguousarray(gbits, dtype=np.float64)
+        dur = group_duration(bits, rate, g, n_groups)
+        rate = paced(rate, bits, g, dur, out=rate)  # a group's flows at its slowest's pace
+        path_bott = limiting_links(hops, res, cap, hop_dem)
+        if self._direct:
+            bott = path_bott
+        else:
+            bott = np.full(n, -1, np.int64)
+            if self._split:  # a flow's limiting link is its slowest path's
+                pick = _slowest_path(live, res.rate)
+                bott[live[pick]] = path_bott[pick]
+            else:
+                bott[live] = path_bott
         return CreditSolve(rate, bott, dur, res, live, cc_res)
 
     def _start(self, last: CreditResult | None, hop_dem: np.ndarray) -> CreditResult | None:
@@ -276,16 +286,19 @@ def limiting_links(hops: Hops, res: CreditResult, cap: np.ndarray, demand: np.nd
         room = np.where(cap > 0, res.link_cap / cap, 0.0)  # below 1: held back by credits
         util = np.where(cap > 0, res.link_rate / cap, 0.0)
     link_score = np.where(res.root, 3.0, 0.0) + np.where(res.held, 2.0 - room, util)
-    best = np.full(hops.rows, -1, np.int64)
+    dem = np.ascontiguousarray(demand, dtype=np.float64)
     if _credit is not None:  # one pass over the hops
-        _credit.limiting(hops.last, out, np.ascontiguousarray(link_score, dtype=np.float64), best)
-    elif hops.rows:  # a row's hops are contiguous: its first hop of the row's highest score
+        best = np.empty(hops.rows, np.int64)
+        _credit.limiting(hops.last, out, np.ascontiguousarray(link_score, dtype=np.float64), res.rate, dem, best)
+        return best
+    best = np.full(hops.rows, -1, np.int64)
+    if hops.rows:  # a row's hops are contiguous: its first hop of the row's highest score
         score = link_score[out]
         top = np.flatnonzero(score >= np.maximum.reduceat(score, hops.first)[hops.row])
         row = hops.row[top]
         first = np.r_[True, row[1:] != row[:-1]]
         best[row[first]] = out[top[first]]
-    limited = res.rate < demand * (1 - 1e-6)
+    limited = res.rate < dem * (1 - 1e-6)
     return np.where(limited, best, -1)
 
 

@@ -71,7 +71,7 @@ from .credit_tick import (
     storage_links,
 )
 from .errors import FabricEngineError
-from .flows import group_max, max_min_fair_alone, slowest_bottlenecks, solve_paced
+from .flows import group_duration, group_max, max_min_fair, max_min_fair_alone, slowest_bottlenecks, solve_paced
 from .incidence import Block, Incidence
 from .routing import Routing
 from .sharp import AggregationManager
@@ -530,17 +530,24 @@ class Emulator:
             return solve_paced(inc, cap, dem, weight, gbits, group, 2 * n_jobs, priority=prio,
                                out=(buf["rate"], buf["bott"]), paced_load=self._paced_load(reach, buf["rate"], group))
 
+        def ideal() -> tuple[np.ndarray, np.ndarray]:
+            # Max-min's greedy pass alone: the rates with ideal congestion control, the collectives' durations.
+            fair, _ = max_min_fair(inc, cap, dem, weight, priority=prio, return_bottleneck=True,
+                                   out=(buf["rate"], buf["bott"]))
+            return fair, group_duration(gbits, fair, group, 2 * n_jobs)
+
         credit = None
         if self._credit is None:
             rate, bott, dur = max_min()
             comm_ideal = dur[:n_jobs].copy()
         else:  # credit flow control: the model's rates, durations and limiting links; max-min beside it, for spreading
-            ideal = self._beside().submit(max_min)  # the two solves share no array: max-min's runs on another core
-            credit = self._credit_solve(bg, cap, dem, gbits, group, 2 * n_jobs)
-            rate, bott, dur = ideal.result()
+            beside = self._beside().submit(ideal)  # the two solves share no array: max-min's runs on another core
+            credit = self._credit_solve(bg, cap, dem, gbits, group, 2 * n_jobs, lambda: beside.result()[0])
+            fair, dur = beside.result()
             comm_ideal = dur[:n_jobs].copy()  # the collectives with ideal congestion control (max-min)
             self.credit_result = credit.result
-            rate[:], bott[:], dur = credit.rate, credit.bottleneck, credit.duration
+            rate, bott, dur = buf["rate"], buf["bott"], credit.duration  # (max-min's rates are not needed any more)
+            rate[:], bott[:] = credit.rate, credit.bottleneck
         comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
         avail = np.full(n_jobs, tick)
         if st is not None:
@@ -623,25 +630,30 @@ class Emulator:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="max-min")
         return self._pool
 
-    def _credit_solve(self, bg, cap, dem, gbits, group, n_groups) -> CreditSolve:
+    def _credit_solve(self, bg, cap, dem, gbits, group, n_groups, fair) -> CreditSolve:
         """The credit model's solve of the tick's rows (:meth:`fabric_engine.credit_tick.CreditTick.solve`): the
-        fixed rows and the tick's draw of the background pool; the other draws' rows do not run."""
+        fixed rows and the tick's draw of the background pool; the other draws' rows do not run. ``fair()``: the
+        rows' max-min rates (ideal congestion control), for congestion control's fair shares."""
         n_fixed = len(self._dem)
         sizes = [len(flows) for flows, _ in self._bg_pool]
         total = n_fixed + sum(sizes)
         at = n_fixed + sum(sizes[:self._bg_slot]) if bg is not None else total
 
+        end = at + len(dem) - n_fixed
+
         def spread(values: np.ndarray, fill) -> np.ndarray:
-            out = np.full(total, fill, dtype=values.dtype)
-            out[:n_fixed] = values[:n_fixed]
-            out[at:at + len(values) - n_fixed] = values[n_fixed:]
+            out = np.empty(total, dtype=values.dtype)  # each part written once
+            out[:n_fixed], out[n_fixed:at], out[at:end], out[end:] = values[:n_fixed], fill, values[n_fixed:], fill
             return out
+
+        def tick_rows(values: np.ndarray) -> np.ndarray:
+            return values[:n_fixed] if at == end else np.concatenate([values[:n_fixed], values[at:end]])
 
         weight = None if self._vl is None else np.maximum(self.policy.qos.weight, 1e-3)  # an unweighted lane drains
         solved = self._credit.solve(cap, spread(dem, 0.0), spread(gbits, 0.0), spread(group, -1), n_groups,
-                                    vl=self._vl, vl_weight=weight, cc=self.congestion_control, sl=self._sl)
-        tick_rows = np.r_[0:n_fixed, at:at + len(dem) - n_fixed]
-        return replace(solved, rate=solved.rate[tick_rows], bottleneck=solved.bottleneck[tick_rows])
+                                    vl=self._vl, vl_weight=weight, cc=self.congestion_control, sl=self._sl,
+                                    fair=lambda: spread(fair(), 0.0))
+        return replace(solved, rate=tick_rows(solved.rate), bottleneck=tick_rows(solved.bottleneck))
 
     def _capacity_now(self, t0: float) -> np.ndarray:
         """The columns' capacity for the tick from ``t0``: flapping cables scaled by the fraction of it they are up."""

@@ -27,8 +27,8 @@ try:  # built by ``pip install -e .`` (setup.py); the numpy fill below gives the
 except ImportError:  # pragma: no cover - a checkout whose extension was not built
     _maxmin = None
 
-__all__ = ["max_min_fair", "max_min_fair_alone", "split_incidence", "solve_paced", "group_max", "group_duration",
-           "transfer_times", "slowest_bottlenecks", "COMPILED", "KERNELS"]
+__all__ = ["max_min_fair", "max_min_fair_alone", "split_incidence", "solve_paced", "paced", "group_max",
+           "group_duration", "transfer_times", "slowest_bottlenecks", "COMPILED", "KERNELS"]
 
 _REL_EPS = 1e-9
 _CHUNK = 256
@@ -460,7 +460,7 @@ def slowest_bottlenecks(gbits: np.ndarray, rate: np.ndarray, group: np.ndarray, 
     return key // n_links, key % n_links
 
 
-def _paced(rate1: np.ndarray, bits: np.ndarray, g: np.ndarray, t_group: np.ndarray,
+def paced(rate1: np.ndarray, bits: np.ndarray, g: np.ndarray, t_group: np.ndarray,
            out: np.ndarray | None = None) -> np.ndarray:
     """Grouped flows at ``min(bits / t_group, rate1)`` (0 without bits), the others at ``rate1`` (``out`` may be it)."""
     out = np.empty(len(rate1)) if out is None else out
@@ -538,7 +538,7 @@ def solve_paced(
     rate1, bott = max_min_fair(inc, capacity, demand, weight, priority=priority, return_bottleneck=True, kernel=kernel,
                                out=out)
     t_group = group_duration(bits, rate1, g, n_groups)
-    rate = _paced(rate1, bits, g, t_group, out=rate1)  # pass 1's rates are not needed any more: paced in place
+    rate = paced(rate1, bits, g, t_group, out=rate1)  # pass 1's rates are not needed any more: paced in place
     grouped = g >= 0
     free = np.flatnonzero(~grouped & (np.asarray(demand) > 0))  # flows without demand keep their 0
     if free.size and grouped.any():

@@ -79,8 +79,8 @@ class CCResult:
 def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: CongestionControl,
              vl_weight: np.ndarray | None = None, *, sl: np.ndarray | None = None, unit_gbps: float = 1.0,
              packet_bytes: int = 4096, victim: np.ndarray | None = None, credit: CreditResult | None = None,
-             start: CreditResult | None = None, carry: CCResult | None = None, fair_cache: dict | None = None,
-             **solve) -> CCResult:
+             start: CreditResult | None = None, carry: CCResult | None = None, fair: np.ndarray | None = None,
+             cache: dict | None = None, **solve) -> CCResult:
     """Steady-state rates of ``hops``' rows with congestion control ``cc`` (module docstring).
 
     ``capacity``/``demand``/``vl_weight`` as for :func:`credit_rates`, in units of ``unit_gbps`` Gbit/s;
@@ -91,9 +91,11 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     round is solved cold. ``carry``: the last result on the same hops, for a live tick that carries the rounds on from
     tick to tick: the congestion roots of its throttled solve mark, with those of this input's solve without CC, and
     one round is made (default: rounds from none marking until no new row is throttled, at most ``MAX_ROUNDS``).
-    ``fair_cache``: a dict the caller keeps between calls on the same hops: the rows' max-min rates are solved again
-    only when the capacities or the demands changed. ``solve``: passed on to :func:`credit_rates` (``max_iter``,
-    ``tol``, ...).
+    ``fair``: the rows' max-min rates (every flow its fair share, where effective CC holds it), when the caller has
+    them (the emulator's max-min of the same flows, QoS weights and priorities as it has them); else solved here
+    (unweighted). ``cache``: a dict the caller keeps between calls on the same hops: what CC makes of each row for
+    the capacities, SLs and settings (its line rate, its floors, its source port), and the max-min rates solved here,
+    computed again only when those change. ``solve``: passed on to :func:`credit_rates` (``max_iter``, ``tol``, ...).
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -104,12 +106,102 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
         raise SolverError("unit_gbps and packet_bytes must be > 0")
     cc.validate()
     base = credit if credit is not None else credit_rates(hops, cap, dem, vl_weight, **solve)
-    on = np.array([cc.sl_enabled(s) for s in range(16)])[row_sl] if hops.rows else np.zeros(0, bool)
-    if not cc.marks or packet_bytes < cc.packet_size * 64 or not on.any():
+    rows = _row_control(hops, cap, row_sl, cc, unit_gbps, packet_bytes, cache)
+    if not cc.marks or packet_bytes < cc.packet_size * 64 or not rows.on.any():
         return _unthrottled(hops, base, dem)
 
     steps = cc.rate_steps()
-    line = cap[hops.out[hops.first]]  # each row's line rate: its source's link
+    capped = np.minimum(dem, rows.top)  # ccti_min caps every CC flow
+    if fair is None:
+        fair = _fair(hops, cap, capped, cache)
+    elif np.shape(fair) != (hops.rows,):
+        raise SolverError(f"fair needs one rate per row ({hops.rows})")
+    else:
+        fair = np.minimum(fair, capped)
+    victim_ports = np.zeros(hops.n_links, bool) if victim is None else np.asarray(victim, dtype=bool)
+
+    # Per SL and port (CA port control bit 0): a source port's flows of one SL share one CCTI, so its flows that no
+    # port marks are held at the rate of its marked ones (the port's injection delay applies to all its packets).
+    per_port = bool(cc.ca_port_control & 1)
+    throttled = np.zeros(hops.rows, bool)
+    result, rounds, marking = base, 0, np.zeros(hops.n_links, bool)
+    if carry is not None:  # a port marks while its queue is full: the roots of the last throttled solve (and below,
+        if carry.marking.shape != (hops.n_links,):  # those of this input's solve without CC)
+            raise SolverError("carry: a CCResult of the same hops is needed")
+        marking = rows.is_switch & (carry.credit.root | (carry.credit.held & victim_ports))
+    for rounds in range(1, (1 if carry is not None else MAX_ROUNDS) + 1):  # noqa: B007 (reported)
+        marking |= rows.is_switch & (result.root | (result.held & victim_ports))
+        at_mark = np.flatnonzero(marking[hops.out])  # the hops at marking ports
+        crosses = np.zeros(hops.rows, bool)
+        crosses[hops.row[at_mark]] = True
+        now = throttled | (crosses & rows.on)
+        if rounds > 1 and (now == throttled).all():
+            break
+        throttled = now
+        target = np.where(throttled, np.minimum(dem, np.maximum(fair, rows.x_floor)), capped)
+        if per_port:
+            target = np.where(rows.on & ~throttled, np.minimum(target, _port_rate(rows.port_group, throttled, target)),
+                              target)
+        result = credit_rates(hops, cap, target, vl_weight, start=start, **solve)
+        start = None if start is None else result
+    held_by = np.where(~throttled, np.where(target < capped, SHARED, NOT_THROTTLED),
+                       np.where(fair >= rows.x_floor, FAIR, rows.held_by))
+    # Figures of the throttled rows (the others' CCTI is -1, their BECNs none).
+    thr = np.flatnonzero(throttled)
+    line = rows.line[thr]
+    frac = np.where(line > 0, target[thr] / np.where(line > 0, line, 1.0), 1.0)
+    ccti = np.full(hops.rows, -1, np.int64)
+    ccti[thr] = np.minimum(np.searchsorted(-steps, -frac, side="left"), len(steps) - 1)
+    balance = rows.balance[thr]
+    becn = np.zeros(hops.rows)
+    becn[thr] = np.where(held_by[thr] == TABLE, np.maximum(balance, result.rate[thr] / line * rows.packets[thr]
+                                                           / (cc.marking_rate + 1)), balance)
+    # A packet is marked once, at the first marking port of its path.
+    first_mark = np.full(hops.rows, -1, np.int64)
+    idx = at_mark[throttled[hops.row[at_mark]]][::-1]  # last write wins: reversed, the first hop of each row stays
+    first_mark[hops.row[idx]] = hops.out[idx]
+    marked = first_mark >= 0
+    fecn_marked = np.bincount(first_mark[marked], weights=becn[marked], minlength=hops.n_links)
+    fecn_rcv = np.bincount(rows.last_link[thr], weights=becn[thr], minlength=hops.n_links)
+    becn_rcv = np.bincount(rows.first_link[thr], weights=becn[thr], minlength=hops.n_links)
+    return CCResult(credit=result, target=target, held_by=held_by.astype(np.int8), ccti=ccti,
+                    becn=becn, fecn_marked=fecn_marked, fecn_rcv=fecn_rcv, becn_rcv=becn_rcv, marking=marking,
+                    rounds=rounds)
+
+
+@dataclass(frozen=True)
+class _RowControl:
+    """What congestion control makes of each row ``[R]`` for given capacities, SLs and settings: ``on`` (its SL is
+    under CC), ``line`` (its source link's rate), ``top`` (``ccti_min``'s cap), ``x_floor`` (the lowest rate CC holds
+    it at: sparse marking's ``x_cc`` or the table's last entry), ``held_by`` (which of the two, when its fair share
+    is below), ``packets`` (a second at line rate), ``balance`` (BECNs a second that hold a CCTI still),
+    ``first_link``/``last_link``, ``port_group`` (its source port and SL); per link, ``is_switch`` (a switch's port:
+    it may mark)."""
+
+    on: np.ndarray
+    line: np.ndarray
+    top: np.ndarray
+    x_floor: np.ndarray
+    held_by: np.ndarray
+    packets: np.ndarray
+    balance: np.ndarray
+    first_link: np.ndarray
+    last_link: np.ndarray
+    port_group: np.ndarray
+    is_switch: np.ndarray
+
+
+def _row_control(hops: Hops, cap: np.ndarray, row_sl: np.ndarray, cc: CongestionControl, unit_gbps: float,
+                 packet_bytes: int, cache: dict | None) -> _RowControl:
+    """The rows' :class:`_RowControl`, kept in ``cache`` with the inputs it was made for."""
+    key = (cc, float(unit_gbps), int(packet_bytes))
+    if cache is not None and cache.get("rows_hops") is hops and cache["rows_key"] == key \
+            and np.array_equal(cache["rows_cap"], cap) and np.array_equal(cache["rows_sl"], row_sl):
+        return cache["rows"]
+    on = np.array([cc.sl_enabled(s) for s in range(16)])[row_sl] if hops.rows else np.zeros(0, bool)
+    steps = cc.rate_steps()
+    first_link = hops.first_link
+    line = cap[first_link]  # each row's line rate: its source's link
     ccti_min = np.asarray(cc.ccti_min)[row_sl]
     top = np.where(on, steps[np.minimum(ccti_min, len(steps) - 1)] * line, np.inf)  # ccti_min caps every CC flow
     floor = steps[-1] * line
@@ -119,63 +211,28 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     with np.errstate(divide="ignore", invalid="ignore"):
         balance = np.where(on, 1.0 / (inc * timer_s), 0.0)  # BECNs a second that hold a CCTI still
         x_cc = np.where(on, (cc.marking_rate + 1) * balance / packets * line, np.inf)
-    fair = _fair(hops, cap, np.minimum(dem, top), fair_cache)
     is_switch = np.ones(hops.n_links, bool)
-    is_switch[hops.out[hops.first]] = False  # a host's own link: its port is a CA's, it does not mark
-    victim_ports = np.zeros(hops.n_links, bool) if victim is None else np.asarray(victim, dtype=bool)
-
-    # Per SL and port (CA port control bit 0): a source port's flows of one SL share one CCTI, so its flows that no
-    # port marks are held at the rate of its marked ones (the port's injection delay applies to all its packets).
-    per_port = bool(cc.ca_port_control & 1)
-    port_group = np.unique(hops.out[hops.first] * 16 + row_sl, return_inverse=True)[1] if per_port else None
-    throttled = np.zeros(hops.rows, bool)
-    result, rounds, marking = base, 0, np.zeros(hops.n_links, bool)
-    if carry is not None:  # a port marks while its queue is full: the roots of the last throttled solve (and below,
-        if carry.marking.shape != (hops.n_links,):  # those of this input's solve without CC)
-            raise SolverError("carry: a CCResult of the same hops is needed")
-        marking = is_switch & (carry.credit.root | (carry.credit.held & victim_ports))
-    for rounds in range(1, (1 if carry is not None else MAX_ROUNDS) + 1):  # noqa: B007 (reported)
-        marking |= is_switch & (result.root | (result.held & victim_ports))
-        crosses = np.zeros(hops.rows, bool)
-        crosses[hops.row[np.flatnonzero(marking[hops.out])]] = True
-        now = throttled | (crosses & on)
-        if rounds > 1 and (now == throttled).all():
-            break
-        throttled = now
-        target = np.where(throttled, np.minimum(dem, np.maximum.reduce([fair, x_cc, floor])), np.minimum(dem, top))
-        if per_port:
-            target = np.where(on & ~throttled, np.minimum(target, _port_rate(port_group, throttled, target)), target)
-        result = credit_rates(hops, cap, target, vl_weight, start=start, **solve)
-        start = None if start is None else result
-    held_by = np.where(~throttled, np.where(target < np.minimum(dem, top), SHARED, NOT_THROTTLED),
-                       np.where(fair >= np.maximum(x_cc, floor), FAIR, np.where(x_cc >= floor, MARKING, TABLE)))
-    frac = np.where(line > 0, target / np.where(line > 0, line, 1.0), 1.0)
-    ccti = np.where(throttled, np.minimum(np.searchsorted(-steps, -frac, side="left"), len(steps) - 1), -1)
-    becn = np.where(throttled, np.where(held_by == TABLE, np.maximum(balance, result.rate / line * packets
-                                                                     / (cc.marking_rate + 1)), balance), 0.0)
-    # A packet is marked once, at the first marking port of its path.
-    at_mark = np.flatnonzero(marking[hops.out])
-    first_mark = np.full(hops.rows, -1, np.int64)
-    idx = at_mark[throttled[hops.row[at_mark]]][::-1]  # last write wins: reversed, the first hop of each row stays
-    first_mark[hops.row[idx]] = hops.out[idx]
-    marked = first_mark >= 0
-    fecn_marked = np.bincount(first_mark[marked], weights=becn[marked], minlength=hops.n_links)
-    fecn_rcv = np.bincount(hops.out[hops.last], weights=becn, minlength=hops.n_links)
-    becn_rcv = np.bincount(hops.out[hops.first], weights=becn, minlength=hops.n_links)
-    return CCResult(credit=result, target=target, held_by=held_by.astype(np.int8), ccti=ccti.astype(np.int64),
-                    becn=becn, fecn_marked=fecn_marked, fecn_rcv=fecn_rcv, becn_rcv=becn_rcv, marking=marking,
-                    rounds=rounds)
+    is_switch[first_link] = False  # a host's own link: its port is a CA's, it does not mark
+    port_group = (np.unique(first_link * 16 + row_sl, return_inverse=True)[1] if cc.ca_port_control & 1
+                  else np.zeros(hops.rows, np.int64))
+    rows = _RowControl(on=on, line=line, top=top, x_floor=np.maximum(x_cc, floor),
+                       held_by=np.where(x_cc >= floor, MARKING, TABLE), packets=packets, balance=balance,
+                       first_link=first_link, last_link=hops.out[hops.last], port_group=port_group,
+                       is_switch=is_switch)
+    if cache is not None:
+        cache.update(rows_hops=hops, rows_key=key, rows_cap=cap.copy(), rows_sl=row_sl.copy(), rows=rows)
+    return rows
 
 
 def _fair(hops: Hops, cap: np.ndarray, demand: np.ndarray, cache: dict | None) -> np.ndarray:
     """The rows' max-min rates (every flow its fair share: where effective CC holds them), kept in ``cache`` with
     the capacities and demands they were solved for."""
-    if cache is not None and cache.get("hops") is hops and np.array_equal(cache["cap"], cap) \
-            and np.array_equal(cache["demand"], demand):
+    if cache is not None and cache.get("fair_hops") is hops and np.array_equal(cache["fair_cap"], cap) \
+            and np.array_equal(cache["fair_demand"], demand):
         return cache["fair"]
     fair = max_min_fair(hops.incidence, cap, demand)
     if cache is not None:
-        cache.update(hops=hops, cap=cap.copy(), demand=demand.copy(), fair=fair)
+        cache.update(fair_hops=hops, fair_cap=cap.copy(), fair_demand=demand.copy(), fair=fair)
     return fair
 
 

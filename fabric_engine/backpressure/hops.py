@@ -67,6 +67,20 @@ class Hops:
         return np.r_[0, self.last[:-1] + 1] if self.rows else np.zeros(0, np.int64)
 
     @cached_property
+    def first_link(self) -> np.ndarray:
+        """Each row's first link ``[R]`` (its source's)."""
+        return self.out[self.first]
+
+    @cached_property
+    def lane_input(self) -> np.ndarray:
+        """The input buffer each lane feeds ``[L]`` (the downstream port's buffer of that link and VL; -1 for a lane
+        of a row's last link, which feeds none)."""
+        out = np.full(self.n_lanes, -1, np.int64)
+        buffers = np.flatnonzero(self.input_lane >= 0)
+        out[self.input_lane[buffers]] = buffers
+        return out
+
+    @cached_property
     def longest(self) -> int:
         """The most hops of a row."""
         return int(np.diff(self.last, prepend=-1).max(initial=1))

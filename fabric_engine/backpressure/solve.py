@@ -61,19 +61,33 @@ _NO_SCRATCH = np.empty(0)  # the C iteration allocates its own
 
 class Scratch:
     """Working memory of the C iteration, kept between the solves of one owner (a live tick's, run one after
-    another): at fabric scale it is some 100 MB, which a fresh allocation faults in page by page at every solve."""
+    another): at fabric scale it is some 100 MB, which a fresh allocation faults in page by page at every solve. It
+    also keeps the arrivals the last solve left, so that a solve carried on from it (``start=`` its result,
+    ``overwrite_start``) updates those of the rows whose demand changed instead of summing every hop's again."""
 
     def __init__(self) -> None:
         self._buffer = np.empty(0)
+        self._left: tuple[Hops, np.ndarray, int] | None = None  # the last solve's hops, departures and slot
 
     def take(self, hops: Hops, averaging: bool) -> np.ndarray:
         """A buffer of at least what :func:`credit_rates`' C iteration of ``hops`` uses (the C side's own sum)."""
         p, lanes, i, r, h = (max(n, 1) for n in (hops.n_pairs, hops.n_lanes, hops.n_inputs, hops.rows,
                                                     len(hops.row)))
-        need = 2 * p + 5 * lanes + 2 * i + r + (int(hops.tables["widest"]) + 7) // 8 + (h + lanes if averaging else 0)
+        need = (2 * p + 2 * r + 5 * lanes + 2 * i + (int(hops.tables["widest"]) + 7) // 8
+                + (h + lanes if averaging else 0))
         if len(self._buffer) < need:
-            self._buffer = np.empty(need)
+            self._buffer, self._left = np.empty(need), None
         return self._buffer
+
+    def carried(self, hops: Hops, depart: np.ndarray) -> int | None:
+        """The slot of the arrivals the last solve left, if it was of ``hops`` and left the departures ``depart``."""
+        if self._left is not None and self._left[0] is hops and self._left[1] is depart:
+            return self._left[2]
+        return None
+
+    def leave(self, hops: Hops | None, depart: np.ndarray | None = None, slot: int = 0) -> None:
+        """Record what a solve left (None: nothing to carry on from)."""
+        self._left = None if hops is None else (hops, depart, slot)
 
 
 @dataclass(frozen=True)
@@ -116,7 +130,9 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
     ``max_iter - 1`` turns averaging off). ``start``: an earlier result on the same hops to iterate on from (warm
     start; ``overwrite_start``: its departures may be iterated in place, not copied, for a caller that keeps only
     the new result). ``compiled``: force the C (True) or numpy (False) iteration; default C when built. ``scratch``:
-    working memory for the C iteration kept by a caller that solves again and again (not shared between threads).
+    working memory for the C iteration kept by a caller that solves again and again (not shared between threads);
+    a solve carried on in place from the last one on it takes that one's arrivals (:class:`Scratch`: rounding aside,
+    the same iteration).
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -124,7 +140,7 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
         raise SolverError(f"capacity has shape {cap.shape}, expected ({hops.n_links},)")
     if dem.shape != (hops.rows,):
         raise SolverError(f"demand has shape {dem.shape}, expected ({hops.rows},)")
-    if (cap < 0).any() or np.isnan(cap).any() or (dem < 0).any() or np.isnan(dem).any():
+    if not ((cap >= 0).all() and (dem >= 0).all()):  # (NaN is not >= 0)
         raise SolverError("capacity and demand must be >= 0")
     w = np.ones(hops.n_vls) if vl_weight is None else np.asarray(vl_weight, dtype=np.float64)
     if w.shape != (hops.n_vls,) or (w <= 0).any():
@@ -135,7 +151,7 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
         raise SolverError("average_from must be >= 1")
     if compiled and _credit is None:
         raise SolverError("compiled: fabric_engine._credit is not built")
-    dem = np.minimum(dem, cap[hops.out[hops.first]])  # a row sends no faster than its first link
+    dem = np.minimum(dem, cap[hops.first_link])  # a row sends no faster than its first link
     lane_cap = cap[hops.lane_link]
     if start is not None and (start.depart is None or start.lane_cap is None
                               or start.depart.shape != (len(hops.row),) or start.lane_cap.shape != (hops.n_lanes,)):
@@ -159,12 +175,19 @@ def credit_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, vl_weight
                                                                                    copy=not overwrite_start)
         rate, link_rate = np.empty(hops.rows), np.empty(hops.n_links)
         t = hops.tables
-        iterations, converged, averaged = _credit.solve(
+        work, mode, slot = _NO_SCRATCH, 2 if start is None else 1, 0
+        if scratch is not None:
+            work = scratch.take(hops, avg_from <= max_iter)
+            kept = scratch.carried(hops, depart) if start is not None and depart is start.depart else None
+            mode, slot = (3, kept) if kept is not None else (mode, 0)
+            scratch.leave(None)  # the arrivals are overwritten: nothing to carry on from unless the solve completes
+        iterations, converged, averaged, slot = _credit.solve(
             hops.pair, t["prev"], t["hop_input"], hops.row, hops.out, dem, hops.last, hops.pair_input, hops.pair_lane,
             t["lane_pairs"], t["lane_ptr"], t["input_ptr"], hops.input_lane, lane_cap, w_lane, hops.lane_link, cap,
-            t["link_lanes"], t["link_ptr"], depart, held_cap, rate, lane_dem, link_rate,
-            _NO_SCRATCH if scratch is None else scratch.take(hops, avg_from <= max_iter), hops.n_vls, int(max_iter),
-            min_iter, float(tol * scale), float(damping), 2 if start is None else 1, bool(t.get("checked")), avg_from)
+            t["link_lanes"], t["link_ptr"], depart, held_cap, rate, lane_dem, link_rate, work, hops.n_vls,
+            int(max_iter), min_iter, float(tol * scale), float(damping), mode, bool(t.get("checked")), avg_from, slot)
+        if scratch is not None:
+            scratch.leave(hops, depart, slot)
         t["checked"] = True  # the C side has checked the index tables: not again for these hops
     else:
         row_dem = dem[hops.row]
@@ -268,9 +291,6 @@ def _iterate_numpy(hops: Hops, cap, row_dem, lane_cap, lane_w, depart, held_cap,
 def _result(hops: Hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_rate, iterations, converged,
             averaged) -> CreditResult:
     """Per-link figures of the last (or mean) iterate."""
-    n_inputs = hops.n_inputs
-    buffers = hops.input_lane >= 0
-    feeding = hops.input_lane[buffers]
     lane_held = held_cap < lane_cap * (1 - 1e-9)
     link_cap = np.bincount(hops.lane_link, weights=np.minimum(held_cap, lane_cap), minlength=hops.n_links)
     touched = np.bincount(hops.lane_link, minlength=hops.n_links) > 0
@@ -278,10 +298,13 @@ def _result(hops: Hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_ra
     held = np.bincount(hops.lane_link, weights=lane_held, minlength=hops.n_links) > 0
     # Roots: saturated by their own capacity (not held) and holding back a buffer that feeds them.
     full = np.bincount(hops.lane_link, weights=lane_dem, minlength=hops.n_links) >= cap * (1 - 1e-6)
+    held_inputs = hops.lane_input[lane_held]  # the buffers the held lanes feed
+    held_inputs = held_inputs[held_inputs >= 0]
+    ptr = hops.tables["input_ptr"]  # pairs sorted by input: each held buffer's pairs
+    lo, count = ptr[held_inputs], ptr[held_inputs + 1] - ptr[held_inputs]
+    pairs = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
     holds = np.zeros(hops.n_links, bool)
-    held_inputs = np.zeros(n_inputs, bool)
-    held_inputs[buffers] = lane_held[feeding]
-    holds[hops.lane_link[hops.pair_lane[held_inputs[hops.pair_input]]]] = True
+    holds[hops.lane_link[hops.pair_lane[pairs]]] = True
     root = full & ~held & holds
     return CreditResult(rate=rate, link_rate=link_rate, link_cap=link_cap, held=held, root=root,
                         iterations=int(iterations), converged=bool(converged), depart=depart, lane_cap=held_cap,

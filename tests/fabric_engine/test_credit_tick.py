@@ -304,6 +304,36 @@ def test_the_credit_models_background_is_a_pool_of_draws_in_its_hop_table(fabric
     assert frames[0].util.sum() > 0
 
 
+def test_congestion_controls_fair_shares_are_the_ticks_max_min_rates(fabric, incast_jobs, monkeypatch):
+    """With congestion control on, the tick does not solve max-min a second time for the fair shares effective
+    control holds the flows at: it takes the rates of the max-min solve it makes beside the credit model."""
+    import fabric_engine.backpressure.cc as cc_module
+    import fabric_engine.emulator as emulator_module
+
+    f, r = fabric
+    solve = credit_tick.CreditTick.solve
+    with monkeypatch.context() as m:  # the fair shares cc_rates solves on its own (unweighted flows: the same)
+        m.setattr(credit_tick.CreditTick, "solve", lambda self, *a, fair=None, **k: solve(self, *a, **k))
+        own = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit", congestion_control=_control()).step(0.0)
+    given, solved = [], []
+    max_min_fair, fair = emulator_module.max_min_fair, cc_module._fair
+
+    def recording(*args, **kwargs):
+        rate, bott = max_min_fair(*args, **kwargs)
+        given.append(rate.copy())
+        return rate, bott
+
+    monkeypatch.setattr(emulator_module, "max_min_fair", recording)
+    monkeypatch.setattr(cc_module, "_fair", lambda *a: solved.append(1) or fair(*a))
+    emu = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit", congestion_control=_control())
+    s = emu.step(0.0)
+    assert not solved and len(given) == 1
+    assert s.job("victim").comm_s == pytest.approx(own.job("victim").comm_s, rel=1e-9)
+    hops = emu._credit.hops()
+    with pytest.raises(cc_module.SolverError, match="fair needs one rate per row"):
+        cc_module.cc_rates(hops, np.full(hops.n_links, 400.0), np.ones(hops.rows), _control(), fair=np.ones(2))
+
+
 def test_congestion_control_carried_on_from_tick_to_tick_lands_where_a_full_solve_does(fabric):
     f, _ = fabric
     cc = _control()
@@ -405,24 +435,29 @@ def test_congestion_control_that_throttles_nothing_carries_the_solve_without_it_
 
 def test_the_credit_ticks_max_min_solve_runs_beside_it_on_another_thread(fabric, incast_jobs, monkeypatch):
     """Max-min (for each job's spreading) shares no array with the credit solve: it runs on its own thread, on the
-    other core, while the credit model solves; the tick's figures are those of the two solves one after the other."""
+    other core, while the credit model solves, its greedy pass alone (the collectives' durations); the tick's
+    figures are those of the two solves one after the other."""
     import threading
 
     import fabric_engine.emulator as emulator_module
 
     f, r = fabric
     threads = []
-    solve_paced = emulator_module.solve_paced
+    max_min_fair, solve_paced = emulator_module.max_min_fair, emulator_module.solve_paced
 
-    def recording(*args, **kwargs):
-        threads.append(threading.current_thread().name)
-        return solve_paced(*args, **kwargs)
+    def recording(solver):
+        def record(*args, **kwargs):
+            threads.append((solver.__name__, threading.current_thread().name))
+            return solver(*args, **kwargs)
+        return record
 
     ideal = Emulator(r, incast_jobs, tick_s=1.0).step(0.0)
-    monkeypatch.setattr(emulator_module, "solve_paced", recording)
+    monkeypatch.setattr(emulator_module, "max_min_fair", recording(max_min_fair))
+    monkeypatch.setattr(emulator_module, "solve_paced", recording(solve_paced))
     s = Emulator(r, incast_jobs, tick_s=1.0, congestion="credit").step(0.0)
-    assert threads and threads[0].startswith("max-min") and threads[0] != threading.main_thread().name
+    assert len(threads) == 1 and threads[0][0] == "max_min_fair"  # the greedy pass: no pacing pass
+    assert threads[0][1].startswith("max-min") and threads[0][1] != threading.main_thread().name
     assert s.job("victim").spreading == pytest.approx(s.job("victim").comm_s / ideal.job("victim").comm_s, rel=1e-9)
     threads.clear()
     Emulator(r, incast_jobs, tick_s=1.0).step(0.0)
-    assert threads == [threading.current_thread().name]  # max-min alone: in the tick's own thread
+    assert threads == [("solve_paced", threading.current_thread().name)]  # max-min alone: in the tick's thread

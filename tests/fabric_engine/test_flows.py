@@ -385,7 +385,7 @@ def test_compiled_helpers_equal_their_numpy_forms(monkeypatch):
 
     def forms():
         t = flows.group_duration(bits, rate, group, 6)
-        return (t, flows._paced(rate, bits, group, t), flows.slowest_bottlenecks(bits, rate, group, t_min, bott, 30),
+        return (t, flows.paced(rate, bits, group, t), flows.slowest_bottlenecks(bits, rate, group, t_min, bott, 30),
                 flows.group_max(rate, group, 6))
 
     compiled = forms()

@@ -178,3 +178,42 @@ def test_per_sl_and_port_control_holds_a_senders_other_flows_at_its_marked_flows
     sl = np.array([0, 0, 0, 0, 1])
     other_sl = cc_rates(hops, cap, p["demand"], control(ca_port_control=1), sl=sl, unit_gbps=GBPS)
     assert by_flow(sc, p, other_sl.rate)["other_h4"] == pytest.approx(0.75, abs=1e-3)
+
+
+def test_a_kept_cache_gives_what_a_fresh_solve_gives_and_follows_changed_capacities_and_sls():
+    """What CC makes of each row is kept between calls on the same hops, and made again when an input changes."""
+    sc, p, hops = issue_case()
+    cap = np.ones(p["n_links"])
+    cache: dict = {}
+    fields_ = ("rate", "target", "held_by", "ccti", "becn", "fecn_marked", "fecn_rcv", "becn_rcv", "marking")
+
+    def same(a, b):
+        for name in fields_:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+    same(cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS, cache=cache),
+         cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS))
+    kept = cache["rows"]
+    cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS, cache=cache)
+    assert cache["rows"] is kept  # nothing changed: not made again
+    half = cap.copy()
+    half[S.link_ids()[("up", 4, 1)]] = 0.5  # a sender's line rate halves
+    same(cc_rates(hops, half, p["demand"], control(), unit_gbps=GBPS, cache=cache),
+         cc_rates(hops, half, p["demand"], control(), unit_gbps=GBPS))
+    sl = np.ones(hops.rows, np.int64)
+    same(cc_rates(hops, cap, p["demand"], control(ca_control_map=0x1), sl=sl, unit_gbps=GBPS, cache=cache),
+         cc_rates(hops, cap, p["demand"], control(ca_control_map=0x1), sl=sl, unit_gbps=GBPS))
+    same(cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS, cache=cache),
+         cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS))
+
+
+def test_given_fair_shares_are_used_as_the_rates_effective_control_holds_flows_at():
+    sc, p, hops = issue_case()
+    cap = np.ones(p["n_links"])
+    fair = maxmin(p, hops)
+    np.testing.assert_array_equal(cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS, fair=fair).rate,
+                                  cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS).rate)
+    lower = cc_rates(hops, cap, p["demand"], control(), unit_gbps=GBPS, fair=fair / 2)
+    throttled = lower.held_by == FAIR
+    assert throttled.any()
+    np.testing.assert_allclose(lower.target[throttled], fair[throttled] / 2)

@@ -16,8 +16,9 @@ rows from a pool of draws the ticks take in turn (:data:`CREDIT_BACKGROUND_DRAWS
 A tick's solve spends at most :data:`CREDIT_TICK_HOP_ITERATIONS` hop-iterations and the next tick carries the
 iteration on from where it stopped (:class:`CreditTick`), so the tick's time is bounded at any size; on large fabrics
 the model takes several ticks to settle after a change, and at fabric scale it may not settle (the congestion tree's
-``converged``). :data:`CREDIT_MAX_HOSTS` bounds the fabrics it may run on, checked when a fabric is configured
-(:func:`check_congestion`) and when an emulator is built, never silently bypassed.
+``converged``). :data:`CREDIT_MAX_HOSTS` bounds the fabrics it may run on, :data:`CREDIT_CC_MAX_HOSTS` those it
+runs congestion control on, checked when a fabric or its congestion control is configured (:func:`check_congestion`)
+and when an emulator is built or given congestion control, never silently bypassed.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ try:
 except ImportError:  # pragma: no cover - limiting_links' numpy path does the same
     _credit = None
 
-__all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "check_congestion", "CreditTick",
+__all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "CREDIT_CC_MAX_HOSTS", "check_congestion",
+           "CreditTick",
            "CreditSolve", "CREDIT_TICK_HOP_ITERATIONS", "CREDIT_BACKGROUND_DRAWS", "credit_xmit_wait_carried",
            "marked_fraction", "limiting_links", "storage_links"]
 
@@ -50,7 +52,11 @@ CONGESTION_MODELS = {MAXMIN: "max-min (ideal congestion control)", CREDIT: "cred
 #: Largest fabric (hosts) the credit model runs on: the size its tick is measured at (``tests/bench/
 #: bench_credit_tick.py``: within the live tick's 250 ms on the 2-core reference machine; docs/workloads-and-
 #: congestion.md). A tick's solve is bounded by :data:`CREDIT_TICK_HOP_ITERATIONS`, not by this.
-CREDIT_MAX_HOSTS = 16_384
+CREDIT_MAX_HOSTS = 32_768
+#: Largest fabric (hosts) the credit model runs on with congestion control on: its tick makes two credit solves (the
+#: one without congestion control, whose roots mark, and the throttled one) after max-min's fair shares, measured
+#: within the same 250 ms up to this size.
+CREDIT_CC_MAX_HOSTS = 16_384
 #: Hop-iterations one tick's credit solve may spend (an iteration walks every hop twice, a few ns a hop): past that
 #: the tick stops and the next one carries the iteration on (:class:`CreditTick`'s ``budget``).
 CREDIT_TICK_HOP_ITERATIONS = 7_000_000
@@ -59,8 +65,9 @@ CREDIT_TICK_HOP_ITERATIONS = 7_000_000
 CREDIT_BACKGROUND_DRAWS = 8
 
 
-def check_congestion(model: str, hosts: int, *, adaptive: bool = False) -> None:
-    """Raise :class:`FabricEngineError` (naming ``congestion``) if a fabric of ``hosts`` hosts cannot run ``model``."""
+def check_congestion(model: str, hosts: int, *, adaptive: bool = False, controlled: bool = False) -> None:
+    """Raise :class:`FabricEngineError` (naming ``congestion``, or ``congestion_control``) if a fabric of ``hosts``
+    hosts cannot run ``model`` (``controlled``: with congestion control enabled)."""
     if model not in CONGESTION_MODELS:
         raise FabricEngineError(f"congestion: {model!r} is not one of {', '.join(CONGESTION_MODELS)}")
     if model != CREDIT:
@@ -72,6 +79,11 @@ def check_congestion(model: str, hosts: int, *, adaptive: bool = False) -> None:
     if adaptive:
         raise FabricEngineError("congestion: credit flow control needs static routes (adaptive routing spreads a "
                                 "flow's packets over paths the model does not take yet)")
+    if controlled and hosts > CREDIT_CC_MAX_HOSTS:
+        raise FabricEngineError(f"congestion_control: the credit model runs congestion control on fabrics of at most "
+                                f"{CREDIT_CC_MAX_HOSTS:,} hosts for now (this one has {hosts:,}): its tick would not "
+                                "fit the live tick's budget; disable congestion control or use max-min (ideal "
+                                "congestion control)")
 
 
 @dataclass(frozen=True)

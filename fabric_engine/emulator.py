@@ -50,7 +50,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -155,7 +156,8 @@ class Emulator:
         congestion control: :mod:`fabric_engine.credit_tick`; fabrics up to
         :data:`~fabric_engine.credit_tick.CREDIT_MAX_HOSTS` hosts, static routes, no storage model).
     congestion_control : fabric_engine.backpressure.cc_params.CongestionControl, optional
-        InfiniBand congestion control (OpenSM's ``cc_*`` settings); used by the ``"credit"`` model when enabled.
+        InfiniBand congestion control (OpenSM's ``cc_*`` settings); used by the ``"credit"`` model when enabled (fabrics
+        up to :data:`~fabric_engine.credit_tick.CREDIT_CC_MAX_HOSTS` hosts).
 
     Examples
     --------
@@ -176,11 +178,12 @@ class Emulator:
             raise FabricEngineError(f"tick_s {tick_s}: must be positive")
         check_congestion(congestion, routing.fabric.num_hosts, adaptive=paths is not None)
         self.congestion = congestion
+        self.routing = routing
         self.set_congestion_control(congestion_control)
         #: The credit model's result of the last tick (its live rows' rates, links held back, roots, iterations).
         self.credit_result = None
         self._pool: ThreadPoolExecutor | None = None
-        self.routing = routing
+        self._ideal: Future | None = None  # the tick's max-min beside the credit model, until its durations are read
         self.fabric = routing.fabric
         self.background = background
         self.tick_s = float(tick_s)
@@ -387,6 +390,7 @@ class Emulator:
         """Use InfiniBand congestion control ``cc`` in the credit model from the next tick (None or disabled: off)."""
         if cc is not None:
             cc.validate("congestion_control")
+            check_congestion(self.congestion, self.routing.fabric.num_hosts, controlled=cc.enabled)
         self.congestion_control = cc
 
     def set_policy(self, policy) -> None:
@@ -431,6 +435,8 @@ class Emulator:
                          "bott": np.empty(rows, dtype=np.int64)}
             if self._prio is not None:
                 self._buf["prio"] = grown(self._prio, 0)
+            if self._credit is not None:  # max-min's own, written on its thread while the tick goes on
+                self._buf.update(ideal_rate=np.empty(rows), ideal_bott=np.empty(rows, dtype=np.int64))
         return self._buf
 
     def _switch_rows(self, buf: dict[str, np.ndarray], reach: np.ndarray) -> None:
@@ -480,6 +486,8 @@ class Emulator:
         restarts and leaders); it also keys the background traffic's draw, so that every process
         draws the same tick alike. None: this tick's count (1 for the first), for standalone use.
         """
+        if self._ideal is not None:  # a tick that failed part way: its max-min still reads this tick's buffers
+            wait_for([self._ideal])
         self.ticks += 1
         seq = self.ticks if seq is None else int(seq)
         now = time.time() if now is None else now
@@ -533,20 +541,19 @@ class Emulator:
         def ideal() -> tuple[np.ndarray, np.ndarray]:
             # Max-min's greedy pass alone: the rates with ideal congestion control, the collectives' durations.
             fair, _ = max_min_fair(inc, cap, dem, weight, priority=prio, return_bottleneck=True,
-                                   out=(buf["rate"], buf["bott"]))
+                                   out=(buf["ideal_rate"], buf["ideal_bott"]))
             return fair, group_duration(gbits, fair, group, 2 * n_jobs)
 
-        credit = None
+        credit = beside = None
         if self._credit is None:
             rate, bott, dur = max_min()
             comm_ideal = dur[:n_jobs].copy()
         else:  # credit flow control: the model's rates, durations and limiting links; max-min beside it, for spreading
-            beside = self._beside().submit(ideal)  # the two solves share no array: max-min's runs on another core
+            # The two share no array: max-min runs on another core until the jobs' states need its durations.
+            beside = self._ideal = self._beside().submit(ideal)
             credit = self._credit_solve(bg, cap, dem, gbits, group, 2 * n_jobs, lambda: beside.result()[0])
-            fair, dur = beside.result()
-            comm_ideal = dur[:n_jobs].copy()  # the collectives with ideal congestion control (max-min)
             self.credit_result = credit.result
-            rate, bott, dur = buf["rate"], buf["bott"], credit.duration  # (max-min's rates are not needed any more)
+            rate, bott, dur = buf["rate"], buf["bott"], credit.duration
             rate[:], bott[:] = credit.rate, credit.bottleneck
         comm_now, ck_now = dur[:n_jobs], dur[n_jobs:]
         avail = np.full(n_jobs, tick)
@@ -605,6 +612,8 @@ class Emulator:
         else:
             ecn = ecn_fraction(link_offered, self.capacity, self.ecn_threshold)
         util = link_rate / np.maximum(self.capacity, 1e-12)
+        if beside is not None:  # the collectives with ideal congestion control (max-min)
+            comm_ideal, self._ideal = beside.result()[1][:n_jobs], None
         jobs = self._job_states(running, reach, comm_now, comm_frac, rate, bott, util, writing,
                                 comm_ideal if credit is not None else None)
         names = [j.name for j in self.jobs]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -133,9 +133,25 @@ class Fabric(models.Model):
             except FabricEngineError as exc:
                 raise ValidationError({"spec": str(exc)}) from exc
             try:
-                check_congestion(self.congestion_model, fabric.num_hosts, adaptive=bool(self.spec.get("adaptive")))
+                self._check_congestion(fabric.num_hosts)
             except FabricEngineError as exc:
                 raise ValidationError({"congestion_model": str(exc)}) from exc
+
+    def check_congestion_control(self, enabled: bool) -> None:
+        """Raise :class:`FabricEngineError` if this fabric cannot run its congestion model with congestion control
+        ``enabled`` (an emulated fabric under the credit model: its size)."""
+        if enabled and self.mode == FabricMode.EMULATED and isinstance(self.spec, dict):
+            self._check_congestion(build_fabric(self.spec.get("topology", {})).num_hosts, enabled)
+
+    def _check_congestion(self, hosts: int, controlled: bool | None = None) -> None:
+        """:func:`~fabric_engine.credit_tick.check_congestion` of this fabric's model on ``hosts`` hosts; congestion
+        control as ``controlled`` says, else as its policy has it."""
+        if controlled is None:
+            try:
+                controlled = self.pk is not None and self.cc_policy.enabled
+            except ObjectDoesNotExist:
+                controlled = False
+        check_congestion(self.congestion_model, hosts, adaptive=bool(self.spec.get("adaptive")), controlled=controlled)
 
     def scenario(self) -> dict:
         """The engine spec of this fabric, with the model's routing engine, its options, tick and congestion model."""

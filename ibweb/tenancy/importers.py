@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from fabric_engine.errors import FormatError
+from fabric_engine.errors import FabricEngineError, FormatError
 from fabric_engine.formats import opensm_partitions
 from fabric_engine.formats.opensm_cc import PER_SL_OPTIONS, SCALAR_OPTIONS, parse_cc_conf
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY, PartitionSpec, format_guid
@@ -227,6 +227,10 @@ def import_cc_conf(fabric, text: str, user=None, source: str = "opensm.conf") ->
     if not any((line.split("#", 1)[0].split() or [""])[0] in options for line in text.splitlines()):
         raise FormatError(source, None, "no congestion control option (congestion_control, cc_*) in the text")
     cc = parse_cc_conf(text, source)
+    try:
+        fabric.check_congestion_control(cc.enabled)
+    except FabricEngineError as exc:  # the fabric's congestion model cannot run it
+        raise FormatError(source, None, str(exc)) from None
     with transaction.atomic():
         policy = CongestionControlPolicy.objects.select_for_update().filter(fabric=fabric).first()
         before = audit.snapshot(policy) if policy is not None else None

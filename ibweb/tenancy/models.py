@@ -9,7 +9,7 @@ from django.db import models
 from django.utils.deconstruct import deconstructible
 
 from fabric_engine.backpressure.cc_params import CongestionControl
-from fabric_engine.errors import FormatError
+from fabric_engine.errors import FabricEngineError, FormatError
 from fabric_engine.formats.opensm_partitions import DEFAULT_PKEY
 from fabric_engine.formats.opensm_qos import DEFAULT_TABLES, format_sl2vl, format_vlarb, parse_sl2vl, parse_vlarb
 from ibweb.access.querysets import RestrictedQuerySet, Scope
@@ -270,6 +270,11 @@ class CongestionControlPolicy(models.Model):
             self.congestion_control()
         except ValueError as exc:
             raise ValidationError({"settings": str(exc)}) from None
+        if self.fabric_id is not None:
+            try:  # the fabric's congestion model may not run it (the credit model on a large fabric)
+                self.fabric.check_congestion_control(self.enabled)
+            except FabricEngineError as exc:
+                raise ValidationError({"enabled": str(exc)}) from None
 
 
 def congestion_control_of(fabric) -> CongestionControl:

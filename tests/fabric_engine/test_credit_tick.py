@@ -121,6 +121,26 @@ def test_size_guard_refuses_large_fabrics_by_name(fabric, incast_jobs, monkeypat
     Emulator(r, incast_jobs)  # max-min has no limit
 
 
+def test_congestion_control_under_the_credit_model_has_its_own_size_limit(fabric, incast_jobs, monkeypatch):
+    f, r = fabric
+    assert credit_tick.CREDIT_CC_MAX_HOSTS <= CREDIT_MAX_HOSTS
+    limit = credit_tick.CREDIT_CC_MAX_HOSTS
+    check_congestion("credit", limit, controlled=True)
+    check_congestion("credit", limit + 1)
+    with pytest.raises(FabricEngineError, match=f"congestion_control: .* at most {limit:,} hosts .* has {limit + 1:,}"):
+        check_congestion("credit", limit + 1, controlled=True)
+    check_congestion("maxmin", 10**6, controlled=True)  # max-min ignores it
+    monkeypatch.setattr(credit_tick, "CREDIT_CC_MAX_HOSTS", 8)
+    with pytest.raises(FabricEngineError, match="congestion_control: the credit model runs congestion control on "
+                                                "fabrics of at most 8 hosts"):
+        Emulator(r, incast_jobs, congestion="credit", congestion_control=_control())
+    emu = Emulator(r, incast_jobs, congestion="credit", congestion_control=_control(enabled=False))
+    with pytest.raises(FabricEngineError, match="at most 8 hosts"):
+        emu.set_congestion_control(_control())
+    assert emu.congestion_control == _control(enabled=False)  # left as it was
+    Emulator(r, incast_jobs, congestion_control=_control())  # max-min: the settings are not run
+
+
 def test_congestion_choice_errors():
     with pytest.raises(FabricEngineError, match="congestion: 'fair' is not one of maxmin, credit"):
         check_congestion("fair", 4)

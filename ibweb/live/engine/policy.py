@@ -63,7 +63,10 @@ class PolicyApplier:
             return
         await asyncio.to_thread(source.apply_policy, policy)
         cc = await sync_to_async(congestion_control_of)(self.row)
-        await asyncio.to_thread(source.apply_congestion_control, cc)
+        try:
+            await asyncio.to_thread(source.apply_congestion_control, cc)
+        except FabricEngineError as exc:  # a fabric its model cannot run it on: the settings are refused when saved
+            log.warning("fabric %s: congestion control not applied: %s", self.slug, exc)
         self.version = version
         log.info("fabric %s: policy version %d applied", self.slug, version[0])
 

@@ -189,3 +189,30 @@ def test_disabled_policy_is_exported_as_false(policy, tmp_path):
     call_command("export_opensm", "tiny", str(tmp_path))
     cc = parse_cc_conf((tmp_path / "opensm.conf").read_text())
     assert not cc.enabled and cc.threshold == 15  # the settings kept, OpenSM told to leave CC off
+
+
+def test_congestion_control_is_refused_on_a_fabric_too_large_for_the_credit_model_to_run_it(fabric, monkeypatch):
+    """The credit model runs congestion control up to its own size limit (its tick makes two credit solves): past it,
+    enabling it is refused at the field, by the API and the opensm.conf import alike, and so is choosing the credit
+    model on a fabric whose policy has it on."""
+    from fabric_engine import credit_tick
+
+    monkeypatch.setattr(credit_tick, "CREDIT_CC_MAX_HOSTS", 4)  # the tiny fabric has 8 hosts
+    fabric.congestion_model = "credit"
+    fabric.save()
+    client = api("policy admin", "pa")
+    r = client.post(LIST, {"fabric": "tiny", "enabled": True, "settings": {}}, format="json")
+    assert r.status_code == 400 and "at most 4 hosts for now (this one has 8)" in r.json()["enabled"][0], r.json()
+    r = client.post(FILE, CONF, content_type="text/plain")
+    assert r.status_code == 400 and "at most 4 hosts" in r.json()["text"][0]
+    assert not CongestionControlPolicy.objects.exists()
+    off = client.post(LIST, {"fabric": "tiny", "enabled": False, "settings": {}}, format="json")
+    assert off.status_code == 201  # settings kept off: nothing to run
+    assert client.post(FILE, "congestion_control FALSE\n", content_type="text/plain").status_code == 200
+    fabric.congestion_model = "maxmin"  # max-min runs none of it: enabled at any size
+    fabric.save()
+    policy = CongestionControlPolicy.objects.get(fabric=fabric)
+    assert client.patch(f"{LIST}{policy.pk}/", {"enabled": True}, format="json").status_code == 200
+    fabric.congestion_model = "credit"
+    with pytest.raises(ValidationError, match="congestion_control: the credit model runs congestion control"):
+        fabric.clean()

@@ -77,3 +77,36 @@ async def test_a_congestion_control_policy_reaches_the_credit_model_at_the_next_
     await engine.tick()
     assert engine.source.emulator.congestion_control == cc
     assert "marking" in sent[-1]["congestion_tree"]
+
+
+async def test_congestion_control_the_credit_model_cannot_run_leaves_the_tick_running_without_it(monkeypatch, caplog):
+    """Settings saved before the fabric outgrew the credit model's congestion control limit (or written to the
+    database directly) are not applied: the tick runs on without congestion control, and says why."""
+    from fabric_engine import credit_tick
+    from fabric_engine.backpressure.cc_params import CongestionControl
+    from ibweb.fabrics.models import Fabric
+    from ibweb.tenancy.cc_settings import to_json
+    from ibweb.tenancy.models import CongestionControlPolicy
+
+    spec = {"topology": {"generator": "fat_tree", "hosts": 16, "radix": 8},
+            "jobs": [{"name": "a2a", "tenant": "t", "hosts": 16, "pattern": "all_to_all", "buffer_gb": 1.0,
+                      "compute_s": 0.01}]}
+    fabric = await sync_to_async(Fabric.objects.create)(name="CC", slug="cc", spec=spec, congestion_model="credit")
+    sent: list[dict] = []
+
+    async def capture(fabric_id, seq, header, links):
+        sent.append(header)
+
+    monkeypatch.setattr("ibweb.live.feed.publisher.store_newest", capture)
+    monkeypatch.setattr(credit_tick, "CREDIT_CC_MAX_HOSTS", 8)
+    cc = CongestionControl.typical()
+    await sync_to_async(retry_locked)(
+        lambda: CongestionControlPolicy.objects.create(fabric=fabric, enabled=True, settings=to_json(cc)),
+        what="test congestion control policy")
+    engine = FabricRunner(fabric)
+    await engine.start()
+    for _ in range(2):
+        await engine.tick()
+    assert engine.source.emulator.congestion_control is None
+    assert "marking" not in sent[-1]["congestion_tree"] and sent[-1]["congestion_tree"]["model"] == "credit"
+    assert "congestion control not applied" in caplog.text and "at most 8 hosts" in caplog.text

@@ -12,7 +12,8 @@ Setting either turns off glibc's sliding mmap threshold (it otherwise rises to t
 up to 32 MiB on 64-bit), so every block over 128 kB would be mapped and faulted in afresh at each allocation: the
 threshold is set to :data:`MMAP_BYTES`, the sliding threshold's own ceiling. Measured on the credit model's tick at
 32,768 GPUs (``tests/bench/bench_credit_tick.py``, most of its arrays 17-21 MB): 41,000 page faults and 150 ms of
-system time a tick with the trim threshold alone, 12,000 and 35 ms with the mmap threshold too.
+system time a tick with the trim threshold alone, 12,000 and 35 ms with the mmap threshold too (none since the
+credit solve keeps its working memory between ticks, ``backpressure.Scratch``).
 
 The cost is that up to :data:`TRIM_BYTES` of freed memory stays resident. Processes that run the engine
 call it once at start (the CLI, and every Django process through ``ibweb.fabrics``); an operator's own

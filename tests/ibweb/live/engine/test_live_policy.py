@@ -46,11 +46,9 @@ async def test_removing_members_isolates_a_job_at_the_next_tick(monkeypatch):
     assert all(a["partition"] for a in isolation)
 
 
-async def test_a_congestion_control_policy_reaches_the_credit_model_at_the_next_tick(monkeypatch):
-    from fabric_engine.backpressure.cc_params import CongestionControl
+async def _credit_fabric(monkeypatch):
+    """A 16-host fabric under the credit model running an all-to-all, and the frames' headers it publishes."""
     from ibweb.fabrics.models import Fabric
-    from ibweb.tenancy.cc_settings import to_json
-    from ibweb.tenancy.models import CongestionControlPolicy
 
     spec = {"topology": {"generator": "fat_tree", "hosts": 16, "radix": 8},
             "jobs": [{"name": "a2a", "tenant": "t", "hosts": 16, "pattern": "all_to_all", "buffer_gb": 1.0,
@@ -62,6 +60,15 @@ async def test_a_congestion_control_policy_reaches_the_credit_model_at_the_next_
         sent.append(header)
 
     monkeypatch.setattr("ibweb.live.feed.publisher.store_newest", capture)
+    return fabric, sent
+
+
+async def test_a_congestion_control_policy_reaches_the_credit_model_at_the_next_tick(monkeypatch):
+    from fabric_engine.backpressure.cc_params import CongestionControl
+    from ibweb.tenancy.cc_settings import to_json
+    from ibweb.tenancy.models import CongestionControlPolicy
+
+    fabric, sent = await _credit_fabric(monkeypatch)
     engine = FabricRunner(fabric)
     await engine.start()
     for _ in range(2):
@@ -84,20 +91,10 @@ async def test_congestion_control_the_credit_model_cannot_run_leaves_the_tick_ru
     database directly) are not applied: the tick runs on without congestion control, and says why."""
     from fabric_engine import credit_tick
     from fabric_engine.backpressure.cc_params import CongestionControl
-    from ibweb.fabrics.models import Fabric
     from ibweb.tenancy.cc_settings import to_json
     from ibweb.tenancy.models import CongestionControlPolicy
 
-    spec = {"topology": {"generator": "fat_tree", "hosts": 16, "radix": 8},
-            "jobs": [{"name": "a2a", "tenant": "t", "hosts": 16, "pattern": "all_to_all", "buffer_gb": 1.0,
-                      "compute_s": 0.01}]}
-    fabric = await sync_to_async(Fabric.objects.create)(name="CC", slug="cc", spec=spec, congestion_model="credit")
-    sent: list[dict] = []
-
-    async def capture(fabric_id, seq, header, links):
-        sent.append(header)
-
-    monkeypatch.setattr("ibweb.live.feed.publisher.store_newest", capture)
+    fabric, sent = await _credit_fabric(monkeypatch)
     monkeypatch.setattr(credit_tick, "CREDIT_CC_MAX_HOSTS", 8)
     cc = CongestionControl.typical()
     await sync_to_async(retry_locked)(

@@ -41,9 +41,8 @@ except ImportError:  # pragma: no cover - limiting_links' numpy path does the sa
     _credit = None
 
 __all__ = ["CONGESTION_MODELS", "MAXMIN", "CREDIT", "CREDIT_MAX_HOSTS", "CREDIT_CC_MAX_HOSTS", "check_congestion",
-           "CreditTick",
-           "CreditSolve", "CREDIT_TICK_HOP_ITERATIONS", "CREDIT_BACKGROUND_DRAWS", "credit_xmit_wait_carried",
-           "marked_fraction", "limiting_links", "storage_links"]
+           "CreditTick", "CreditSolve", "CREDIT_TICK_HOP_ITERATIONS", "CREDIT_BACKGROUND_DRAWS",
+           "credit_xmit_wait_carried", "marked_fraction", "limiting_links", "storage_links"]
 
 MAXMIN = "maxmin"
 CREDIT = "credit"

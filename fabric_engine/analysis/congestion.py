@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..backpressure import CreditResult, Hops, credit_rates, order_paths
+from ..backpressure import CreditResult, Hops, Scratch, credit_rates, order_paths
 from ..backpressure.cc import FAIR, MARKING, TABLE, cc_rates
 from ..backpressure.cc_params import CongestionControl
 from ..credit_tick import limiting_links
@@ -44,12 +44,13 @@ __all__ = ["SIDES", "MAX_HOSTS", "MAX_FLOWS", "MAX_VLS", "congestion_whatif", "l
 #: The sides, in order: key -> label.
 SIDES = {"maxmin": "ideal congestion control (max-min)", "credit": "credit flow control (as configured)",
          "vl_separation": "VL separation (a lane per job)", "congestion_control": "IB congestion control"}
-#: Largest fabric (hosts) and flow set the analysis runs on. Measured on the 2-core reference machine, 1,024 hosts
-#: (3-level fat tree, radix 32): six 128-host rings, a 128-sender incast and two 512-host all-to-alls (524,159
-#: flows) take 51 s, the credit iterations at their cap of 400; without the all-to-alls (33,407 flows) 1.2 s.
-#: Time grows with the flows more than with the hosts, hence both bounds.
-MAX_HOSTS = 1024
-MAX_FLOWS = 500_000
+#: Largest fabric (hosts) and flow set the analysis runs on. Measured on the 2-core reference machine
+#: (``tests/bench/bench_congestion_whatif.py``): the live tick's 32,768-GPU fabric with every GPU in a job of 256
+#: (``scenario.loaded_rail_spec``: 2.14 million flows, 10.4 million hops) takes 196 s and 3.1 GiB, each credit solve
+#: about 33 s at its cap of 400 iterations (the congestion control side up to four). Time grows with the flows (the
+#: hops) more than with the hosts, hence both bounds.
+MAX_HOSTS = 32_768
+MAX_FLOWS = 2_200_000
 #: Lanes VL separation may spread the jobs over (VL 15 is the management lane).
 MAX_VLS = 15
 #: Packet size (bytes) the congestion control side assumes: the IB MTU.
@@ -89,7 +90,7 @@ def congestion_whatif(routing: Routing, jobs: Sequence[Job], *, policy: Policy |
     of the ``vl_separation`` side (1..15); ``cc``: congestion control settings (default
     :meth:`CongestionControl.typical`),
     ``cc_source`` says where they come from; ``mtu``: packet bytes for congestion control.
-    ``progress(fraction, message)`` is called at each side.
+    ``progress(fraction, message)`` is called at each side and each congestion control round.
     """
     say = progress or (lambda fraction, message: None)
     if not jobs:
@@ -107,7 +108,7 @@ def congestion_whatif(routing: Routing, jobs: Sequence[Job], *, policy: Policy |
         from .run import AnalysisInputError  # run imports this module
 
         raise AnalysisInputError("jobs", f"the congestion what-if runs on at most {MAX_FLOWS:,} flows for now (these "
-                                         f"{n} jobs' collectives have {len(fl):,}): it would take minutes")
+                                         f"{n} jobs' collectives have {len(fl):,}): it would take too long")
     inc = sp.csr_matrix(jf.incidence)
     if inc.shape[1] > e:
         if inc[:, e:].nnz:
@@ -167,23 +168,27 @@ def congestion_whatif(routing: Routing, jobs: Sequence[Job], *, policy: Policy |
         return {"roots": int((res.root & crossed).sum()), "held": int((res.held & crossed & binding).sum()),
                 "converged": bool(res.converged), "iterations": int(res.iterations)}
 
-    say(0.25, SIDES["credit"] + (" with the QoS lanes" if lane is not None else ", one lane"))
+    scratch = Scratch()  # the credit solves' working memory, allocated once
+    lanes = " with the QoS lanes" if lane is not None else ", one lane"
+    say(0.25, f"{SIDES['credit']}{lanes} ({len(links):,} hops)")
     hops = Hops.from_paths(indptr, links, e, vl=None if lane is None else lane[live],
                            n_vls=None if lane_w is None else len(lane_w))
-    res_c = credit_rates(hops, cap, d_live, lane_w)
+    res_c = credit_rates(hops, cap, d_live, lane_w, scratch=scratch)
     comm_c, lim_c = times(res_c.rate, limiting_links(hops, res_c, cap, d_live))
     sides.append(_side("credit", comm_c, comm_m, lim_c, f, jobs,
                        {**credit_stats(hops, res_c, d_live), "lanes": int(hops.n_vls)}))
 
     say(0.5, f"{SIDES['vl_separation']} over {vls} lanes")
     hops_v = Hops.from_paths(indptr, links, e, vl=owner[live] % int(vls), n_vls=int(vls))
-    res_v = credit_rates(hops_v, cap, d_live, None)
+    res_v = credit_rates(hops_v, cap, d_live, None, scratch=scratch)
     comm_v, lim_v = times(res_v.rate, limiting_links(hops_v, res_v, cap, d_live))
     sides.append(_side("vl_separation", comm_v, comm_m, lim_v, f, jobs,
                        {**credit_stats(hops_v, res_v, d_live), "lanes": int(vls)}))
 
-    say(0.75, SIDES["congestion_control"] + f" ({cc_source} settings)")
-    res_cc = cc_rates(hops, cap, d_live, cc, lane_w, sl=sl[live], unit_gbps=1.0, packet_bytes=int(mtu), credit=res_c)
+    cc_label = f"{SIDES['congestion_control']} ({cc_source} settings)"
+    say(0.75, cc_label)
+    res_cc = cc_rates(hops, cap, d_live, cc, lane_w, sl=sl[live], unit_gbps=1.0, packet_bytes=int(mtu), credit=res_c,
+                      scratch=scratch, progress=lambda r: say(0.75 + 0.05 * (r - 1), f"{cc_label}: round {r}"))
     comm_cc, lim_cc = times(res_cc.rate, limiting_links(hops, res_cc.credit, cap, d_live))
     held_by = res_cc.held_by
     sides.append(_side("congestion_control", comm_cc, comm_m, lim_cc, f, jobs, {

@@ -31,6 +31,7 @@ row's last link) and BECNs received by each source (on the row's first link).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,7 +81,7 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
              vl_weight: np.ndarray | None = None, *, sl: np.ndarray | None = None, unit_gbps: float = 1.0,
              packet_bytes: int = 4096, victim: np.ndarray | None = None, credit: CreditResult | None = None,
              start: CreditResult | None = None, carry: CCResult | None = None, fair: np.ndarray | None = None,
-             cache: dict | None = None, **solve) -> CCResult:
+             cache: dict | None = None, progress: Callable[[int], None] | None = None, **solve) -> CCResult:
     """Steady-state rates of ``hops``' rows with congestion control ``cc`` (module docstring).
 
     ``capacity``/``demand``/``vl_weight`` as for :func:`credit_rates`, in units of ``unit_gbps`` Gbit/s;
@@ -95,7 +96,8 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     them (the emulator's max-min of the same flows, QoS weights and priorities as it has them); else solved here
     (unweighted). ``cache``: a dict the caller keeps between calls on the same hops: what CC makes of each row for
     the capacities, SLs and settings (its line rate, its floors, its source port), and the max-min rates solved here,
-    computed again only when those change. ``solve``: passed on to :func:`credit_rates` (``max_iter``, ``tol``, ...).
+    computed again only when those change. ``progress(round)``: called before each throttled solve (an analysis at
+    fabric scale reports them). ``solve``: passed on to :func:`credit_rates` (``max_iter``, ``tol``, ...).
     """
     cap = np.asarray(capacity, dtype=np.float64)
     dem = np.asarray(demand, dtype=np.float64)
@@ -142,6 +144,8 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
         if per_port:
             target = np.where(rows.on & ~throttled, np.minimum(target, _port_rate(rows.port_group, throttled, target)),
                               target)
+        if progress is not None:
+            progress(rounds)
         result = credit_rates(hops, cap, target, vl_weight, start=start, **solve)
         start = None if start is None else result
     held_by = np.where(~throttled, np.where(target < capped, SHARED, NOT_THROTTLED),

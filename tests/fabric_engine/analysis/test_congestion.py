@@ -84,6 +84,7 @@ def test_vl_separation_frees_the_victim_and_congestion_control_the_hot_job(incas
     # progress at each side
     messages = " | ".join(m for _, m in seen)
     assert all(label in messages for label in SIDES.values()), messages
+    assert "hops)" in messages and "): round 1 |" in messages and "): round 2 |" in messages  # each throttled solve
     assert [f for f, _ in seen] == sorted(f for f, _ in seen) and seen[-1][0] == 1.0
 
 

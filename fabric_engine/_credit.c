@@ -14,6 +14,10 @@
  * A solve that does not stop returns the mean of its iterates from ``avg_from`` on (a limit cycle's centre, not
  * its last point): from that iteration the departures pass adds each hop's departure to a sum, and the caps are
  * summed per lane; the means are divided out once at the end, the arrivals recomputed from them.
+ *
+ * Its working memory is the caller's ``work`` when it is large enough (solve.Scratch: kept between a live tick's
+ * solves, so no page is faulted in again), else allocated here. The arrivals a solve leaves stay in ``work``: a solve
+ * carried on from it (start_mode 3) updates those of the rows whose demand changed (carried_arrivals).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

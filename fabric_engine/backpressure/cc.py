@@ -166,8 +166,8 @@ def cc_rates(hops: Hops, capacity: np.ndarray, demand: np.ndarray, cc: Congestio
     first_mark[hops.row[idx]] = hops.out[idx]
     marked = first_mark >= 0
     fecn_marked = np.bincount(first_mark[marked], weights=becn[marked], minlength=hops.n_links)
-    fecn_rcv = np.bincount(rows.last_link[thr], weights=becn[thr], minlength=hops.n_links)
-    becn_rcv = np.bincount(rows.first_link[thr], weights=becn[thr], minlength=hops.n_links)
+    fecn_rcv = np.bincount(hops.last_link[thr], weights=becn[thr], minlength=hops.n_links)
+    becn_rcv = np.bincount(hops.first_link[thr], weights=becn[thr], minlength=hops.n_links)
     return CCResult(credit=result, target=target, held_by=held_by.astype(np.int8), ccti=ccti,
                     becn=becn, fecn_marked=fecn_marked, fecn_rcv=fecn_rcv, becn_rcv=becn_rcv, marking=marking,
                     rounds=rounds)
@@ -179,8 +179,7 @@ class _RowControl:
     under CC), ``line`` (its source link's rate), ``top`` (``ccti_min``'s cap), ``x_floor`` (the lowest rate CC holds
     it at: sparse marking's ``x_cc`` or the table's last entry), ``held_by`` (which of the two, when its fair share
     is below), ``packets`` (a second at line rate), ``balance`` (BECNs a second that hold a CCTI still),
-    ``first_link``/``last_link``, ``port_group`` (its source port and SL); per link, ``is_switch`` (a switch's port:
-    it may mark)."""
+    ``port_group`` (its source port and SL); per link, ``is_switch`` (a switch's port: it may mark)."""
 
     on: np.ndarray
     line: np.ndarray
@@ -189,8 +188,6 @@ class _RowControl:
     held_by: np.ndarray
     packets: np.ndarray
     balance: np.ndarray
-    first_link: np.ndarray
-    last_link: np.ndarray
     port_group: np.ndarray
     is_switch: np.ndarray
 
@@ -221,8 +218,7 @@ def _row_control(hops: Hops, cap: np.ndarray, row_sl: np.ndarray, cc: Congestion
                   else np.zeros(hops.rows, np.int64))
     rows = _RowControl(on=on, line=line, top=top, x_floor=np.maximum(x_cc, floor),
                        held_by=np.where(x_cc >= floor, MARKING, TABLE), packets=packets, balance=balance,
-                       first_link=first_link, last_link=hops.out[hops.last], port_group=port_group,
-                       is_switch=is_switch)
+                       port_group=port_group, is_switch=is_switch)
     if cache is not None:
         cache.update(rows_hops=hops, rows_key=key, rows_cap=cap.copy(), rows_sl=row_sl.copy(), rows=rows)
     return rows

@@ -72,6 +72,11 @@ class Hops:
         return self.out[self.first]
 
     @cached_property
+    def last_link(self) -> np.ndarray:
+        """Each row's last link ``[R]`` (its destination's)."""
+        return self.out[self.last]
+
+    @cached_property
     def lane_input(self) -> np.ndarray:
         """The input buffer each lane feeds ``[L]`` (the downstream port's buffer of that link and VL; -1 for a lane
         of a row's last link, which feeds none)."""

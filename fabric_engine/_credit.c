@@ -125,6 +125,14 @@ static void carried_arrivals(int64_t R, const int64_t *last, const int64_t *hop_
     }
 }
 
+/* Doubles of working memory a solve uses: the arrivals in two slots, the rows' demands of the last solve, the
+ * iteration's arrays per lane, input and row, an arbiter's ``below`` flags, and with averaging the sums per hop and
+ * lane (sizes of 0 count as 1). The layout py_solve cuts its work into. */
+static size_t work_need(size_t P, size_t R, size_t L, size_t I, size_t H, size_t widest, int averaging) {
+    size_t p1 = P ? P : 1, r1 = R ? R : 1, l1 = L ? L : 1, i1 = I ? I : 1, h1 = H ? H : 1;
+    return 2 * p1 + 2 * r1 + 5 * l1 + 2 * i1 + (widest + 7) / 8 + (averaging ? h1 + l1 : 0);
+}
+
 enum {
     A_HOP_PAIR, A_HOP_PREV, A_HOP_INPUT, A_HOP_ROW, A_HOP_OUT, A_ROW_DEM, A_LAST, A_PAIR_INPUT, A_PAIR_LANE, A_LANE_PAIRS, A_LANE_PTR,
     A_INPUT_PTR, A_INPUT_LANE, A_LANE_CAP, A_LANE_W, A_LANE_LINK, A_LINK_CAP, A_LINK_LANES, A_LINK_PTR,
@@ -206,7 +214,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     const int averaging = avg_from >= 1 && avg_from <= max_iter;
     /* working memory: the caller's ``work`` when it is large enough (kept between solves: no page is faulted in
      * again), else allocated here */
-    size_t need = 2 * p1 + 2 * r1 + 5 * l1 + 2 * i1 + ((size_t)widest + 7) / 8 + (averaging ? h1 + l1 : 0);
+    size_t need = work_need((size_t)P, (size_t)R, (size_t)L, (size_t)I, (size_t)H, (size_t)widest, averaging);
     double *base = a[A_WORK].view.buf;
     if ((size_t)a[A_WORK].n < need) {
         if (start_mode == 3) {  /* the carried arrivals live in the caller's work */
@@ -440,7 +448,23 @@ done:
     return result;
 }
 
+/* work_size(pairs, rows, lanes, inputs, hops, widest, averaging): doubles of ``work`` a solve of those sizes uses. */
+static PyObject *py_work_size(PyObject *self, PyObject *args) {
+    long long n[6];
+    int averaging;
+    if (!PyArg_ParseTuple(args, "LLLLLLp", &n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &averaging)) return NULL;
+    for (int i = 0; i < 6; i++)
+        if (n[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "work_size: negative size");
+            return NULL;
+        }
+    return PyLong_FromSize_t(work_need((size_t)n[0], (size_t)n[1], (size_t)n[2], (size_t)n[3], (size_t)n[4],
+                                       (size_t)n[5], averaging));
+}
+
 static PyMethodDef methods[] = {
+    {"work_size", py_work_size, METH_VARARGS,
+     "work_size(pairs, rows, lanes, inputs, hops, widest, averaging) -> doubles of work a solve uses"},
     {"limiting", py_limiting, METH_VARARGS,
      "limiting(last, out, link_score, rate, demand, best): each row's link of the highest score, the first of "
      "equals; -1 for rows at their demand"},

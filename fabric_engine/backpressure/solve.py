@@ -70,11 +70,9 @@ class Scratch:
         self._left: tuple[Hops, np.ndarray, int] | None = None  # the last solve's hops, departures and slot
 
     def take(self, hops: Hops, averaging: bool) -> np.ndarray:
-        """A buffer of at least what :func:`credit_rates`' C iteration of ``hops`` uses (the C side's own sum)."""
-        p, lanes, i, r, h = (max(n, 1) for n in (hops.n_pairs, hops.n_lanes, hops.n_inputs, hops.rows,
-                                                    len(hops.row)))
-        need = (2 * p + 2 * r + 5 * lanes + 2 * i + (int(hops.tables["widest"]) + 7) // 8
-                + (h + lanes if averaging else 0))
+        """A buffer of at least what :func:`credit_rates`' C iteration of ``hops`` uses."""
+        need = _credit.work_size(hops.n_pairs, hops.rows, hops.n_lanes, hops.n_inputs, len(hops.row),
+                                 int(hops.tables["widest"]), averaging)
         if len(self._buffer) < need:
             self._buffer, self._left = np.empty(need), None
         return self._buffer

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from .backpressure import CreditResult, Hops, Scratch, credit_rates, order_paths
 from .backpressure.cc import CCResult, cc_rates
 from .backpressure.cc_params import CongestionControl
+from .backpressure.hops import concat_ranges
 from .errors import FabricEngineError
 from .flows import group_duration, paced
 
@@ -258,10 +259,9 @@ class CreditTick:
         if not fresh.size:
             return last
         hops = self._hops
-        first, end = hops.first[fresh], hops.last[fresh] + 1
-        length = end - first
-        idx = np.repeat(first - np.cumsum(length) + length, length) + np.arange(int(length.sum()))
-        last.depart[idx] = np.inf  # (this object's: only a start from here on) no faster than the row's demand
+        first = hops.first[fresh]
+        # (this object's: only a start from here on) no faster than the row's demand
+        last.depart[concat_ranges(first, hops.last[fresh] + 1 - first)] = np.inf
         return last
 
 

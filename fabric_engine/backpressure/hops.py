@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import SolverError
 
-__all__ = ["Hops", "order_paths"]
+__all__ = ["Hops", "order_paths", "concat_ranges"]
 
 _BLOCK = 16  # rows up to this many links are ordered by comparing their links all to all
 
@@ -103,7 +103,7 @@ class Hops:
         link_ptr = t["link_ptr"]
         count = np.diff(link_ptr)[self.lane_link]
         group = np.repeat(np.arange(self.n_lanes, dtype=np.int64), count)
-        at = np.repeat(link_ptr[self.lane_link] - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+        at = concat_ranges(link_ptr[self.lane_link], count)
         return group, t["link_lanes"][at]
 
     @cached_property
@@ -176,6 +176,11 @@ class Hops:
                     pair=pair.astype(np.int64), last=indptr[1:] - 1, pair_input=pair_input.astype(np.int64),
                     pair_lane=pair_lane.astype(np.int64), lane_link=lane_keys // n_vls,
                     lane_vl=lane_keys % n_vls, input_lane=input_lane)
+
+
+def concat_ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The indices ``start[i], ..., start[i] + count[i] - 1`` of every range ``i``, one range after the other."""
+    return np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
 
 
 def _dense_unique(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SolverError
-from .hops import Hops
+from .hops import Hops, concat_ranges
 from .waterfill import water_levels
 
 try:
@@ -299,8 +299,7 @@ def _result(hops: Hops, cap, depart, held_cap, lane_cap, lane_dem, rate, link_ra
     held_inputs = hops.lane_input[lane_held]  # the buffers the held lanes feed
     held_inputs = held_inputs[held_inputs >= 0]
     ptr = hops.tables["input_ptr"]  # pairs sorted by input: each held buffer's pairs
-    lo, count = ptr[held_inputs], ptr[held_inputs + 1] - ptr[held_inputs]
-    pairs = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    pairs = concat_ranges(ptr[held_inputs], ptr[held_inputs + 1] - ptr[held_inputs])
     holds = np.zeros(hops.n_links, bool)
     holds[hops.lane_link[hops.pair_lane[pairs]]] = True
     root = full & ~held & holds

@@ -7,7 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from fabric_engine.credit_tick import MAXMIN, check_congestion
+from fabric_engine.credit_tick import CREDIT, MAXMIN, check_congestion
 from fabric_engine.errors import FabricEngineError
 from fabric_engine.routing.options import engine_options
 from fabric_engine.scenario import build_fabric
@@ -140,7 +140,8 @@ class Fabric(models.Model):
     def check_congestion_control(self, enabled: bool) -> None:
         """Raise :class:`FabricEngineError` if this fabric cannot run its congestion model with congestion control
         ``enabled`` (an emulated fabric under the credit model: its size)."""
-        if enabled and self.mode == FabricMode.EMULATED and isinstance(self.spec, dict):
+        if enabled and self.congestion_model == CREDIT and self.mode == FabricMode.EMULATED \
+                and isinstance(self.spec, dict):  # (the topology is built only where its size matters)
             self._check_congestion(build_fabric(self.spec.get("topology", {})).num_hosts, enabled)
 
     def _check_congestion(self, hosts: int, controlled: bool | None = None) -> None:
